@@ -1,0 +1,52 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Database } from '../schema.ts';
+import type { ProtocolOptions } from '../types.ts';
+
+export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
+/**
+ * What differs between backends, read in one place by the protocol instead of
+ * `if (kind === …)` checks spread through it.
+ */
+export interface BackendCapabilities {
+  /**
+   * Claim locks the picked rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL: concurrent
+   * claimers skip each other's rows). When false the backend serializes writers
+   * instead (SQLite: `BEGIN IMMEDIATE` takes the one write lock before the first read).
+   */
+  skipLocked: boolean;
+  /** Largest number of bound parameters one statement may carry. */
+  maxParameters: number;
+}
+
+/** An open onceq store: the database, its clock and protocol settings. */
+export interface Store {
+  readonly kind: BackendKind;
+  readonly db: Kysely<Database>;
+  readonly capabilities: BackendCapabilities;
+  readonly clock: Clock;
+  readonly protocol: ProtocolOptions;
+  /** Where the store lives, safe to print: a file path, or a URL without its password. */
+  readonly location: string;
+  /**
+   * Runs `fn` in one write transaction (SQLite: `BEGIN IMMEDIATE`). Commits when `fn`
+   * resolves, rolls back when it throws; the error is rethrown.
+   */
+  writeTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
+  busyRetries(): number;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  clock?: Clock;
+  protocol?: Partial<ProtocolOptions>;
+  /** SQLite only: `FULL` (default, every commit durable) or `NORMAL`. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** SQLite only: how long a busy database is retried, in ms. Default 10000. */
+  busyTimeoutMs?: number;
+  /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
+  schema?: string;
+}

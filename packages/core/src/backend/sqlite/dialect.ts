@@ -1,0 +1,186 @@
+import type { Database as BunDatabase, Statement } from 'bun:sqlite';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+
+/**
+ * A Kysely dialect for `bun:sqlite`, written for onceq's write pattern:
+ *
+ * - every transaction starts with `BEGIN IMMEDIATE`, so the write lock is taken
+ *   **before** the first read (a deferred `BEGIN` would let two claimers read the same
+ *   ready row and one of them fail on upgrade);
+ * - prepared statements are cached by SQL text and finalized on destroy, so a closed
+ *   store leaves no `-wal` file behind;
+ * - `SQLITE_BUSY` on `BEGIN IMMEDIATE` and on autocommit statements is retried with
+ *   jittered backoff up to `busyTimeoutMs`, instead of SQLite's own sleep schedule,
+ *   which starves a second process (see README, "Fair sharing").
+ */
+export interface BunSqliteDialectConfig {
+  database: BunDatabase;
+  /** How long to keep retrying a busy database before giving up. */
+  busyTimeoutMs: number;
+}
+
+export class BunSqliteDialect implements Dialect {
+  /** The one connection of this store; its `busy` counters are public. */
+  readonly connection: BunSqliteConnection;
+  constructor(config: BunSqliteDialectConfig) {
+    this.connection = new BunSqliteConnection(config);
+  }
+  createDriver(): Driver {
+    return new BunSqliteDriver(this.connection);
+  }
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+  createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
+
+/** SQLite runs DDL inside transactions fine; saying so makes Kysely's Migrator atomic. */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+/** Contention statistics, read by the worker loop to yield to a competing process. */
+export interface BusyStats {
+  /** Retries after SQLITE_BUSY since the store was opened. */
+  retries: number;
+}
+
+class BunSqliteDriver implements Driver {
+  #connection: BunSqliteConnection | undefined;
+  constructor(connection: BunSqliteConnection) {
+    this.#connection = connection;
+  }
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    // Kysely serializes access itself for adapters without multiple connections.
+    if (this.#connection === undefined) throw new Error('the SQLite store is closed');
+    return this.#connection;
+  }
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as BunSqliteConnection).begin();
+  }
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    (connection as BunSqliteConnection).exec('COMMIT');
+  }
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    (connection as BunSqliteConnection).rollback();
+  }
+  async releaseConnection(): Promise<void> {}
+  async destroy(): Promise<void> {
+    this.#connection?.close();
+    this.#connection = undefined;
+  }
+}
+
+const SQLITE_BUSY = /SQLITE_BUSY|database is locked/;
+
+function isBusy(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || SQLITE_BUSY.test(error.message);
+}
+
+export class BunSqliteConnection implements DatabaseConnection {
+  readonly #db: BunDatabase;
+  readonly #busyTimeoutMs: number;
+  readonly #statements = new Map<string, Statement>();
+  #inTransaction = false;
+  readonly busy: BusyStats = { retries: 0 };
+
+  constructor(config: BunSqliteDialectConfig) {
+    this.#db = config.database;
+    this.#busyTimeoutMs = config.busyTimeoutMs;
+  }
+
+  async begin(): Promise<void> {
+    await this.#retryBusy(() => this.#prepare('BEGIN IMMEDIATE').run());
+    this.#inTransaction = true;
+  }
+
+  exec(sql: string): void {
+    this.#prepare(sql).run();
+    if (sql === 'COMMIT') this.#inTransaction = false;
+  }
+
+  rollback(): void {
+    this.#inTransaction = false;
+    // A failed COMMIT or an I/O error may already have ended the transaction.
+    if (this.#db.inTransaction) this.#prepare('ROLLBACK').run();
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const run = () => this.#execute<R>(compiled);
+    // Inside BEGIN IMMEDIATE we own the write lock: nothing there can be busy.
+    return this.#inTransaction ? run() : this.#retryBusy(run);
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is not used by onceq; Kysely requires the method.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streamQuery is not supported by the onceq bun:sqlite dialect');
+  }
+
+  close(): void {
+    for (const statement of this.#statements.values()) statement.finalize();
+    this.#statements.clear();
+    this.#db.close(false);
+  }
+
+  #prepare(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #execute<R>(compiled: CompiledQuery): QueryResult<R> {
+    const statement = this.#prepare(compiled.sql);
+    const parameters = compiled.parameters as never[];
+    if (statement.columnNames.length > 0) {
+      return { rows: statement.all(...parameters) as R[] };
+    }
+    const { changes, lastInsertRowid } = statement.run(...parameters);
+    return {
+      rows: [],
+      numAffectedRows: BigInt(changes),
+      insertId: BigInt(lastInsertRowid),
+    };
+  }
+
+  async #retryBusy<T>(operation: () => T): Promise<T> {
+    const deadline = performance.now() + this.#busyTimeoutMs;
+    let ceilingMs = 0.5;
+    for (;;) {
+      try {
+        return operation();
+      } catch (error) {
+        if (!isBusy(error) || performance.now() >= deadline) throw error;
+        this.busy.retries++;
+        // Full jitter: two waiting processes do not wake in lockstep.
+        await Bun.sleep(Math.random() * ceilingMs);
+        ceilingMs = Math.min(ceilingMs * 2, 25);
+      }
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { Database as BunDatabase } from 'bun:sqlite';
+import { Kysely } from 'kysely';
+import { systemClock } from '../../clock.ts';
+import { StoreUnavailableError } from '../../errors.ts';
+import { migrateToLatest } from '../../migrations/index.ts';
+import type { Database } from '../../schema.ts';
+import { DEFAULT_PROTOCOL } from '../../types.ts';
+import type { OpenStoreOptions, Store } from '../backend.ts';
+import { BunSqliteDialect } from './dialect.ts';
+
+/**
+ * Opens (creating if needed) a SQLite store file and applies pending migrations.
+ * One store per file per process: bun:sqlite is synchronous, so two connections to one
+ * file in one thread deadlock. Competing clients are separate processes.
+ */
+export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
+  let raw: BunDatabase;
+  try {
+    raw = new BunDatabase(path, { create: true, readwrite: true, strict: false });
+    // Pragmas are per connection and no-ops inside a transaction: set them here, first.
+    raw.run('PRAGMA busy_timeout = 5000');
+    raw.run('PRAGMA journal_mode = WAL');
+    raw.run(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
+    raw.run('PRAGMA foreign_keys = ON');
+    // From here on the dialect retries SQLITE_BUSY itself, with jitter.
+    raw.run('PRAGMA busy_timeout = 0');
+  } catch (error) {
+    throw new StoreUnavailableError(`cannot open SQLite store ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const dialect = new BunSqliteDialect({ database: raw, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+  const db = new Kysely<Database>({ dialect });
+  try {
+    await migrateToLatest(db as Kysely<unknown>, 'sqlite');
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return {
+    kind: 'sqlite',
+    db,
+    capabilities: { skipLocked: false, maxParameters: 32_766 },
+    clock: options.clock ?? systemClock,
+    protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
+    location: path,
+    writeTransaction: (fn) => db.transaction().execute(fn),
+    busyRetries: () => dialect.connection.busy.retries,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Every error onceq throws on purpose is an {@link OnceqError} with a stable `code`
+ * and the process exit code the CLI maps it to (SPEC §7):
+ * 1 internal · 2 usage · 3 input rejected · 4 protocol refusal.
+ */
+export class OnceqError extends Error {
+  readonly code: string;
+  readonly exitCode: number;
+  constructor(code: string, exitCode: number, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = exitCode;
+  }
+}
+
+/** One reason a batch was refused, with the 1-based line it belongs to (0 = the whole file). */
+export interface BatchIssue {
+  line: number;
+  reason: string;
+}
+
+/** The batch as a whole was refused: nothing of it was written. Exit code 3. */
+export class BatchRejectedError extends OnceqError {
+  readonly issues: readonly BatchIssue[];
+  constructor(issues: readonly BatchIssue[], options?: ErrorOptions) {
+    super('batch_rejected', 3, describeIssues(issues), options);
+    this.issues = issues;
+  }
+}
+
+function describeIssues(issues: readonly BatchIssue[]): string {
+  const parts = issues.map((i) => (i.line > 0 ? `line ${i.line}: ${i.reason}` : i.reason));
+  return `batch rejected, nothing was written: ${parts.join('; ')}`;
+}
+
+/** The caller no longer holds the lease it names: wrong state, older generation, or expired. Exit code 4. */
+export class LeaseLostError extends OnceqError {
+  readonly eventId: string;
+  readonly generation: number;
+  constructor(eventId: string, generation: number, why: string) {
+    super('lease_lost', 4, `lease lost for ${eventId} generation ${generation}: ${why}`);
+    this.eventId = eventId;
+    this.generation = generation;
+  }
+}
+
+/** No message has this event id. Exit code 4. */
+export class NotFoundError extends OnceqError {
+  readonly eventId: string;
+  constructor(eventId: string) {
+    super('not_found', 4, `no message with event id ${eventId}`);
+    this.eventId = eventId;
+  }
+}
+
+/** Redrive was asked for messages that are not dead; nothing changed. Exit code 4. */
+export class NotDeadError extends OnceqError {
+  readonly eventIds: readonly string[];
+  constructor(found: readonly { eventId: string; state: string }[]) {
+    const list = found.map((f) => `${f.eventId} is ${f.state}`).join(', ');
+    super('not_dead', 4, `redrive refused, only dead messages can be redriven (${list}); nothing changed`);
+    this.eventIds = found.map((f) => f.eventId);
+  }
+}
+
+/** The store could not be opened or reached (bad path, server down). Exit code 1. */
+export class StoreUnavailableError extends OnceqError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('store_unavailable', 1, message, options);
+  }
+}
+
+/**
+ * Thrown by a handler. `permanent` failures (code `invalid_payload` for a payload the
+ * rules reject) go straight to `dead`; `temporary` ones are retried with backoff.
+ */
+export class HandlerFailure extends Error {
+  readonly kind: 'temporary' | 'permanent';
+  readonly code: string;
+  constructor(kind: 'temporary' | 'permanent', code: string, message: string) {
+    super(message);
+    this.name = 'HandlerFailure';
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+export class PermanentFailure extends HandlerFailure {
+  constructor(code: string, message: string) {
+    super('permanent', code, message);
+    this.name = 'PermanentFailure';
+  }
+}
+
+export class TemporaryFailure extends HandlerFailure {
+  constructor(code: string, message: string) {
+    super('temporary', code, message);
+    this.name = 'TemporaryFailure';
+  }
+}

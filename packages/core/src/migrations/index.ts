@@ -1,0 +1,48 @@
+import { type Kysely, sql } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import type { BackendKind } from '../backend/backend.ts';
+import { StoreUnavailableError } from '../errors.ts';
+import { initialSchema } from './0001_initial.ts';
+
+/**
+ * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
+ * per backend. Append new ones; never edit a released one.
+ */
+const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] = [
+  { name: '0001_initial', statements: initialSchema },
+];
+
+class InCodeMigrations implements MigrationProvider {
+  readonly #kind: BackendKind;
+  constructor(kind: BackendKind) {
+    this.#kind = kind;
+  }
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const migration of MIGRATIONS) {
+      const statements = migration.statements[this.#kind];
+      out[migration.name] = {
+        async up(db: Kysely<unknown>) {
+          for (const statement of statements) await sql.raw(statement).execute(db);
+        },
+      };
+    }
+    return out;
+  }
+}
+
+/** Applies pending migrations, each in a transaction of its own. Throws when one fails. */
+export async function migrateToLatest(db: Kysely<unknown>, kind: BackendKind, schema?: string): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: new InCodeMigrations(kind),
+    migrationTableName: 'onceq_migrations',
+    migrationLockTableName: 'onceq_migrations_lock',
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new StoreUnavailableError(`migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+}

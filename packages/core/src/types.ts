@@ -1,0 +1,99 @@
+import type { FailureKind, MessageState } from './states.ts';
+import type { JsonObject } from './json/value.ts';
+
+/** Protocol knobs. Defaults come from SPEC §5. */
+export interface ProtocolOptions {
+  /** Claims a message may get in one cycle before it goes dead. Default 3. */
+  maxAttempts: number;
+  /** Lease length in seconds. Default 30. */
+  leaseSeconds: number;
+  /** Delay before retry number `attempt + 1`, after `attempt` claims. Default 2^(attempt-1): 1 s, then 2 s. */
+  backoffSeconds: (attempt: number) => number;
+}
+
+export const DEFAULT_PROTOCOL: ProtocolOptions = Object.freeze({
+  maxAttempts: 3,
+  leaseSeconds: 30,
+  backoffSeconds: (attempt: number) => 2 ** Math.max(0, attempt - 1),
+});
+
+/**
+ * The right to process one message, identified by `(eventId, generation)`.
+ * Immutable: apply and fail are fenced on these values in SQL.
+ */
+export interface Lease {
+  readonly eventId: string;
+  readonly generation: number;
+  /** Which claim of the current cycle this is, 1-based (= attempts after the claim). */
+  readonly attempt: number;
+  /** Unix seconds; the lease is valid while `now < leaseUntil`. */
+  readonly leaseUntil: number;
+  /** Canonical payload text as claimed. For display only: apply re-reads the stored payload. */
+  readonly payload: string;
+}
+
+/** The business result of one message. */
+export interface Effect {
+  category: string;
+  amountCents: number;
+}
+
+/**
+ * Business rules: turn a stored payload into an effect, or throw a
+ * {@link HandlerFailure} (`PermanentFailure` for a payload it rejects,
+ * `TemporaryFailure` when a dependency is down). Must be pure and fast: apply runs it
+ * inside the write transaction on the payload it read there.
+ */
+export type Handler = (payload: JsonObject, message: HandlerContext) => Effect;
+
+/** What a handler may know about the message besides its payload. */
+export interface HandlerContext {
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly generation: number;
+}
+
+export interface EnqueueResult {
+  accepted: number;
+  duplicates: number;
+}
+
+/** What {@link apply} did with one message. */
+export type ApplyOutcome =
+  | { eventId: string; outcome: 'done'; effect: Effect }
+  | { eventId: string; outcome: 'dead'; code: string; detail: string }
+  | { eventId: string; outcome: 'retry'; code: string; detail: string; availableAt: number };
+
+export interface FailInput {
+  kind: FailureKind;
+  code: string;
+  detail?: string;
+}
+
+/** One stored message as `show` and `dlq` report it. */
+export interface MessageView {
+  eventId: string;
+  payload: JsonObject;
+  payloadText: string;
+  state: MessageState;
+  attempts: number;
+  generation: number;
+  availableAt: number;
+  leaseUntil: number | null;
+  lastErrorCode: string | null;
+  lastErrorDetail: string | null;
+  enqueuedAt: number;
+  updatedAt: number;
+  effect: Effect | null;
+}
+
+export interface StatusReport {
+  messages: Record<MessageState, number>;
+  effects: number;
+  totals: Record<string, number>;
+  total: number;
+}
+
+export interface RedriveResult {
+  redriven: string[];
+}
