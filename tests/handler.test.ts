@@ -1,0 +1,307 @@
+import { describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { JsonFloat, type JsonObject, type JsonValue } from '../packages/core/src/json/value.ts';
+import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
+import {
+  accepts,
+  DEFAULT_HANDLER,
+  failingOnce,
+  getHandler,
+  HANDLER_VERSIONS,
+  HandlerFailure,
+  handlers,
+  isHandlerVersion,
+  LATEST_HANDLER,
+  PermanentFailure,
+  TemporaryFailure,
+  v1,
+  v2,
+} from '../packages/handler/src/index.ts';
+
+const ctx: HandlerContext = { eventId: 'E0001', attempt: 1, generation: 0 };
+
+/** Run `handler` and return the failure it throws (fails the test if it throws nothing). */
+function rejection(handler: Handler, payload: JsonObject): PermanentFailure {
+  let thrown: unknown;
+  try {
+    handler(payload, ctx);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(PermanentFailure);
+  const failure = thrown as PermanentFailure;
+  expect(failure.kind).toBe('permanent');
+  expect(failure.code).toBe('invalid_payload');
+  return failure;
+}
+
+const pay = (category: JsonValue, amount: JsonValue = 100): JsonObject => ({
+  category,
+  amount_cents: amount,
+});
+
+describe('categories', () => {
+  for (const category of ['book', 'pen', 'bag']) {
+    test(`${category} is accepted by v1 and v2`, () => {
+      expect(v1(pay(category, 250), ctx)).toEqual({ category, amountCents: 250 });
+      expect(v2(pay(category, 250), ctx)).toEqual({ category, amountCents: 250 });
+    });
+  }
+
+  test('toy is rejected by v1 with a readable detail', () => {
+    const failure = rejection(v1, pay('toy'));
+    expect(failure.message).toBe('category "toy" is not known to handler v1 (book, pen, bag)');
+  });
+
+  test('toy is accepted by v2', () => {
+    expect(v2(pay('toy', 1234), ctx)).toEqual({ category: 'toy', amountCents: 1234 });
+  });
+
+  test('an unknown category is rejected by v2 too', () => {
+    expect(rejection(v2, pay('car')).message).toBe(
+      'category "car" is not known to handler v2 (book, pen, bag, toy)',
+    );
+  });
+
+  test('category is case sensitive', () => {
+    rejection(v1, pay('Book'));
+  });
+
+  const notStrings: [string, JsonValue, string][] = [
+    ['an array', ['book'], 'an array'],
+    ['an object', { name: 'book' }, 'an object'],
+    ['a number', 7, '7'],
+    ['null', null, 'null'],
+    ['a bool', true, 'true'],
+    ['a float', new JsonFloat(1.5), '1.5'],
+  ];
+  for (const [what, value, shown] of notStrings) {
+    test(`category as ${what} is invalid_payload, not a TypeError`, () => {
+      for (const handler of [v1, v2]) {
+        expect(rejection(handler, pay(value)).message).toBe(
+          `category must be a string, got ${shown}`,
+        );
+      }
+    });
+  }
+
+  test('missing category is invalid_payload', () => {
+    expect(rejection(v1, { amount_cents: 100 }).message).toBe(
+      'category is missing (handler v1 knows book, pen, bag)',
+    );
+  });
+
+  test('an inherited category does not count', () => {
+    const payload = Object.create({ category: 'book' }) as JsonObject;
+    payload.amount_cents = 100;
+    rejection(v1, payload);
+  });
+});
+
+describe('amount_cents', () => {
+  test('1 and 9,999,999 are accepted', () => {
+    expect(v1(pay('pen', 1), ctx)).toEqual({ category: 'pen', amountCents: 1 });
+    expect(v2(pay('pen', 9_999_999), ctx)).toEqual({ category: 'pen', amountCents: 9_999_999 });
+  });
+
+  const bad: [string, JsonValue, string][] = [
+    ['0', 0, '0'],
+    ['10,000,000', 10_000_000, '10000000'],
+    ['negative', -5, '-5'],
+    ['a bool', true, 'true'],
+    ['false', false, 'false'],
+    ['a string', '100', '"100"'],
+    ['null', null, 'null'],
+    ['an array', [100], 'an array'],
+    ['an object', { value: 100 }, 'an object'],
+    ['the float 100.0', new JsonFloat(100), '100.0'],
+    ['the float 1e2', new JsonFloat(1e2), '100.0'],
+    ['the float 12.5', new JsonFloat(12.5), '12.5'],
+    ['a huge bigint', 123456789012345678901234567890n, '123456789012345678901234567890'],
+    ['a bigint just above 2^53', 9007199254740993n, '9007199254740993'],
+  ];
+  for (const [what, value, shown] of bad) {
+    test(`${what} is invalid_payload`, () => {
+      for (const handler of [v1, v2]) {
+        expect(rejection(handler, pay('book', value)).message).toBe(
+          `amount_cents must be an integer from 1 to 9999999, got ${shown}`,
+        );
+      }
+    });
+  }
+
+  test('a small bigint is still not accepted as-is (the parser never makes one)', () => {
+    rejection(v1, pay('book', 5n));
+  });
+
+  test('missing amount_cents is invalid_payload', () => {
+    expect(rejection(v1, { category: 'bag' }).message).toBe(
+      'amount_cents is missing (must be an integer from 1 to 9999999)',
+    );
+  });
+});
+
+describe('other fields', () => {
+  test('extra fields are ignored and not copied into the effect', () => {
+    const payload: JsonObject = {
+      category: 'bag',
+      amount_cents: 42,
+      note: 'gift',
+      nested: { deep: [1, new JsonFloat(2.5)] },
+      extra_amount: new JsonFloat(1),
+    };
+    expect(v1(payload, ctx)).toEqual({ category: 'bag', amountCents: 42 });
+    expect(v2(payload, ctx)).toEqual({ category: 'bag', amountCents: 42 });
+  });
+
+  test('a null-prototype payload works', () => {
+    const payload = Object.assign(Object.create(null) as JsonObject, pay('pen', 3));
+    expect(v1(payload, ctx)).toEqual({ category: 'pen', amountCents: 3 });
+  });
+
+  test('category problems are reported before amount problems', () => {
+    expect(rejection(v1, pay('toy', true)).message).toContain('category "toy"');
+  });
+});
+
+describe('registry', () => {
+  test('versions and defaults', () => {
+    expect(HANDLER_VERSIONS).toEqual(['v1', 'v2']);
+    expect(LATEST_HANDLER).toBe('v2');
+    expect(DEFAULT_HANDLER).toBe('v1');
+    expect(handlers.v1).toBe(v1);
+    expect(handlers.v2).toBe(v2);
+    expect(isHandlerVersion('v1')).toBe(true);
+    expect(isHandlerVersion('v3')).toBe(false);
+    expect(isHandlerVersion('toString')).toBe(false);
+  });
+
+  test('getHandler returns the handler of a known version', () => {
+    expect(getHandler('v1')).toBe(v1);
+    expect(getHandler('v2')).toBe(v2);
+  });
+
+  test('getHandler throws a plain Error for an unknown version', () => {
+    let thrown: unknown;
+    try {
+      getHandler('v9');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(Error);
+    expect(thrown).not.toBeInstanceOf(HandlerFailure);
+    expect((thrown as Error).message).toBe('unknown handler version "v9" (known: v1, v2)');
+    expect(() => getHandler('__proto__')).toThrow('unknown handler version "__proto__"');
+  });
+
+  test('accepts() reports ok with the effect, or the code and detail', () => {
+    expect(accepts('v1', pay('book', 5))).toEqual({
+      ok: true,
+      effect: { category: 'book', amountCents: 5 },
+    });
+    expect(accepts('v1', pay('toy', 5))).toEqual({
+      ok: false,
+      code: 'invalid_payload',
+      detail: 'category "toy" is not known to handler v1 (book, pen, bag)',
+    });
+    expect(accepts('v2', pay('toy', 5))).toEqual({
+      ok: true,
+      effect: { category: 'toy', amountCents: 5 },
+    });
+    expect(accepts('v2', pay('toy', new JsonFloat(5)))).toMatchObject({
+      ok: false,
+      code: 'invalid_payload',
+    });
+    expect(() => accepts('v9', pay('book'))).toThrow('unknown handler version "v9"');
+  });
+
+  test('the error kinds are re-exported from core', () => {
+    const temp = new TemporaryFailure('dependency_down', 'x');
+    expect(temp).toBeInstanceOf(HandlerFailure);
+    expect(temp.kind).toBe('temporary');
+    expect(new PermanentFailure('invalid_payload', 'x').kind).toBe('permanent');
+  });
+});
+
+describe('failingOnce', () => {
+  const wrapped = failingOnce(v1, new Set(['E0002']));
+
+  test('fails a listed event with a TemporaryFailure on attempt 1 only', () => {
+    let thrown: unknown;
+    try {
+      wrapped(pay('book', 10), { eventId: 'E0002', attempt: 1, generation: 0 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TemporaryFailure);
+    expect((thrown as TemporaryFailure).kind).toBe('temporary');
+    expect((thrown as TemporaryFailure).code).toBe('dependency_down');
+    expect(wrapped(pay('book', 10), { eventId: 'E0002', attempt: 2, generation: 0 })).toEqual({
+      category: 'book',
+      amountCents: 10,
+    });
+  });
+
+  test('delegates for other events, including rejections', () => {
+    expect(wrapped(pay('pen', 7), { eventId: 'E0001', attempt: 1, generation: 0 })).toEqual({
+      category: 'pen',
+      amountCents: 7,
+    });
+    rejection(wrapped, pay('toy'));
+  });
+
+  test('accepts a custom code', () => {
+    const custom = failingOnce(v2, new Set(['E1']), 'rate_limited');
+    expect(() => custom(pay('toy'), { eventId: 'E1', attempt: 1, generation: 3 })).toThrow(
+      TemporaryFailure,
+    );
+    try {
+      custom(pay('toy'), { eventId: 'E1', attempt: 1, generation: 3 });
+    } catch (error) {
+      expect((error as TemporaryFailure).code).toBe('rate_limited');
+    }
+  });
+});
+
+// Payloads from the real strict parser, once core's parser exists (written concurrently).
+const parserPath = join(import.meta.dir, '../packages/core/src/json/parse.ts');
+const parser: ((text: string) => JsonValue) | undefined = existsSync(parserPath)
+  ? await loadParser()
+  : undefined;
+
+async function loadParser(): Promise<(text: string) => JsonValue> {
+  const mod = (await import(parserPath)) as Record<string, unknown>;
+  if (typeof mod.parseJson !== 'function') throw new Error('parse.ts no longer exports parseJson');
+  return mod.parseJson as (text: string) => JsonValue;
+}
+
+describe.if(parser !== undefined)('payloads from the real parser', () => {
+  const parse = (text: string) => {
+    const value = (parser as (text: string) => JsonValue)(text);
+    return value as JsonObject;
+  };
+
+  test('an integer lexeme is accepted', () => {
+    expect(v1(parse('{"category":"book","amount_cents":100,"x":[1.5]}'), ctx)).toEqual({
+      category: 'book',
+      amountCents: 100,
+    });
+  });
+
+  for (const lexeme of ['100.0', '1e2', '1E2', '100e0']) {
+    test(`the float lexeme ${lexeme} is rejected`, () => {
+      rejection(v1, parse(`{"category":"book","amount_cents":${lexeme}}`));
+    });
+  }
+
+  test('a huge integer is rejected', () => {
+    rejection(v2, parse('{"category":"toy","amount_cents":123456789012345678901234567890}'));
+  });
+
+  test('toy: v1 rejects, v2 accepts', () => {
+    const payload = parse('{"category":"toy","amount_cents":9999999}');
+    rejection(v1, payload);
+    expect(v2(payload, ctx)).toEqual({ category: 'toy', amountCents: 9999999 });
+  });
+});
