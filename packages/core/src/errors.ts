@@ -59,7 +59,11 @@ export class NotDeadError extends OnceqError {
   readonly eventIds: readonly string[];
   constructor(found: readonly { eventId: string; state: string }[]) {
     const list = found.map((f) => `${f.eventId} is ${f.state}`).join(', ');
-    super('not_dead', 4, `redrive refused, only dead messages can be redriven (${list}); nothing changed`);
+    super(
+      'not_dead',
+      4,
+      `redrive refused, only dead messages can be redriven (${list}); nothing changed`,
+    );
     this.eventIds = found.map((f) => f.eventId);
   }
 }

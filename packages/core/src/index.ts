@@ -1,1 +1,69 @@
-export {};
+/**
+ * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ */
+export type {
+  BackendCapabilities,
+  BackendKind,
+  OpenStoreOptions,
+  Store,
+} from './backend/backend.ts';
+export { BACKEND_KINDS } from './backend/backend.ts';
+export type { BatchEntry, ParsedBatch } from './batch/parse-batch.ts';
+export { parseBatch } from './batch/parse-batch.ts';
+export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
+export {
+  type BatchIssue,
+  BatchRejectedError,
+  HandlerFailure,
+  LeaseLostError,
+  NotDeadError,
+  NotFoundError,
+  OnceqError,
+  PermanentFailure,
+  StoreUnavailableError,
+  TemporaryFailure,
+} from './errors.ts';
+export { canonicalize, canonicalJson } from './json/canonical.ts';
+export { JsonParseError, parseJson } from './json/parse.ts';
+export {
+  canonicalFloat,
+  isJsonObject,
+  JsonFloat,
+  type JsonObject,
+  type JsonValue,
+} from './json/value.ts';
+export { isPostgresUrl, openStore } from './open.ts';
+export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
+export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
+export { enqueue } from './protocol/enqueue.ts';
+export { type FailResult, fail } from './protocol/fail.ts';
+export { dlq, show, status } from './protocol/inspect.ts';
+export {
+  previewRedrive,
+  type RedrivePreview,
+  type RedriveSelection,
+  redrive,
+} from './protocol/redrive.ts';
+export type { Database, EffectsTable, MessagesTable } from './schema.ts';
+export {
+  FAILURE_KINDS,
+  type FailureKind,
+  isMessageState,
+  MESSAGE_STATES,
+  type MessageState,
+} from './states.ts';
+export {
+  type ApplyOutcome,
+  DEFAULT_PROTOCOL,
+  type Effect,
+  type EnqueueResult,
+  type FailInput,
+  type Handler,
+  type HandlerContext,
+  type Lease,
+  type LeaseRef,
+  type MessageView,
+  type ProtocolOptions,
+  type StatusReport,
+} from './types.ts';
+export { type WorkOptions, type WorkSummary, work } from './worker.ts';

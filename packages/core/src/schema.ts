@@ -1,4 +1,3 @@
-
 import type { MessageState } from './states.ts';
 
 /** Row types of the store, shared by both backends (SQLite and PostgreSQL). */
@@ -29,4 +28,3 @@ export interface Database {
   messages: MessagesTable;
   effects: EffectsTable;
 }
-

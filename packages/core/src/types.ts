@@ -1,5 +1,5 @@
-import type { FailureKind, MessageState } from './states.ts';
 import type { JsonObject } from './json/value.ts';
+import type { FailureKind, MessageState } from './states.ts';
 
 /** Protocol knobs. Defaults come from SPEC §5. */
 export interface ProtocolOptions {
@@ -17,13 +17,17 @@ export const DEFAULT_PROTOCOL: ProtocolOptions = Object.freeze({
   backoffSeconds: (attempt: number) => 2 ** Math.max(0, attempt - 1),
 });
 
+/** What fences a completion: the message and the generation its claim received. */
+export interface LeaseRef {
+  readonly eventId: string;
+  readonly generation: number;
+}
+
 /**
  * The right to process one message, identified by `(eventId, generation)`.
  * Immutable: apply and fail are fenced on these values in SQL.
  */
-export interface Lease {
-  readonly eventId: string;
-  readonly generation: number;
+export interface Lease extends LeaseRef {
   /** Which claim of the current cycle this is, 1-based (= attempts after the claim). */
   readonly attempt: number;
   /** Unix seconds; the lease is valid while `now < leaseUntil`. */

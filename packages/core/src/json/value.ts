@@ -4,7 +4,15 @@
  * 2^53, kept exactly) and a float lexeme (`1.0`, `1e2`) becomes a {@link JsonFloat}.
  * So `10000` and `10000.0` stay different values, as SPEC §2 requires.
  */
-export type JsonValue = null | boolean | string | number | bigint | JsonFloat | JsonValue[] | JsonObject;
+export type JsonValue =
+  | null
+  | boolean
+  | string
+  | number
+  | bigint
+  | JsonFloat
+  | JsonValue[]
+  | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
 }

@@ -8,9 +8,8 @@ import { initialSchema } from './0001_initial.ts';
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
  * per backend. Append new ones; never edit a released one.
  */
-const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] = [
-  { name: '0001_initial', statements: initialSchema },
-];
+const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] =
+  [{ name: '0001_initial', statements: initialSchema }];
 
 class InCodeMigrations implements MigrationProvider {
   readonly #kind: BackendKind;
@@ -32,7 +31,11 @@ class InCodeMigrations implements MigrationProvider {
 }
 
 /** Applies pending migrations, each in a transaction of its own. Throws when one fails. */
-export async function migrateToLatest(db: Kysely<unknown>, kind: BackendKind, schema?: string): Promise<void> {
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  kind: BackendKind,
+  schema?: string,
+): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: new InCodeMigrations(kind),
@@ -43,6 +46,8 @@ export async function migrateToLatest(db: Kysely<unknown>, kind: BackendKind, sc
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new StoreUnavailableError(`migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+    throw new StoreUnavailableError(`migration ${failed} failed: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }

@@ -97,7 +97,9 @@ const SQLITE_BUSY = /SQLITE_BUSY|database is locked/;
 function isBusy(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || SQLITE_BUSY.test(error.message);
+  return (
+    (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || SQLITE_BUSY.test(error.message)
+  );
 }
 
 export class BunSqliteConnection implements DatabaseConnection {

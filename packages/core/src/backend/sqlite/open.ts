@@ -13,7 +13,10 @@ import { BunSqliteDialect } from './dialect.ts';
  * One store per file per process: bun:sqlite is synchronous, so two connections to one
  * file in one thread deadlock. Competing clients are separate processes.
  */
-export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
+export async function openSqliteStore(
+  path: string,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
   let raw: BunDatabase;
   try {
     raw = new BunDatabase(path, { create: true, readwrite: true, strict: false });
@@ -25,11 +28,17 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     // From here on the dialect retries SQLITE_BUSY itself, with jitter.
     raw.run('PRAGMA busy_timeout = 0');
   } catch (error) {
-    throw new StoreUnavailableError(`cannot open SQLite store ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new StoreUnavailableError(
+      `cannot open SQLite store ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
-  const dialect = new BunSqliteDialect({ database: raw, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+  const dialect = new BunSqliteDialect({
+    database: raw,
+    busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+  });
   const db = new Kysely<Database>({ dialect });
   try {
     await migrateToLatest(db as Kysely<unknown>, 'sqlite');

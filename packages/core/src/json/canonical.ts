@@ -1,0 +1,100 @@
+/**
+ * Canonical JSON text (SPEC §2): object keys sorted by Unicode code point, no insignificant
+ * whitespace, strings escaped as `JSON.stringify` does, integers in plain decimal (bigint
+ * too), floats through {@link canonicalFloat} so they always read as floats (`1e4` →
+ * `10000.0`). Two payloads are the same exactly when their canonical texts are equal, so
+ * `{"b":1,"a":2}` equals `{ "a": 2, "b": 1 }` but `10000` differs from `10000.0`.
+ */
+import { parseJson } from './parse.ts';
+import { canonicalFloat, JsonFloat, type JsonObject, type JsonValue } from './value.ts';
+
+/**
+ * The canonical text of a value. Recursive: values from {@link parseJson} are at most 64
+ * levels deep. Throws a `TypeError` for what JSON cannot carry (a non-integer or non-finite
+ * `number` — floats must be a {@link JsonFloat} —, a non-finite float, `undefined`).
+ */
+export function canonicalize(value: JsonValue): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isSafeInteger(value)) {
+        throw new TypeError(
+          `canonicalize: the number ${value} is not a safe integer (floats are JsonFloat, big integers bigint)`,
+        );
+      }
+      return value === 0 ? '0' : String(value);
+    case 'bigint':
+      return value.toString();
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (value instanceof JsonFloat) {
+        if (!Number.isFinite(value.value)) {
+          throw new TypeError(`canonicalize: the float ${value.value} is not JSON`);
+        }
+        return canonicalFloat(value.value);
+      }
+      if (Array.isArray(value)) {
+        const n = value.length;
+        if (n === 0) return '[]';
+        let out = `[${canonicalize(value[0] as JsonValue)}`;
+        for (let i = 1; i < n; i++) out += `,${canonicalize(value[i] as JsonValue)}`;
+        return `${out}]`;
+      }
+      return canonicalObject(value);
+    }
+    default:
+      throw new TypeError(`canonicalize: a ${typeof value} is not a JSON value`);
+  }
+}
+
+function canonicalObject(obj: JsonObject): string {
+  const keys = Object.keys(obj);
+  const n = keys.length;
+  if (n === 0) return '{}';
+  if (n > 1) {
+    // The default sort compares UTF-16 code units, which agrees with code point order unless
+    // a key holds a surrogate (astral character) or a character in U+E000..U+FFFF.
+    keys.sort();
+    if (needsCodePointSort(keys)) keys.sort(compareCodePoints);
+  }
+  let out = '{';
+  for (let i = 0; i < n; i++) {
+    const key = keys[i] as string;
+    if (i > 0) out += ',';
+    out += `${JSON.stringify(key)}:${canonicalize(obj[key] as JsonValue)}`;
+  }
+  return `${out}}`;
+}
+
+function needsCodePointSort(keys: string[]): boolean {
+  for (const key of keys) {
+    for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return true;
+  }
+  return false;
+}
+
+/** Orders strings by Unicode code point (astral characters after U+FFFF, not among U+D800..). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x !== y) {
+      // Move U+E000..U+FFFF below the surrogates, which stand for code points above U+FFFF.
+      if (x >= 0xd800 && y >= 0xd800) {
+        x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+        y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+      }
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+/** `canonicalize(parseJson(text))`: the canonical form of a strict JSON text. */
+export function canonicalJson(text: string): string {
+  return canonicalize(parseJson(text));
+}

@@ -1,0 +1,231 @@
+import type { Transaction } from 'kysely';
+import type { Store } from '../backend/backend.ts';
+import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { parseJson } from '../json/parse.ts';
+import { isJsonObject } from '../json/value.ts';
+import type { Database } from '../schema.ts';
+import { toDone, toFailed } from '../transitions.ts';
+import type {
+  ApplyOutcome,
+  Effect,
+  FailInput,
+  Handler,
+  HandlerContext,
+  LeaseRef,
+} from '../types.ts';
+
+export interface ApplyManyResult {
+  outcomes: ApplyOutcome[];
+  /** Leases found lost (wrong state, newer generation, or expired): nothing of them was written. */
+  lost: LeaseLostError[];
+}
+
+/**
+ * Runs the handler and records its result for one leased message: **the effect and the
+ * ACK are written in one transaction** (SPEC §5), so a crash leaves either both or
+ * neither.
+ *
+ * Inside one write transaction: check the fence (state `leased`, same generation,
+ * `now < lease_until`), read the payload **from the database** (never the caller's
+ * copy), run the handler, insert the effect, read the clock again (the work may have
+ * been slow), then mark the message `done` with the fence in the SQL. A lost lease at
+ * either check rolls the whole transaction back, the effect insert included, and
+ * throws {@link LeaseLostError}.
+ *
+ * A handler failure is recorded in the same transaction: permanent → `dead`;
+ * temporary → `ready` after backoff, or `dead` on the last attempt. A handler that
+ * throws anything else is treated as a temporary failure with code `handler_error`.
+ */
+export async function apply(
+  store: Store,
+  lease: LeaseRef,
+  handler: Handler,
+): Promise<ApplyOutcome> {
+  const { outcomes, lost } = await applyMany(store, [lease], handler);
+  if (lost[0] !== undefined) throw lost[0];
+  return outcomes[0] as ApplyOutcome;
+}
+
+/**
+ * Batch form of {@link apply}: one transaction for all `leases`, each still fenced on
+ * its own state, generation and lease. Lost leases are skipped and reported; the others
+ * commit together, effects and ACKs in the same transaction.
+ */
+export async function applyMany(
+  store: Store,
+  leases: readonly LeaseRef[],
+  handler: Handler,
+): Promise<ApplyManyResult> {
+  const lost: LeaseLostError[] = [];
+  let pending = [...leases];
+  while (pending.length > 0) {
+    try {
+      const outcomes = await store.writeTransaction((trx) =>
+        applyInTransaction(store, trx, pending, handler, lost),
+      );
+      return { outcomes, lost };
+    } catch (error) {
+      if (!(error instanceof ExpiredDuringApply)) throw error;
+      // Rolled back, effects included. Retry the rest without the leases that ran out.
+      lost.push(...error.lost);
+      const gone = new Set(error.lost.map((l) => l.eventId));
+      pending = pending.filter((l) => !gone.has(l.eventId));
+    }
+  }
+  return { outcomes: [], lost };
+}
+
+class ExpiredDuringApply extends Error {
+  readonly lost: LeaseLostError[];
+  constructor(lost: LeaseLostError[]) {
+    super('leases expired during apply');
+    this.lost = lost;
+  }
+}
+
+async function applyInTransaction(
+  store: Store,
+  trx: Transaction<Database>,
+  leases: readonly LeaseRef[],
+  handler: Handler,
+  lost: LeaseLostError[],
+): Promise<ApplyOutcome[]> {
+  const now = store.clock();
+  let read = trx
+    .selectFrom('messages')
+    .select(['event_id', 'payload', 'state', 'generation', 'attempts', 'lease_until'])
+    .where(
+      'event_id',
+      'in',
+      leases.map((l) => l.eventId),
+    );
+  // PostgreSQL: hold the rows so a concurrent claim cannot re-lease them mid-apply.
+  if (store.capabilities.skipLocked) read = read.forUpdate();
+  const rows = new Map((await read.execute()).map((r) => [r.event_id, r]));
+
+  const outcomes: ApplyOutcome[] = [];
+  const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
+  const failed: { lease: LeaseRef; attempts: number; failure: FailInput }[] = [];
+  for (const lease of leases) {
+    const row = rows.get(lease.eventId);
+    const why = fenceViolation(row, lease, now);
+    if (why !== null) {
+      lost.push(new LeaseLostError(lease.eventId, lease.generation, why));
+      continue;
+    }
+    const stored = row as NonNullable<typeof row>;
+    const context = {
+      eventId: lease.eventId,
+      generation: lease.generation,
+      attempt: Number(stored.attempts),
+    };
+    const result = runHandler(handler, stored.payload, context);
+    if ('effect' in result)
+      succeeded.push({ lease, leaseUntil: Number(stored.lease_until), effect: result.effect });
+    else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
+  }
+
+  if (succeeded.length > 0) {
+    await trx
+      .insertInto('effects')
+      .values(
+        succeeded.map(({ lease, effect }) => ({
+          event_id: lease.eventId,
+          category: effect.category,
+          amount_cents: effect.amountCents,
+          created_at: now,
+        })),
+      )
+      .execute();
+    // The second clock check: the handler or the insert may have been slow.
+    const later = store.clock();
+    const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
+    if (expired.length > 0) {
+      throw new ExpiredDuringApply(
+        expired.map(
+          ({ lease, leaseUntil }) =>
+            new LeaseLostError(
+              lease.eventId,
+              lease.generation,
+              `the lease expired at ${leaseUntil} during apply (now ${later})`,
+            ),
+        ),
+      );
+    }
+    const acked = await toDone(
+      trx,
+      succeeded.map((s) => s.lease),
+      later,
+    );
+    if (acked !== succeeded.length) {
+      throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
+    }
+    for (const { lease, effect } of succeeded)
+      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect });
+  }
+
+  for (const { lease, attempts, failure } of failed) {
+    const next = await toFailed(store, trx, lease, attempts, failure, now);
+    const detail = failure.detail ?? '';
+    outcomes.push(
+      next.state === 'dead'
+        ? { eventId: lease.eventId, outcome: 'dead', code: failure.code, detail }
+        : {
+            eventId: lease.eventId,
+            outcome: 'retry',
+            code: failure.code,
+            detail,
+            availableAt: next.availableAt,
+          },
+    );
+  }
+  return outcomes;
+}
+
+/** Why `lease` is no longer valid for `row` at `now`, or null when it still holds. */
+export function fenceViolation(
+  row: { state: string; generation: number; lease_until: number | null } | undefined,
+  lease: LeaseRef,
+  now: number,
+): string | null {
+  if (row === undefined) return 'no such message';
+  if (Number(row.generation) !== lease.generation) {
+    return `the message is at generation ${row.generation}, a newer claim owns it`;
+  }
+  if (row.state !== 'leased') return `the message is ${row.state}, not leased`;
+  if (now >= Number(row.lease_until)) return `the lease expired at ${row.lease_until} (now ${now})`;
+  return null;
+}
+
+function runHandler(
+  handler: Handler,
+  payloadText: string,
+  context: HandlerContext,
+): { effect: Effect } | { failure: FailInput } {
+  try {
+    const payload = parseJson(payloadText);
+    if (!isJsonObject(payload)) {
+      return {
+        failure: {
+          kind: 'permanent',
+          code: 'invalid_payload',
+          detail: 'the stored payload is not a JSON object',
+        },
+      };
+    }
+    const effect = handler(payload, context);
+    return { effect };
+  } catch (error) {
+    if (error instanceof HandlerFailure) {
+      return { failure: { kind: error.kind, code: error.code, detail: error.message } };
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      failure: {
+        kind: 'temporary',
+        code: 'handler_error',
+        detail: `the handler threw: ${message}`,
+      },
+    };
+  }
+}

@@ -1,0 +1,51 @@
+import type { Store } from '../backend/backend.ts';
+import { recoverExpired, toLeased } from '../transitions.ts';
+import type { Lease } from '../types.ts';
+
+export interface ClaimOptions {
+  /** Lease length in seconds. Default: the store's `leaseSeconds` (30). */
+  leaseSeconds?: number;
+  /** Claim up to this many messages in the one transaction. Default 1. */
+  limit?: number;
+}
+
+/**
+ * Claims the next claimable messages in one short write transaction (SPEC §5):
+ * lazy recovery of expired leases first, then the first `ready` rows with
+ * `available_at <= now` by `(available_at, event_id)`, each getting `attempts+1`,
+ * `generation+1` and `lease_until = now + lease`. Every claim spends attempt budget.
+ * Returns the leases in claim order, `[]` when nothing is claimable now.
+ */
+export async function claimMany(store: Store, options: ClaimOptions = {}): Promise<Lease[]> {
+  const limit = options.limit ?? 1;
+  const leaseSeconds = options.leaseSeconds ?? store.protocol.leaseSeconds;
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+  if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1) {
+    throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
+  }
+  return store.writeTransaction(async (trx) => {
+    const now = store.clock();
+    await recoverExpired(store, trx, now);
+    const rows = await toLeased(store, trx, now, limit, leaseSeconds);
+    return rows.map(
+      (row): Lease =>
+        Object.freeze({
+          eventId: row.event_id,
+          generation: Number(row.generation),
+          attempt: Number(row.attempts),
+          leaseUntil: Number(row.lease_until),
+          payload: row.payload,
+        }),
+    );
+  });
+}
+
+/** Claims one message; `null` when nothing is claimable now. See {@link claimMany}. */
+export async function claim(
+  store: Store,
+  options: Omit<ClaimOptions, 'limit'> = {},
+): Promise<Lease | null> {
+  const [lease] = await claimMany(store, { ...options, limit: 1 });
+  return lease ?? null;
+}

@@ -1,0 +1,106 @@
+import type { Store } from '../backend/backend.ts';
+import { NotFoundError } from '../errors.ts';
+import { parseJson } from '../json/parse.ts';
+import type { JsonObject } from '../json/value.ts';
+import { MESSAGE_STATES, type MessageState } from '../states.ts';
+import type { MessageView, StatusReport } from '../types.ts';
+
+/**
+ * Counts by state, number of effects, money totals by category. Reads stored values
+ * only: an expired lease still counts as `leased` until the next claim recovers it.
+ */
+export async function status(store: Store): Promise<StatusReport> {
+  const [states, categories] = await Promise.all([
+    store.db
+      .selectFrom('messages')
+      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute(),
+    store.db
+      .selectFrom('effects')
+      .select([
+        'category',
+        (eb) => eb.fn.countAll<number>().as('n'),
+        (eb) => eb.fn.sum<number>('amount_cents').as('cents'),
+      ])
+      .groupBy('category')
+      .orderBy('category')
+      .execute(),
+  ]);
+  const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
+    MessageState,
+    number
+  >;
+  for (const row of states) messages[row.state] = Number(row.n);
+  const totals: Record<string, number> = {};
+  let effects = 0;
+  let total = 0;
+  for (const row of categories) {
+    totals[row.category] = Number(row.cents);
+    effects += Number(row.n);
+    total += Number(row.cents);
+  }
+  return { messages, effects, totals, total };
+}
+
+const MESSAGE_COLUMNS = [
+  'messages.event_id',
+  'messages.payload',
+  'messages.state',
+  'messages.attempts',
+  'messages.generation',
+  'messages.available_at',
+  'messages.lease_until',
+  'messages.last_error_code',
+  'messages.last_error_detail',
+  'messages.enqueued_at',
+  'messages.updated_at',
+  'effects.category',
+  'effects.amount_cents',
+] as const;
+
+function baseQuery(store: Store) {
+  return store.db
+    .selectFrom('messages')
+    .leftJoin('effects', 'effects.event_id', 'messages.event_id')
+    .select(MESSAGE_COLUMNS);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
+
+function toView(row: Row): MessageView {
+  return {
+    eventId: row.event_id,
+    payload: parseJson(row.payload) as JsonObject,
+    payloadText: row.payload,
+    state: row.state,
+    attempts: Number(row.attempts),
+    generation: Number(row.generation),
+    availableAt: Number(row.available_at),
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+    lastErrorCode: row.last_error_code,
+    lastErrorDetail: row.last_error_detail,
+    enqueuedAt: Number(row.enqueued_at),
+    updatedAt: Number(row.updated_at),
+    effect:
+      row.category === null
+        ? null
+        : { category: row.category, amountCents: Number(row.amount_cents) },
+  };
+}
+
+/** One message in full, with its effect if any. Throws {@link NotFoundError}. */
+export async function show(store: Store, eventId: string): Promise<MessageView> {
+  const row = await baseQuery(store).where('messages.event_id', '=', eventId).executeTakeFirst();
+  if (row === undefined) throw new NotFoundError(eventId);
+  return toView(row);
+}
+
+/** The dead-letter queue: every `dead` message with its original payload, by event id. */
+export async function dlq(store: Store): Promise<MessageView[]> {
+  const rows = await baseQuery(store)
+    .where('messages.state', '=', 'dead')
+    .orderBy('messages.event_id')
+    .execute();
+  return rows.map(toView);
+}

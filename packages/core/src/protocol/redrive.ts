@@ -1,0 +1,93 @@
+import type { Transaction } from 'kysely';
+import type { Store } from '../backend/backend.ts';
+import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
+import { parseJson } from '../json/parse.ts';
+import { isJsonObject } from '../json/value.ts';
+import type { Database } from '../schema.ts';
+import { toRedriven } from '../transitions.ts';
+import type { Handler } from '../types.ts';
+
+/** Which dead messages to redrive: a list of event ids, or every dead message. */
+export type RedriveSelection = readonly string[] | 'all';
+
+/**
+ * Returns `dead` messages to `ready` for a new cycle (SPEC §5): attempts reset to 0,
+ * available now; generation and payload kept, so a worker of the previous cycle can
+ * never ACK. Only dead messages: if any named id is unknown or not dead, nothing
+ * changes and {@link NotFoundError} / {@link NotDeadError} is thrown.
+ */
+export async function redrive(store: Store, selection: RedriveSelection): Promise<string[]> {
+  return store.writeTransaction(async (trx) => {
+    const now = store.clock();
+    if (selection !== 'all') await assertAllDead(trx, selection);
+    return toRedriven(trx, selection, now);
+  });
+}
+
+async function assertAllDead(trx: Transaction<Database>, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await trx
+    .selectFrom('messages')
+    .select(['event_id', 'state'])
+    .where('event_id', 'in', ids)
+    .execute();
+  const found = new Map(rows.map((r) => [r.event_id, r.state]));
+  const missing = ids.find((id) => !found.has(id));
+  if (missing !== undefined) throw new NotFoundError(missing);
+  const alive = rows
+    .filter((r) => r.state !== 'dead')
+    .map((r) => ({ eventId: r.event_id, state: r.state }));
+  if (alive.length > 0) throw new NotDeadError(alive);
+}
+
+export interface RedrivePreview {
+  eventId: string;
+  /** Whether `handler` would now accept the stored payload. */
+  accepted: boolean;
+  code: string | null;
+  detail: string | null;
+}
+
+/**
+ * What a redrive would do with `handler`, changing nothing: for each selected dead
+ * message, whether the handler now accepts its stored payload.
+ */
+export async function previewRedrive(
+  store: Store,
+  selection: RedriveSelection,
+  handler: Handler,
+): Promise<RedrivePreview[]> {
+  let query = store.db
+    .selectFrom('messages')
+    .select(['event_id', 'payload', 'state', 'generation'])
+    .orderBy('event_id');
+  if (selection === 'all') query = query.where('state', '=', 'dead');
+  else if (selection.length > 0) query = query.where('event_id', 'in', selection);
+  else return [];
+  const rows = await query.execute();
+  if (selection !== 'all') {
+    const found = new Map(rows.map((r) => [r.event_id, r.state]));
+    const missing = selection.find((id) => !found.has(id));
+    if (missing !== undefined) throw new NotFoundError(missing);
+    const alive = rows
+      .filter((r) => r.state !== 'dead')
+      .map((r) => ({ eventId: r.event_id, state: r.state }));
+    if (alive.length > 0) throw new NotDeadError(alive);
+  }
+  return rows.map((row) => {
+    try {
+      const payload = parseJson(row.payload);
+      if (!isJsonObject(payload))
+        throw new HandlerFailure('permanent', 'invalid_payload', 'not a JSON object');
+      handler(payload, {
+        eventId: row.event_id,
+        attempt: 1,
+        generation: Number(row.generation) + 1,
+      });
+      return { eventId: row.event_id, accepted: true, code: null, detail: null };
+    } catch (error) {
+      const code = error instanceof HandlerFailure ? error.code : 'handler_error';
+      return { eventId: row.event_id, accepted: false, code, detail: (error as Error).message };
+    }
+  });
+}

@@ -1,0 +1,64 @@
+import type { Store } from './backend/backend.ts';
+import { applyMany } from './protocol/apply.ts';
+import { claimMany } from './protocol/claim.ts';
+import type { ApplyOutcome, Handler } from './types.ts';
+
+export interface WorkOptions {
+  /** Stop after this many messages were claimed. Default: no limit. */
+  max?: number;
+  /** Messages per claim and per apply transaction. Default 1 (per-message mode). */
+  batch?: number;
+  /** Lease length in seconds. Default: the store's (30). */
+  leaseSeconds?: number;
+  /** Called after every apply transaction, for progress output. */
+  onProgress?: (summary: Readonly<WorkSummary>) => void;
+}
+
+export interface WorkSummary {
+  claimed: number;
+  done: number;
+  retried: number;
+  dead: number;
+  /** Leases found lost at apply (another claim or an expiry got there first). */
+  lost: number;
+}
+
+/**
+ * The worker loop: claim → handler → apply (effect + ACK in one transaction), or record
+ * the failure, until nothing is claimable now or `max` messages were claimed. A handler
+ * that throws something unexpected is a temporary failure (see {@link applyMany}); it
+ * never ends the loop. A lost lease is counted and skipped.
+ */
+export async function work(
+  store: Store,
+  handler: Handler,
+  options: WorkOptions = {},
+): Promise<WorkSummary> {
+  const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
+  const batch = options.batch ?? 1;
+  const max = options.max ?? Number.POSITIVE_INFINITY;
+  while (summary.claimed < max) {
+    const busyBefore = store.busyRetries();
+    const limit = Math.min(batch, max - summary.claimed);
+    const leases = await claimMany(store, {
+      limit,
+      ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
+    });
+    if (leases.length === 0) break;
+    summary.claimed += leases.length;
+    const { outcomes, lost } = await applyMany(store, leases, handler);
+    summary.lost += lost.length;
+    for (const outcome of outcomes) count(summary, outcome);
+    options.onProgress?.(summary);
+    // Another process is waiting for the SQLite write lock: step aside briefly so it
+    // gets a turn instead of being starved by our back-to-back transactions.
+    if (store.busyRetries() > busyBefore) await Bun.sleep(1 + Math.random() * 2);
+  }
+  return summary;
+}
+
+function count(summary: WorkSummary, outcome: ApplyOutcome): void {
+  if (outcome.outcome === 'done') summary.done++;
+  else if (outcome.outcome === 'retry') summary.retried++;
+  else summary.dead++;
+}
