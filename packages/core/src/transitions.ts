@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Store } from './backend/backend.ts';
 import type { Database, MessagesTable } from './schema.ts';
 import type { MessageState } from './states.ts';
@@ -12,6 +12,15 @@ import type { FailInput, LeaseRef } from './types.ts';
 
 type Trx = Transaction<Database>;
 
+/**
+ * A state as an SQL literal, not a bound parameter: the partial indexes
+ * (`… WHERE state = 'ready'`) are only usable when the query repeats their condition
+ * literally. With `state = ?` SQLite scans and sorts every ready row on each claim.
+ */
+export function stateLiteral(state: MessageState): RawBuilder<MessageState> {
+  return sql.lit(state);
+}
+
 /** ready → leased for up to `limit` claimable rows, oldest `(available_at, event_id)` first. */
 export async function toLeased(
   store: Store,
@@ -23,7 +32,7 @@ export async function toLeased(
   let pick = trx
     .selectFrom('messages')
     .select('event_id')
-    .where('state', '=', 'ready')
+    .where('state', '=', stateLiteral('ready'))
     .where('available_at', '<=', now)
     .orderBy('available_at')
     .orderBy('event_id')
@@ -39,8 +48,8 @@ export async function toLeased(
       lease_until: now + leaseSeconds,
       updated_at: now,
     }))
+    // By primary key: the subquery already holds the rows (write lock or row locks).
     .where('event_id', 'in', pick)
-    .where('state', '=', 'ready')
     .returning(['event_id', 'generation', 'attempts', 'lease_until', 'payload', 'available_at'])
     .execute();
   return rows.sort((a, b) =>
@@ -83,7 +92,7 @@ export async function recoverExpired(store: Store, trx: Trx, now: number): Promi
         .end(),
       updated_at: now,
     }))
-    .where('state', '=', 'leased')
+    .where('state', '=', stateLiteral('leased'))
     .where('lease_until', '<=', now)
     .execute();
 }
@@ -94,7 +103,7 @@ export async function toDone(trx: Trx, leases: readonly LeaseRef[], now: number)
   const result = await trx
     .updateTable('messages')
     .set({ state: 'done', lease_until: null, updated_at: now })
-    .where('state', '=', 'leased')
+    .where('state', '=', stateLiteral('leased'))
     .where('lease_until', '>', now)
     .where(
       'event_id',
@@ -145,7 +154,7 @@ export async function toFailed(
     .set(set)
     .where('event_id', '=', lease.eventId)
     .where('generation', '=', lease.generation)
-    .where('state', '=', 'leased')
+    .where('state', '=', stateLiteral('leased'))
     .where('lease_until', '>', now)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) throw new FenceMiss(lease.eventId);
@@ -161,7 +170,7 @@ export async function toRedriven(
   let query = trx
     .updateTable('messages')
     .set({ state: 'ready', attempts: 0, available_at: now, lease_until: null, updated_at: now })
-    .where('state', '=', 'dead');
+    .where('state', '=', stateLiteral('dead'));
   if (eventIds !== 'all') query = query.where('event_id', 'in', eventIds);
   const rows = await query.returning('event_id').execute();
   return rows.map((r) => r.event_id).sort();

@@ -47,6 +47,8 @@ export interface OpenStoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** SQLite only: how long a busy database is retried, in ms. Default 10000. */
   busyTimeoutMs?: number;
+  /** Called with every SQL statement the store runs (for query-plan tests and debugging). */
+  onQuery?: (sql: string, parameters: readonly unknown[]) => void;
   /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
   schema?: string;
 }

@@ -3,6 +3,7 @@ import { NotFoundError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import type { JsonObject } from '../json/value.ts';
 import { MESSAGE_STATES, type MessageState } from '../states.ts';
+import { stateLiteral } from '../transitions.ts';
 import type { MessageView, StatusReport } from '../types.ts';
 
 /**
@@ -99,7 +100,7 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
 /** The dead-letter queue: every `dead` message with its original payload, by event id. */
 export async function dlq(store: Store): Promise<MessageView[]> {
   const rows = await baseQuery(store)
-    .where('messages.state', '=', 'dead')
+    .where('messages.state', '=', stateLiteral('dead'))
     .orderBy('messages.event_id')
     .execute();
   return rows.map(toView);

@@ -4,7 +4,7 @@ import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import type { Database } from '../schema.ts';
-import { toRedriven } from '../transitions.ts';
+import { stateLiteral, toRedriven } from '../transitions.ts';
 import type { Handler } from '../types.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -61,7 +61,7 @@ export async function previewRedrive(
     .selectFrom('messages')
     .select(['event_id', 'payload', 'state', 'generation'])
     .orderBy('event_id');
-  if (selection === 'all') query = query.where('state', '=', 'dead');
+  if (selection === 'all') query = query.where('state', '=', stateLiteral('dead'));
   else if (selection.length > 0) query = query.where('event_id', 'in', selection);
   else return [];
   const rows = await query.execute();

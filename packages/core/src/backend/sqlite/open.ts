@@ -39,7 +39,11 @@ export async function openSqliteStore(
     database: raw,
     busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
   });
-  const db = new Kysely<Database>({ dialect });
+  const onQuery = options.onQuery;
+  const db = new Kysely<Database>({
+    dialect,
+    ...(onQuery ? { log: (event) => onQuery(event.query.sql, event.query.parameters) } : {}),
+  });
   try {
     await migrateToLatest(db as Kysely<unknown>, 'sqlite');
   } catch (error) {
