@@ -1,0 +1,112 @@
+import { Database } from 'bun:sqlite';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  apply,
+  claim,
+  dlq,
+  enqueue,
+  modelClock,
+  openStore,
+  status,
+} from '../packages/core/src/index.ts';
+import { handlers } from '../packages/handler/src/index.ts';
+
+/**
+ * The hot statements must stay O(log n) as the queue grows: a claim reads the head of
+ * an index in claim order (no scan, no sort), recovery reads a range of expired leases,
+ * apply goes by primary key. We capture the SQL the store really runs and ask SQLite
+ * for its plan.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'onceq-plans-'));
+const path = join(dir, 'plans.db');
+const captured: { sql: string; parameters: readonly unknown[] }[] = [];
+
+function plan(sql: string, parameters: readonly unknown[]): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .query(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...(parameters as never[]))
+      .map((row) => (row as { detail: string }).detail);
+  } finally {
+    db.close();
+  }
+}
+
+function statement(prefix: RegExp): { sql: string; parameters: readonly unknown[] } {
+  const found = captured.find((c) => prefix.test(c.sql));
+  if (found === undefined) throw new Error(`no captured statement matches ${prefix}`);
+  return found;
+}
+
+beforeAll(async () => {
+  const store = await openStore(path, {
+    clock: modelClock(1000),
+    onQuery: (sql, parameters) => captured.push({ sql, parameters }),
+  });
+  for (let chunk = 0; chunk < 5; chunk++) {
+    const lines = Array.from({ length: 1000 }, (_, i) => {
+      const n = chunk * 1000 + i;
+      return `{"event_id":"E${String(n).padStart(4, '0')}","payload":{"category":"book","amount_cents":${n + 1}}}`;
+    });
+    await enqueue(store, lines.join('\n'));
+  }
+  const lease = await claim(store);
+  if (lease === null) throw new Error('nothing claimed');
+  await apply(store, lease, handlers.v1);
+  await status(store);
+  await dlq(store);
+  await store.close();
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('query plans on a store of 5,000 messages', () => {
+  test('claim picks the head of messages_claim in order, without a scan or a sort', () => {
+    const pick = statement(/^update "messages" set "state" = \?, "attempts"/);
+    const detail = plan(pick.sql, pick.parameters).join('\n');
+    expect(detail).toContain('USING COVERING INDEX messages_claim (state=? AND available_at<?)');
+    expect(detail).not.toMatch(/TEMP B-TREE|SCAN messages/);
+  });
+
+  test('lazy recovery searches the expired range of messages_lease', () => {
+    const recover = statement(/^update "messages" set "state" = case/);
+    const detail = plan(recover.sql, recover.parameters).join('\n');
+    expect(detail).toContain('messages_lease (state=? AND lease_until<?)');
+    expect(detail).not.toContain('SCAN messages');
+  });
+
+  test('apply reads and ACKs by primary key', () => {
+    const read = statement(/^select "event_id", "payload", "state"/);
+    const ack = statement(
+      /^update "messages" set "state" = \?, "lease_until" = \?, "updated_at" = \? where "state" = 'leased'/,
+    );
+    for (const s of [read, ack]) {
+      const detail = plan(s.sql, s.parameters).join('\n');
+      expect(detail).toMatch(
+        /SEARCH messages USING (INDEX|PRIMARY KEY|COVERING INDEX) sqlite_autoindex_messages_1/,
+      );
+    }
+  });
+
+  test('status counts from covering indexes, never the table rows', () => {
+    const counts = statement(/^select "state", count\(\*\)/);
+    const totals = statement(/^select "category", count\(\*\)/);
+    expect(plan(counts.sql, counts.parameters).join('\n')).toMatch(
+      /SCAN messages USING COVERING INDEX/,
+    );
+    expect(plan(totals.sql, totals.parameters).join('\n')).toContain(
+      'SCAN effects USING COVERING INDEX effects_category',
+    );
+  });
+
+  test('the dead-letter listing searches by state', () => {
+    const dead = statement(/where "messages"\."state" = 'dead'/);
+    expect(plan(dead.sql, dead.parameters).join('\n')).toMatch(
+      /SEARCH messages USING (COVERING )?INDEX messages_(claim|lease) \(state=\?\)/,
+    );
+  });
+});
