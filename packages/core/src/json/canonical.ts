@@ -16,7 +16,7 @@ import { canonicalFloat, JsonFloat, type JsonObject, type JsonValue } from './va
 export function canonicalize(value: JsonValue): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quote(value);
     case 'number':
       if (!Number.isSafeInteger(value)) {
         throw new TypeError(
@@ -64,9 +64,22 @@ function canonicalObject(obj: JsonObject): string {
   for (let i = 0; i < n; i++) {
     const key = keys[i] as string;
     if (i > 0) out += ',';
-    out += `${JSON.stringify(key)}:${canonicalize(obj[key] as JsonValue)}`;
+    out += `${quote(key)}:${canonicalize(obj[key] as JsonValue)}`;
   }
   return `${out}}`;
+}
+
+/** `JSON.stringify(text)`, with a fast path for short strings that need no escaping. */
+function quote(text: string): string {
+  const n = text.length;
+  if (n > 64) return JSON.stringify(text);
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+      return JSON.stringify(text);
+    }
+  }
+  return `"${text}"`;
 }
 
 function needsCodePointSort(keys: string[]): boolean {

@@ -171,7 +171,7 @@ function readKey(obj: JsonObject): string {
   if (src.charCodeAt(pos) !== 0x22) throw unexpected(pos, ', expected a string key');
   const keyAt = pos;
   pos++;
-  const key = readString();
+  const key = readCachedKey() ?? readString();
   // Null prototype: only own keys can be found, and every stored value is defined.
   if (obj[key] !== undefined) {
     throw new JsonParseError(`duplicate key ${quoteForMessage(key)}`, keyAt + 1);
@@ -180,6 +180,33 @@ function readKey(obj: JsonObject): string {
   if (pos >= end) throw fail('unexpected end of input inside an object');
   if (src.charCodeAt(pos) !== 0x3a /* : */) throw unexpected(pos, ', expected ":"');
   pos++;
+  return key;
+}
+
+// Recently seen keys, by a cheap hash of the raw text. Returning an already-seen string lets
+// the engine skip interning a fresh substring on every property store (keys repeat per line).
+const keyCache: (string | undefined)[] = new Array(256).fill(undefined);
+
+/** Just after a key's opening quote: the cached key if the raw text matches one, else undefined. */
+function readCachedKey(): string | undefined {
+  let i = pos;
+  let h = 0;
+  for (; i < end; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 0x22) break;
+    if (c === 0x5c || c < 0x20 || c >= 0xd800) return undefined;
+    h = (h * 31 + c) | 0;
+  }
+  if (i >= end || i - pos > 64) return undefined;
+  const slot = h & 255;
+  const cached = keyCache[slot];
+  if (cached !== undefined && cached.length === i - pos && src.startsWith(cached, pos)) {
+    pos = i + 1;
+    return cached;
+  }
+  const key = src.slice(pos, i);
+  keyCache[slot] = key;
+  pos = i + 1;
   return key;
 }
 
@@ -330,8 +357,10 @@ function readNumber(): JsonValue {
   }
   // Up to 15 digits an integer is always exact as a double.
   if (lexeme.length <= 15) {
-    const v = Number(lexeme);
-    return v === 0 ? 0 : v;
+    let v = 0;
+    const neg = lexeme.charCodeAt(0) === 0x2d;
+    for (let k = neg ? 1 : 0; k < lexeme.length; k++) v = v * 10 + (lexeme.charCodeAt(k) - 0x30);
+    return neg && v !== 0 ? -v : v;
   }
   const big = BigInt(lexeme);
   if (big <= MAX_SAFE_BIG && big >= -MAX_SAFE_BIG) return Number(big);
