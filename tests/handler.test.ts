@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { parseJson } from '../packages/core/src/json/parse.ts';
 import { JsonFloat, type JsonObject, type JsonValue } from '../packages/core/src/json/value.ts';
 import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 import {
@@ -264,23 +263,9 @@ describe('failingOnce', () => {
   });
 });
 
-// Payloads from the real strict parser, once core's parser exists (written concurrently).
-const parserPath = join(import.meta.dir, '../packages/core/src/json/parse.ts');
-const parser: ((text: string) => JsonValue) | undefined = existsSync(parserPath)
-  ? await loadParser()
-  : undefined;
-
-async function loadParser(): Promise<(text: string) => JsonValue> {
-  const mod = (await import(parserPath)) as Record<string, unknown>;
-  if (typeof mod.parseJson !== 'function') throw new Error('parse.ts no longer exports parseJson');
-  return mod.parseJson as (text: string) => JsonValue;
-}
-
-describe.if(parser !== undefined)('payloads from the real parser', () => {
-  const parse = (text: string) => {
-    const value = (parser as (text: string) => JsonValue)(text);
-    return value as JsonObject;
-  };
+// Payloads from the real strict parser: the lexemes a user would write.
+describe('payloads from the real parser', () => {
+  const parse = (text: string) => parseJson(text) as JsonObject;
 
   test('an integer lexeme is accepted', () => {
     expect(v1(parse('{"category":"book","amount_cents":100,"x":[1.5]}'), ctx)).toEqual({
