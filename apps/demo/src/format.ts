@@ -1,0 +1,39 @@
+/** Plain aligned tables for the demo's snapshots. */
+import type { StatusReport } from '@onceq/core';
+import { MESSAGE_STATES } from '@onceq/core';
+
+/** Aligns `rows` under `header`: the first column left, the others right. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const line = (row: readonly string[]) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return all.map(line);
+}
+
+/** A snapshot as two tables: messages by state, then effects by category with the total. */
+export function snapshotLines(title: string, report: StatusReport): string[] {
+  const states = table(
+    ['state', 'messages'],
+    MESSAGE_STATES.map((s) => [s, String(report.messages[s])]),
+  );
+  const categories = Object.keys(report.totals).sort();
+  const money = table(
+    ['category', 'amount_cents'],
+    [
+      ...categories.map((c) => [c, String(report.totals[c])]),
+      [`total (${report.effects} effect${report.effects === 1 ? '' : 's'})`, String(report.total)],
+    ],
+  );
+  return [
+    '',
+    `── ${title} ──`,
+    ...states.map((l) => `  ${l}`),
+    '',
+    ...money.map((l) => `  ${l}`),
+    '',
+  ];
+}
