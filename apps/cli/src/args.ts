@@ -1,0 +1,141 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { UsageError } from './errors.ts';
+
+/** Flags every command accepts. */
+export const GLOBAL_OPTIONS = {
+  db: { type: 'string' },
+  now: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+} as const satisfies ParseArgsOptionsConfig;
+
+export const GLOBAL_FLAG_HELP: readonly [string, string][] = [
+  [
+    '--db <path|postgres://…>',
+    'the store (default: $ONCEQ_DB, then onceq.config.json, then ./onceq.db)',
+  ],
+  ['--now <unix seconds>', 'model clock: every read of the time returns this'],
+  ['--json', 'machine-readable output: one JSON document on stdout'],
+  ['-h, --help', 'help (global, or for one command)'],
+  ['-V, --version', 'print the version'],
+];
+
+export type FlagValues = Record<string, string | boolean | undefined>;
+
+export interface ParsedArgs {
+  values: FlagValues;
+  positionals: string[];
+}
+
+/** Global flags that take a value: the token after them is not the command. */
+const VALUE_FLAGS = new Set(['--db', '--now']);
+
+/**
+ * Splits `argv` into the command name (the first bare word) and everything else, so
+ * global flags may stand before or after the command.
+ */
+export function splitCommand(argv: readonly string[]): { command?: string; rest: string[] } {
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] as string;
+    if (token === '--') break;
+    if (VALUE_FLAGS.has(token)) {
+      i++;
+      continue;
+    }
+    if (!token.startsWith('-')) {
+      return { command: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    }
+  }
+  return { rest: [...argv] };
+}
+
+/**
+ * Parses flags strictly (`util.parseArgs`): an unknown flag, a missing value or a value
+ * given to a switch is a {@link UsageError} (exit 2) naming the flag.
+ */
+export function parseFlags(
+  args: readonly string[],
+  options: ParseArgsOptionsConfig,
+  where: string,
+): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { ...GLOBAL_OPTIONS, ...options },
+      strict: true,
+      allowPositionals: true,
+      allowNegative: true,
+    });
+    return { values: { ...values } as FlagValues, positionals };
+  } catch (error) {
+    throw new UsageError(describeParseError(error, where));
+  }
+}
+
+function describeParseError(error: unknown, where: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const flag = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
+  const help = `see onceq ${where === 'onceq' ? '' : `${where} `}--help`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `unknown flag ${flag} for ${where} (${help})`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (/ambiguous/.test(message)) {
+      return `flag ${flag} needs a value (write ${flag}=VALUE for a value starting with -)`;
+    }
+    if (/argument missing/.test(message)) return `flag ${flag} needs a value (${help})`;
+    if (/does not take an argument/.test(message)) return `flag ${flag} takes no value (${help})`;
+    return `invalid value for ${flag} (${help})`;
+  }
+  return `${message} (${help})`;
+}
+
+export function stringFlag(values: FlagValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function boolFlag(values: FlagValues, name: string): boolean | undefined {
+  const value = values[name];
+  return typeof value === 'boolean' ? value : undefined;
+}
+
+/**
+ * A whole number flag in `[min, max]`, or undefined when absent. Only plain decimal digits:
+ * `1e3`, `-1`, `2.5` and `0x10` are usage errors naming the flag.
+ */
+export function intFlag(
+  values: FlagValues,
+  name: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
+): number | undefined {
+  const raw = stringFlag(values, name);
+  if (raw === undefined) return undefined;
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range = min === 0 ? 'a non-negative whole number' : `a whole number ≥ ${min}`;
+    throw new UsageError(`--${name} must be ${range}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/** Exactly `count` positional arguments, named in the error by `names`. */
+export function expectPositionals(
+  positionals: readonly string[],
+  names: string[],
+  where: string,
+): string[] {
+  if (positionals.length < names.length) {
+    throw new UsageError(
+      `${where} needs ${names.slice(positionals.length).join(' ')} (see onceq ${where} --help)`,
+    );
+  }
+  if (positionals.length > names.length) {
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(positionals[names.length])} for ${where} (see onceq ${where} --help)`,
+    );
+  }
+  return [...positionals];
+}

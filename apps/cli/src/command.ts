@@ -1,0 +1,55 @@
+import type { ParseArgsOptionsConfig } from 'node:util';
+import type { Clock, Store } from '@onceq/core';
+import type { FlagValues } from './args.ts';
+import type { OnceqConfig } from './config.ts';
+import type { Context } from './context.ts';
+
+/** What a command's `parse` sees: the flags and arguments, and the config file on demand. */
+export interface CommandInput {
+  values: FlagValues;
+  positionals: string[];
+  /** `onceq.config.json` of the working directory, read on first call. */
+  config: () => OnceqConfig;
+  ctx: Context;
+}
+
+/** What a command's `run` gets besides its parsed arguments. */
+export interface RunEnv {
+  ctx: Context;
+  json: boolean;
+  clock: Clock;
+  /** The `--now` flag, when given. */
+  now: number | undefined;
+  /** The `--db` flag as given (setup and demo resolve the store themselves). */
+  dbFlag: string | undefined;
+  config: () => OnceqConfig;
+  /** The open store (commands with `opensStore`); closed by the runner afterwards. */
+  store: Store;
+}
+
+/**
+ * One `onceq` command. `parse` validates everything it can without the store (usage
+ * errors before any file is created); `run` does the work through @onceq/core and prints.
+ */
+export interface Command<A> {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /** The synopsis after `onceq `. */
+  usage: string;
+  /** Command flags for `--help`: [flag, description]. */
+  flags: readonly [string, string][];
+  options: ParseArgsOptionsConfig;
+  /** The runner opens the store (applying migrations) before `run` and closes it after. */
+  opensStore: boolean;
+  parse(input: CommandInput): A | Promise<A>;
+  /** Resolves to the exit code. */
+  run(args: A, env: RunEnv): Promise<number>;
+}
+
+/** A command with its argument type erased, for the registry. */
+export type AnyCommand = Command<unknown>;
+
+export function defineCommand<A>(command: Command<A>): AnyCommand {
+  return command as unknown as AnyCommand;
+}

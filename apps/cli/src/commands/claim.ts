@@ -1,0 +1,86 @@
+import { claim, type Lease, type Store } from '@onceq/core';
+import { boolFlag, expectPositionals, intFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import type { Context } from '../context.ts';
+import { RawJson, toJson } from '../output.ts';
+
+interface ClaimArgs {
+  leaseSeconds: number | undefined;
+  hold: boolean;
+}
+
+export const claimCommand = defineCommand<ClaimArgs>({
+  name: 'claim',
+  summary: 'claim one message and print its lease',
+  usage: 'claim [--lease S] [--hold]',
+  flags: [
+    ['--lease <S>', 'lease length in seconds (default 30)'],
+    ['--hold', 'keep the claim transaction open until Enter (to watch a competing claimer)'],
+  ],
+  options: { lease: { type: 'string' }, hold: { type: 'boolean' } },
+  opensStore: true,
+  parse({ values, positionals }) {
+    expectPositionals(positionals, [], 'claim');
+    return {
+      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      hold: boolFlag(values, 'hold') ?? false,
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const options = args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds };
+    if (!args.hold) {
+      printLease(await claim(store, options), json, ctx, store.clock());
+      return 0;
+    }
+    const holdClaim = await loadHoldClaim();
+    await holdClaim(store, options, async (lease) => {
+      printLease(lease, json, ctx, store.clock());
+      if (lease === null) return;
+      ctx.err('holding the claim transaction open; press Enter to commit');
+      await ctx.waitForLine();
+    });
+    if (!json) ctx.out('claim committed');
+    return 0;
+  },
+});
+
+/** The lease as JSON (`null` when nothing was claimable), or two lines for people. */
+export function leaseJson(lease: Lease | null): string {
+  if (lease === null) return 'null';
+  return toJson({
+    event_id: lease.eventId,
+    generation: lease.generation,
+    attempt: lease.attempt,
+    lease_until: lease.leaseUntil,
+    payload: new RawJson(lease.payload),
+  });
+}
+
+function printLease(lease: Lease | null, json: boolean, ctx: Context, now: number): void {
+  if (json) ctx.out(leaseJson(lease));
+  else if (lease === null) ctx.out(`nothing to claim at ${now}`);
+  else {
+    ctx.out(
+      `claimed ${lease.eventId} generation ${lease.generation} (attempt ${lease.attempt}), lease until ${lease.leaseUntil}`,
+    );
+    ctx.out(`payload ${lease.payload}`);
+  }
+}
+
+type HoldClaim = (
+  store: Store,
+  options: { leaseSeconds?: number },
+  release: (lease: Lease | null) => Promise<void>,
+) => Promise<Lease | null>;
+
+/**
+ * `holdClaim` lives in core's protocol/hold.ts (the PostgreSQL work); loaded on demand so
+ * the rest of the CLI never depends on it.
+ */
+async function loadHoldClaim(): Promise<HoldClaim> {
+  const specifier = '../../../../packages/core/src/protocol/hold.ts';
+  const module = (await import(specifier)) as { holdClaim?: HoldClaim };
+  if (typeof module.holdClaim !== 'function')
+    throw new Error('holdClaim is not available in @onceq/core');
+  return module.holdClaim;
+}

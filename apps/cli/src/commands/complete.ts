@@ -1,0 +1,84 @@
+import { apply } from '@onceq/core';
+import { getHandler, type HandlerVersion } from '@onceq/handler';
+import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { resolveHandler } from '../config.ts';
+import { UsageError } from '../errors.ts';
+import { toJson } from '../output.ts';
+
+interface CompleteArgs {
+  eventId: string;
+  generation: number;
+  handler: HandlerVersion;
+}
+
+export const completeCommand = defineCommand<CompleteArgs>({
+  name: 'complete',
+  summary: 'run the handler on the stored payload and apply + ACK (or dead on invalid_payload)',
+  usage: 'complete <id> --generation G [--handler v1|v2]',
+  flags: [
+    ['--generation <G>', 'the generation the claim returned (the fencing token); required'],
+    ['--handler <v1|v2>', 'handler version (default: config "handler", then v1)'],
+  ],
+  options: { generation: { type: 'string' }, handler: { type: 'string' } },
+  opensStore: true,
+  parse({ values, positionals, config }) {
+    const [eventId] = expectPositionals(positionals, ['<id>'], 'complete') as [string];
+    return {
+      eventId,
+      generation: requireGeneration(intFlag(values, 'generation'), 'complete'),
+      handler: resolveHandler(stringFlag(values, 'handler'), config),
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const outcome = await apply(
+      store,
+      { eventId: args.eventId, generation: args.generation },
+      getHandler(args.handler),
+    );
+    if (outcome.outcome === 'done') {
+      const { category, amountCents } = outcome.effect;
+      ctx.out(
+        json
+          ? toJson({
+              event_id: outcome.eventId,
+              outcome: 'done',
+              category,
+              amount_cents: amountCents,
+            })
+          : `${outcome.eventId} done: ${category} ${amountCents} (handler ${args.handler})`,
+      );
+    } else if (outcome.outcome === 'dead') {
+      ctx.out(
+        json
+          ? toJson({
+              event_id: outcome.eventId,
+              outcome: 'dead',
+              code: outcome.code,
+              detail: outcome.detail,
+            })
+          : `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail} (handler ${args.handler})`,
+      );
+    } else {
+      ctx.out(
+        json
+          ? toJson({
+              event_id: outcome.eventId,
+              outcome: 'retry',
+              code: outcome.code,
+              detail: outcome.detail,
+              available_at: outcome.availableAt,
+            })
+          : `${outcome.eventId} failed temporarily (${outcome.code}); ready again at ${outcome.availableAt}`,
+      );
+    }
+    return 0;
+  },
+});
+
+export function requireGeneration(generation: number | undefined, where: string): number {
+  if (generation === undefined) {
+    throw new UsageError(`${where} needs --generation G (the generation the claim returned)`);
+  }
+  return generation;
+}

@@ -1,0 +1,87 @@
+import type { FailureKind } from '@onceq/core';
+import { fail } from '@onceq/core';
+import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { toJson } from '../output.ts';
+import { requireGeneration } from './complete.ts';
+
+/** The error code recorded when `--code` is not given. */
+export const DEFAULT_FAIL_CODE = 'manual';
+
+interface FailArgs {
+  eventId: string;
+  generation: number;
+  kind: FailureKind;
+  code: string;
+  detail: string | undefined;
+}
+
+export const failCommand = defineCommand<FailArgs>({
+  name: 'fail',
+  summary: 'report a failure for a claimed message',
+  usage: 'fail <id> --generation G (--temporary|--permanent) [--code C] [--detail D]',
+  flags: [
+    ['--generation <G>', 'the generation the claim returned; required'],
+    ['--temporary', 'retry after backoff (1 s, then 2 s); dead after the last attempt'],
+    ['--permanent', 'straight to the DLQ'],
+    ['--code <C>', `error code to record (default: ${DEFAULT_FAIL_CODE})`],
+    ['--detail <D>', 'a short description to record'],
+  ],
+  options: {
+    generation: { type: 'string' },
+    temporary: { type: 'boolean' },
+    permanent: { type: 'boolean' },
+    code: { type: 'string' },
+    detail: { type: 'string' },
+  },
+  opensStore: true,
+  parse({ values, positionals }) {
+    const [eventId] = expectPositionals(positionals, ['<id>'], 'fail') as [string];
+    const temporary = boolFlag(values, 'temporary') === true;
+    const permanent = boolFlag(values, 'permanent') === true;
+    if (temporary === permanent) {
+      throw new UsageError('fail needs exactly one of --temporary or --permanent');
+    }
+    const code = stringFlag(values, 'code') ?? DEFAULT_FAIL_CODE;
+    if (!/^[a-z0-9_.-]{1,64}$/i.test(code)) {
+      throw new UsageError(
+        `--code must be 1-64 letters, digits, _ . or -, got ${JSON.stringify(code)}`,
+      );
+    }
+    return {
+      eventId,
+      generation: requireGeneration(intFlag(values, 'generation'), 'fail'),
+      kind: temporary ? 'temporary' : 'permanent',
+      code,
+      detail: stringFlag(values, 'detail'),
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const result = await fail(
+      store,
+      { eventId: args.eventId, generation: args.generation },
+      {
+        kind: args.kind,
+        code: args.code,
+        ...(args.detail === undefined ? {} : { detail: args.detail }),
+      },
+    );
+    if (json) {
+      ctx.out(
+        toJson({
+          event_id: result.eventId,
+          state: result.state,
+          available_at: result.state === 'ready' ? result.availableAt : null,
+        }),
+      );
+    } else if (result.state === 'ready') {
+      ctx.out(
+        `${result.eventId} failed (${args.kind}, ${args.code}): ready again at ${result.availableAt}`,
+      );
+    } else {
+      ctx.out(`${result.eventId} failed (${args.kind}, ${args.code}): moved to the DLQ`);
+    }
+    return 0;
+  },
+});

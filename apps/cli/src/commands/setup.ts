@@ -1,0 +1,118 @@
+import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { CONFIG_FILE, readConfig, resolveHandler } from '../config.ts';
+import { CancelledError, UsageError } from '../errors.ts';
+import { toJson } from '../output.ts';
+import { plainPrompter } from '../setup/prompter.ts';
+import {
+  loadSampleEvents,
+  performSetup,
+  resolveAnswers,
+  SETUP_FLAGS,
+  type SetupFlags,
+  setupDefaults,
+  unanswered,
+} from '../setup/steps.ts';
+
+interface SetupArgs {
+  flags: SetupFlags;
+  yes: boolean;
+}
+
+export const setupCommand = defineCommand<SetupArgs>({
+  name: 'setup',
+  summary:
+    'guided setup: store, schema, sample events, handler, first run; writes onceq.config.json',
+  usage: 'setup [--db <path>] [--handler v1|v2] [--sample|--no-sample] [--run|--no-run] [--yes]',
+  flags: [
+    ['--db <path|postgres://…>', 'the store (default: the current config, else ./onceq.db)'],
+    ['--handler <v1|v2>', 'handler version to write into the config (default v1)'],
+    ['--sample, --no-sample', 'load the 5 sample events (default: yes)'],
+    ['--run, --no-run', 'run the worker once and show the status (default: yes)'],
+    ['-y, --yes', 'take the default for every question not answered by a flag'],
+  ],
+  options: {
+    handler: { type: 'string' },
+    sample: { type: 'boolean' },
+    run: { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
+  },
+  // Setup asks where the store lives first, then opens it itself.
+  opensStore: false,
+  parse({ values, positionals, config }) {
+    expectPositionals(positionals, [], 'setup');
+    const handler = stringFlag(values, 'handler');
+    const flags: SetupFlags = {};
+    const db = stringFlag(values, 'db');
+    if (db !== undefined) {
+      if (db.trim() === '')
+        throw new UsageError('--db needs a SQLite file path or a postgres:// URL');
+      flags.db = db;
+    }
+    if (handler !== undefined) flags.handler = resolveHandler(handler, config);
+    const sample = boolFlag(values, 'sample');
+    if (sample !== undefined) flags.sample = sample;
+    const run = boolFlag(values, 'run');
+    if (run !== undefined) flags.run = run;
+    return { flags, yes: boolFlag(values, 'yes') === true };
+  },
+  async run({ flags, yes }, { ctx, json, clock }) {
+    const missing = yes ? [] : unanswered(flags);
+    // clack writes to stdout, so --json never prompts.
+    const prompting = missing.length > 0 && ctx.interactive && !json;
+    if (missing.length > 0 && !prompting) {
+      throw new UsageError(
+        `setup needs a terminal to ask its questions; pass --yes to take the defaults, or answer them with flags: ${Object.values(SETUP_FLAGS).join(', ')} (unanswered: ${missing.map((k) => SETUP_FLAGS[k].split(/[ /]/)[0]).join(', ')})`,
+      );
+    }
+    const prompter =
+      prompting || (ctx.interactive && !json) ? await ctx.prompter() : plainPrompter(ctx, json);
+    let existing = {};
+    try {
+      existing = readConfig(ctx.cwd);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      prompter.warn(`${error.message}; setup will replace it`);
+    }
+    prompter.intro('onceq setup');
+    try {
+      const answers = await resolveAnswers(
+        flags,
+        prompting ? prompter : null,
+        setupDefaults(existing),
+      );
+      const result = await performSetup(answers, {
+        cwd: ctx.cwd,
+        clock,
+        reporter: prompter,
+        loadSample: loadSampleEvents,
+      });
+      if (ctx.env.ONCEQ_DB) {
+        prompter.warn(`ONCEQ_DB is set and takes precedence over ${CONFIG_FILE}`);
+      }
+      if (json) {
+        ctx.out(
+          toJson({
+            config: result.configPath,
+            db: result.location,
+            kind: result.kind,
+            created: result.createdStore,
+            handler: result.handler,
+            sample: result.sample,
+            work: result.work,
+            status: result.status,
+          }),
+        );
+      } else {
+        prompter.outro('Ready. Next: onceq status · onceq dlq · onceq work');
+      }
+      return 0;
+    } catch (error) {
+      if (error instanceof CancelledError) {
+        prompter.cancel('setup cancelled, nothing written');
+        return error.exitCode;
+      }
+      throw error;
+    }
+  },
+});

@@ -1,0 +1,61 @@
+import { type MessageView, show } from '@onceq/core';
+import { expectPositionals } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { RawJson, table, toJson } from '../output.ts';
+
+export const showCommand = defineCommand<string>({
+  name: 'show',
+  summary: 'one message in full, with its effect if any',
+  usage: 'show <id>',
+  flags: [],
+  options: {},
+  opensStore: true,
+  parse({ positionals }) {
+    return expectPositionals(positionals, ['<id>'], 'show')[0] as string;
+  },
+  async run(eventId, { store, json, ctx }) {
+    const view = await show(store, eventId);
+    if (json) ctx.out(toJson(messageJson(view)));
+    else for (const line of formatMessage(view)) ctx.out(line);
+    return 0;
+  },
+});
+
+/** A message as JSON; the payload is the stored canonical text, embedded as is. */
+export function messageJson(view: MessageView): Record<string, unknown> {
+  return {
+    event_id: view.eventId,
+    state: view.state,
+    attempts: view.attempts,
+    generation: view.generation,
+    available_at: view.availableAt,
+    lease_until: view.leaseUntil,
+    last_error: view.lastErrorCode,
+    last_error_detail: view.lastErrorDetail,
+    enqueued_at: view.enqueuedAt,
+    updated_at: view.updatedAt,
+    payload: new RawJson(view.payloadText),
+    effect:
+      view.effect === null
+        ? null
+        : { category: view.effect.category, amount_cents: view.effect.amountCents },
+  };
+}
+
+function formatMessage(view: MessageView): string[] {
+  const dash = (value: string | number | null) => (value === null ? '-' : String(value));
+  return table([
+    ['event_id', view.eventId],
+    ['state', view.state],
+    ['attempts', view.attempts],
+    ['generation', view.generation],
+    ['available_at', view.availableAt],
+    ['lease_until', dash(view.leaseUntil)],
+    ['last_error', dash(view.lastErrorCode)],
+    ['last_error_detail', dash(view.lastErrorDetail)],
+    ['enqueued_at', view.enqueuedAt],
+    ['updated_at', view.updatedAt],
+    ['payload', view.payloadText],
+    ['effect', view.effect === null ? '-' : `${view.effect.category} ${view.effect.amountCents}`],
+  ]);
+}

@@ -1,0 +1,96 @@
+import type { Prompter } from './setup/prompter.ts';
+
+/**
+ * Everything a command touches outside its arguments: streams, environment, terminal
+ * facts and the prompter. `bin.ts` builds the real one ({@link processContext}); tests
+ * build their own, so no command reads `process` directly.
+ */
+export interface Context {
+  /** Directory relative paths (batch files, the store, the config file) resolve against. */
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Writes one line to stdout. */
+  out(line: string): void;
+  /** Writes one line to stderr. */
+  err(line: string): void;
+  /** All of stdin, for `enqueue -`. */
+  readStdin(): Promise<Uint8Array>;
+  /** Resolves on the next line of stdin, or at its end (for `claim --hold`). */
+  waitForLine(): Promise<void>;
+  /** Progress for people (a spinner or counter) on stderr; null when stderr is not a terminal. */
+  readonly progress: Progress | null;
+  /** Prompts are possible: stdin and stdout are terminals and `CI` is not set. */
+  readonly interactive: boolean;
+  /** The interactive prompter (loads @clack/prompts on first use). */
+  prompter(): Promise<Prompter>;
+}
+
+/** A one-line status that rewrites itself on a terminal. */
+export interface Progress {
+  update(text: string): void;
+  /** Erases the line. */
+  done(): void;
+}
+
+/** The context of the running process. */
+export function processContext(): Context {
+  const env = process.env;
+  return {
+    cwd: process.cwd(),
+    env,
+    out: (line) => {
+      process.stdout.write(`${line}\n`);
+    },
+    err: (line) => {
+      process.stderr.write(`${line}\n`);
+    },
+    readStdin: async () => new Uint8Array(await Bun.stdin.arrayBuffer()),
+    waitForLine,
+    progress: process.stderr.isTTY ? terminalProgress(process.stderr) : null,
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY && !env.CI),
+    prompter: async () => (await import('./setup/clack.ts')).clackPrompter(),
+  };
+}
+
+function waitForLine(): Promise<void> {
+  return new Promise((resolve) => {
+    const stdin = process.stdin;
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.off('end', finish);
+      stdin.off('close', finish);
+      stdin.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      if (chunk.includes(10)) finish();
+    };
+    stdin.on('data', onData);
+    stdin.on('end', finish);
+    stdin.on('close', finish);
+    stdin.resume();
+  });
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/** A spinner + text on one terminal line, redrawn at most every 80 ms. */
+export function terminalProgress(stream: { write(text: string): unknown }): Progress {
+  let frame = 0;
+  let last = 0;
+  let shown = false;
+  return {
+    update(text) {
+      const now = Date.now();
+      if (shown && now - last < 80) return;
+      last = now;
+      shown = true;
+      frame = (frame + 1) % FRAMES.length;
+      stream.write(`\r\x1b[2K${FRAMES[frame]} ${text}`);
+    },
+    done() {
+      if (shown) stream.write('\r\x1b[2K');
+      shown = false;
+    },
+  };
+}

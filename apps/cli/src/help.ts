@@ -1,0 +1,39 @@
+import { GLOBAL_FLAG_HELP } from './args.ts';
+import type { AnyCommand } from './command.ts';
+import { COMMANDS } from './commands/index.ts';
+import { table } from './output.ts';
+
+export const EXIT_CODES_HELP =
+  'exit codes: 0 ok · 1 internal error · 2 usage error · 3 input rejected · 4 protocol refusal';
+
+export function globalHelp(version: string): string[] {
+  return [
+    `onceq ${version}: a reliable exactly-once queue`,
+    '',
+    'usage: onceq <command> [flags]',
+    '',
+    'commands:',
+    ...table(COMMANDS.map((c) => [c.name, c.summary])).map((l) => `  ${l}`),
+    '',
+    'global flags:',
+    ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),
+    '',
+    EXIT_CODES_HELP,
+    'onceq <command> --help shows the flags of one command.',
+  ];
+}
+
+export function commandHelp(command: AnyCommand): string[] {
+  const lines = [`usage: onceq ${command.usage}`, '', command.summary];
+  if (command.flags.length > 0) {
+    lines.push('', 'flags:', ...table(command.flags).map((l) => `  ${l}`));
+  }
+  lines.push(
+    '',
+    'global flags:',
+    ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),
+    '',
+    EXIT_CODES_HELP,
+  );
+  return lines;
+}

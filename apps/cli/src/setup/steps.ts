@@ -1,0 +1,193 @@
+/**
+ * `onceq setup` as plain functions: resolve each answer as
+ * `flag ?? (prompter ? prompt : default)`, then do the work, then write the config last.
+ * No @clack/prompts import here: the prompter is injected.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  type Clock,
+  type EnqueueResult,
+  enqueue,
+  isPostgresUrl,
+  openStore,
+  type StatusReport,
+  status,
+  type WorkSummary,
+  work,
+} from '@onceq/core';
+import { getHandler, HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler';
+import { formatStatus } from '../commands/status.ts';
+import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import type { Prompter } from './prompter.ts';
+
+/** Answers given on the command line; each one skips its prompt. */
+export interface SetupFlags {
+  db?: string;
+  handler?: HandlerVersion;
+  sample?: boolean;
+  run?: boolean;
+}
+
+export interface SetupAnswers {
+  /** The store as the user wrote it (kept as is in the config; relative to its directory). */
+  db: string;
+  handler: HandlerVersion;
+  sample: boolean;
+  run: boolean;
+}
+
+/** The flag that answers each prompt, for the no-terminal hint. */
+export const SETUP_FLAGS: Record<keyof SetupAnswers, string> = {
+  db: '--db <path|postgres://…>',
+  handler: '--handler v1|v2',
+  sample: '--sample/--no-sample',
+  run: '--run/--no-run',
+};
+
+const HANDLER_HINTS: Record<HandlerVersion, string> = { v1: 'book, pen, bag', v2: 'v1 + toy' };
+
+/** Defaults (`--yes`): the existing config's store and handler, else ./onceq.db and v1; sample and run on. */
+export function setupDefaults(existing: OnceqConfig): SetupAnswers {
+  return {
+    db: existing.db ?? DEFAULT_DB,
+    handler: existing.handler ?? 'v1',
+    sample: true,
+    run: true,
+  };
+}
+
+/** The answers no flag gave: each would need a prompt. */
+export function unanswered(flags: SetupFlags): (keyof SetupAnswers)[] {
+  return (['db', 'handler', 'sample', 'run'] as const).filter((key) => flags[key] === undefined);
+}
+
+/** Each answer: the flag, else the prompt (when a prompter is given), else the default. */
+export async function resolveAnswers(
+  flags: SetupFlags,
+  prompter: Prompter | null,
+  defaults: SetupAnswers,
+): Promise<SetupAnswers> {
+  const db =
+    flags.db ??
+    (prompter
+      ? await prompter.text({
+          message: 'Where should the store live? (a SQLite file, or a postgres:// URL)',
+          placeholder: defaults.db,
+          defaultValue: defaults.db,
+        })
+      : defaults.db);
+  const sample =
+    flags.sample ??
+    (prompter
+      ? await prompter.confirm({
+          message: 'Load the 5 sample events (examples/demo.jsonl)?',
+          initialValue: defaults.sample,
+        })
+      : defaults.sample);
+  const handler =
+    flags.handler ??
+    (prompter
+      ? await prompter.select<HandlerVersion>({
+          message: 'Which handler version should the worker use?',
+          options: HANDLER_VERSIONS.map((v) => ({ value: v, label: v, hint: HANDLER_HINTS[v] })),
+          initialValue: defaults.handler,
+        })
+      : defaults.handler);
+  const run =
+    flags.run ??
+    (prompter
+      ? await prompter.confirm({
+          message: 'Run the worker once now and show the status?',
+          initialValue: defaults.run,
+        })
+      : defaults.run);
+  return { db: db.trim() === '' ? defaults.db : db.trim(), handler, sample, run };
+}
+
+export interface SetupDeps {
+  cwd: string;
+  clock: Clock;
+  /** Shows the steps (the clack prompter, or plain lines). */
+  reporter: Prompter;
+  /** The sample batch (examples/demo.jsonl). */
+  loadSample: () => Promise<Uint8Array>;
+}
+
+export interface SetupResult {
+  configPath: string;
+  location: string;
+  kind: string;
+  createdStore: boolean;
+  handler: HandlerVersion;
+  sample: EnqueueResult | null;
+  work: WorkSummary | null;
+  status: StatusReport;
+}
+
+/**
+ * Opens (creating and migrating) the store, loads the sample, runs the worker once, then
+ * writes `onceq.config.json` atomically as the very last step: a failure or Ctrl-C
+ * earlier leaves the old config (or none) in place.
+ */
+export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Promise<SetupResult> {
+  const { reporter } = deps;
+  const target = isPostgresUrl(answers.db) ? answers.db : resolve(deps.cwd, answers.db);
+  const createdStore = !isPostgresUrl(target) && !existsSync(target);
+
+  const spin = reporter.spinner();
+  spin.start('Opening the store and applying migrations');
+  let store: Awaited<ReturnType<typeof openStore>>;
+  try {
+    store = await openStore(target, { clock: deps.clock });
+  } catch (error) {
+    spin.error('Could not open the store');
+    throw error;
+  }
+  let sample: EnqueueResult | null = null;
+  let summary: WorkSummary | null = null;
+  let report: StatusReport;
+  try {
+    spin.stop(
+      createdStore
+        ? `Created ${store.location} with the schema`
+        : `Schema up to date in ${store.location} (${store.kind})`,
+    );
+    if (answers.sample) {
+      const s = reporter.spinner();
+      s.start('Loading the sample events');
+      sample = await enqueue(store, await deps.loadSample());
+      s.stop(`Sample events: accepted ${sample.accepted}, duplicates ${sample.duplicates}`);
+    }
+    if (answers.run) {
+      const s = reporter.spinner();
+      s.start(`Running the worker once with handler ${answers.handler}`);
+      summary = await work(store, getHandler(answers.handler));
+      s.stop(
+        `Worker (${answers.handler}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
+      );
+    }
+    report = await status(store);
+    reporter.note(formatStatus(report).join('\n'), 'Status');
+  } finally {
+    await store.close();
+  }
+
+  const configPath = await writeConfig(deps.cwd, { db: answers.db, handler: answers.handler });
+  reporter.info(`Wrote ${configPath}`);
+  return {
+    configPath,
+    location: store.location,
+    kind: store.kind,
+    createdStore,
+    handler: answers.handler,
+    sample,
+    work: summary,
+    status: report,
+  };
+}
+
+/** The sample batch shipped with the repository. */
+export async function loadSampleEvents(): Promise<Uint8Array> {
+  return Bun.file(new URL('../../../../examples/demo.jsonl', import.meta.url)).bytes();
+}
