@@ -59,11 +59,15 @@ export async function applyMany(
   const lost: LeaseLostError[] = [];
   let pending = [...leases];
   while (pending.length > 0) {
+    // Fence misses of this attempt only: a rolled-back or re-run transaction (PostgreSQL
+    // retries one after a deadlock) finds them again, so they must not pile up.
+    const missed: LeaseLostError[] = [];
     try {
-      const outcomes = await store.writeTransaction((trx) =>
-        applyInTransaction(store, trx, pending, handler, lost),
-      );
-      return { outcomes, lost };
+      const outcomes = await store.writeTransaction((trx) => {
+        missed.length = 0;
+        return applyInTransaction(store, trx, pending, handler, missed);
+      });
+      return { outcomes, lost: [...lost, ...missed] };
     } catch (error) {
       if (!(error instanceof ExpiredDuringApply)) throw error;
       // Rolled back, effects included. Retry the rest without the leases that ran out.

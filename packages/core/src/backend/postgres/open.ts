@@ -1,10 +1,179 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { systemClock } from '../../clock.ts';
 import { StoreUnavailableError } from '../../errors.ts';
+import { migrateToLatest } from '../../migrations/index.ts';
+import type { Database } from '../../schema.ts';
+import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
+import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
+import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
-/** PostgreSQL backend: being written (issue 4). */
+/** The schema the tables live in when `options.schema` is not given. */
+export const DEFAULT_SCHEMA = 'onceq';
+
+/** A schema name onceq interpolates into SQL: lower-case identifier, at most 63 bytes. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Connections per store. Each onceq operation uses one at a time; migrations use two. */
+const POOL_SIZE = 4;
+
+/** How often a transaction is re-run after a deadlock, serialization or unique-key race. */
+const MAX_TRANSACTION_ATTEMPTS = 5;
+
+/** int8 (count, sum of integer, BIGINT seconds) and numeric (sum of bigint) as JS numbers. */
+const NUMBER_OIDS = new Set([20, 1700]);
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    NUMBER_OIDS.has(oid) && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Throws unless `name` is a schema name onceq may interpolate into SQL. */
+export function assertSchemaName(name: string): void {
+  if (!SCHEMA_NAME.test(name) || name.startsWith('pg_')) {
+    throw new StoreUnavailableError(
+      `invalid PostgreSQL schema name ${JSON.stringify(name)}: use lower-case letters, digits and _ (not starting with a digit or pg_), at most 63 characters`,
+    );
+  }
+}
+
+/**
+ * Opens a PostgreSQL store through Kysely's `PostgresDialect` on a small `pg` pool and
+ * applies pending migrations in `options.schema` (default `onceq`, created if missing).
+ * Every connection runs with `search_path` set to that schema, so the protocol's
+ * unqualified table names resolve there and other schemas are left alone.
+ *
+ * Transactions are READ COMMITTED: a fenced `UPDATE … WHERE state … AND generation …`
+ * that waited for a row lock re-checks its `WHERE` against the committed row, and claim
+ * locks its picks with `FOR UPDATE SKIP LOCKED`, so concurrent claimers skip each other.
+ *
+ * A connection failure is a {@link StoreUnavailableError} naming host, port and
+ * database, never the password; {@link Store.location} is the URL with `***` for it.
+ */
 export async function openPostgresStore(
-  _url: string,
-  _options: OpenStoreOptions = {},
+  url: string,
+  options: OpenStoreOptions = {},
 ): Promise<Store> {
-  throw new StoreUnavailableError('the PostgreSQL backend is not available yet');
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  assertSchemaName(schema);
+  const { connectionString, startupOptions } = withSearchPath(url, schema);
+
+  const pool = new pg.Pool({
+    connectionString,
+    options: startupOptions,
+    types,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 10_000,
+    application_name: 'onceq',
+    // A store that is never closed must not keep the process alive.
+    allowExitOnIdle: true,
+  });
+  // An idle connection the server drops emits 'error' on the pool; unhandled, that event
+  // would crash the process with a stack. The next query reports the failure instead.
+  pool.on('error', () => {});
+
+  let probe: pg.PoolClient;
+  try {
+    probe = await pool.connect();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw connectFailure(error, url);
+  }
+
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await prepareSchema(db, probe, schema, url);
+  } catch (error) {
+    probe.release();
+    await db.destroy().catch(() => {});
+    throw error instanceof StoreUnavailableError ? error : mapQueryError(error, url);
+  }
+  probe.release();
+
+  let retries = 0;
+  return {
+    kind: 'postgres',
+    db,
+    capabilities: { skipLocked: true, maxParameters: 65_535 },
+    clock: options.clock ?? systemClock,
+    protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
+    location: redactUrl(url),
+    async writeTransaction(fn) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction().execute(fn);
+        } catch (error) {
+          if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
+            retries++;
+            continue;
+          }
+          throw mapQueryError(error, url);
+        }
+      }
+    },
+    busyRetries: () => retries,
+    close: () => db.destroy(),
+  };
+}
+
+/**
+ * Creates the schema if missing and applies pending migrations, serialized across
+ * processes by a session advisory lock on `probe` (keyed by the schema name): two
+ * processes opening a fresh schema at the same moment never race on `CREATE SCHEMA`
+ * or on the migration tables. Kysely's Migrator takes its own lock on top.
+ */
+async function prepareSchema(
+  db: Kysely<Database>,
+  probe: pg.PoolClient,
+  schema: string,
+  url: string,
+): Promise<void> {
+  const key = `onceq.migrate.${schema}`;
+  await probe.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+  try {
+    const exists = await probe.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (exists.rowCount === 0) {
+      try {
+        // The name was validated by assertSchemaName: safe to interpolate.
+        await probe.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } catch (error) {
+        throw new StoreUnavailableError(
+          `cannot create schema ${schema} in PostgreSQL at ${describeTarget(url)}: ${scrub((error as Error).message, url)}`,
+          { cause: error },
+        );
+      }
+    }
+    await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
+    // Fail here, not at the first claim, if the tables did not land in `schema`.
+    await sql`SELECT 1 FROM messages LIMIT 0`.execute(db);
+  } finally {
+    await probe.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => {});
+  }
+}
+
+/**
+ * The URL for the driver, and the startup `options` that set `search_path`. The driver
+ * lets a URL's own `options=` parameter override the config, so it is folded in here.
+ */
+function withSearchPath(
+  url: string,
+  schema: string,
+): { connectionString: string; startupOptions: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+    parseTarget(url);
+  } catch {
+    throw new StoreUnavailableError(new InvalidPostgresUrl().message);
+  }
+  const own = parsed.searchParams.get('options');
+  parsed.searchParams.delete('options');
+  const searchPath = `-c search_path=${schema}`;
+  return {
+    connectionString: own === null ? url : parsed.toString(),
+    startupOptions: own === null ? searchPath : `${own} ${searchPath}`,
+  };
 }

@@ -1,0 +1,106 @@
+import { StoreUnavailableError } from '../../errors.ts';
+import { describeTarget, scrub } from './url.ts';
+
+/** What a driver or server error looks like from here: a Node-style or SQLSTATE `code`. */
+interface DriverError {
+  code?: unknown;
+  message?: unknown;
+  errors?: unknown;
+}
+
+/** Socket-level failures: the server was never reached (or went away). */
+const NETWORK_REASONS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the server',
+  EPIPE: 'connection closed by the server',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ENOENT: 'no server socket at that path',
+};
+
+/**
+ * SQLSTATEs (and driver messages) after which the connection, not the statement, is
+ * the problem: class 08 (connection exception), 57P01-03 (shutdown, cannot connect now).
+ */
+function isConnectionLoss(code: string, message: string): boolean {
+  return (
+    code in NETWORK_REASONS ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    /connection terminated|timeout expired|connection timeout/i.test(message)
+  );
+}
+
+function codeOf(error: unknown): string {
+  const e = error as DriverError | null;
+  if (e && typeof e.code === 'string') return e.code;
+  // Bun and Node report a refused dual-stack connect as an AggregateError of attempts.
+  if (e && Array.isArray(e.errors) && e.errors.length > 0) return codeOf(e.errors[0]);
+  return '';
+}
+
+function messageOf(error: unknown): string {
+  const e = error as DriverError | null;
+  const message = e && typeof e.message === 'string' ? e.message : String(error);
+  // One sentence: the first line, without a trailing period.
+  return (message.split('\n')[0] ?? '').trim().replace(/\.$/, '');
+}
+
+/** The reason part of a connection failure, in a few words, without any password. */
+function reasonOf(error: unknown, url: string): string {
+  const code = codeOf(error);
+  const network = NETWORK_REASONS[code];
+  if (network !== undefined) return network;
+  if (/timeout/i.test(messageOf(error))) return 'connection timed out';
+  if (code === '28P01') return 'password authentication failed';
+  return scrub(messageOf(error), url) || 'unknown error';
+}
+
+/**
+ * A failure to connect at open, as one sentence naming host, port and database, never
+ * the password: `cannot reach PostgreSQL at 127.0.0.1:5999/onceq_test: connection refused`.
+ */
+export function connectFailure(error: unknown, url: string): StoreUnavailableError {
+  const code = codeOf(error);
+  const verb = code in NETWORK_REASONS || code === '' ? 'cannot reach' : 'cannot connect to';
+  return new StoreUnavailableError(
+    `${verb} PostgreSQL at ${describeTarget(url)}: ${reasonOf(error, url)}`,
+    { cause: error },
+  );
+}
+
+/**
+ * Maps an error thrown by a query after open: a lost connection becomes a
+ * {@link StoreUnavailableError} sentence; every other error is returned as it was
+ * (protocol errors, constraint violations) with any password scrubbed from its message.
+ */
+export function mapQueryError(error: unknown, url: string): unknown {
+  const code = codeOf(error);
+  if (isConnectionLoss(code, messageOf(error))) {
+    return new StoreUnavailableError(
+      `lost the connection to PostgreSQL at ${describeTarget(url)}: ${reasonOf(error, url)}`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Error) {
+    const clean = scrub(error.message, url);
+    if (clean !== error.message) error.message = clean;
+  }
+  return error;
+}
+
+/**
+ * SQLSTATEs after which re-running the whole transaction is correct and likely to
+ * succeed: a deadlock or serialization failure (PostgreSQL rolled back one side), or a
+ * unique key a concurrent transaction committed first (the re-run reads its row, so an
+ * enqueue counts a duplicate instead of failing).
+ */
+export function isRetryable(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '40P01' || code === '40001' || code === '23505';
+}

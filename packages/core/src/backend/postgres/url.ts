@@ -1,0 +1,123 @@
+/**
+ * PostgreSQL URLs, made safe to print. A password (in the user info or in a
+ * `password=` query parameter) never leaves this module except inside the string that
+ * is handed to the driver: every message, location and log line is built from
+ * {@link redactUrl} or {@link describeTarget}.
+ */
+
+/** What replaces a password in printable text. */
+export const REDACTED = '***';
+
+/** The parts of a PostgreSQL URL that are safe to print. */
+export interface PostgresTarget {
+  /** Host name, IP literal, or unix socket directory. Default `localhost`. */
+  host: string;
+  /** Default 5432. */
+  port: number;
+  /** Default: the user name (as libpq does). */
+  database: string;
+  /** Default: empty (the driver then uses `$PGUSER` or the OS user). */
+  user: string;
+}
+
+/**
+ * The URL with its password replaced by `***`: in the user info and in any query
+ * parameter whose name contains `password`. Works on text that is not a valid URL too
+ * (it never echoes what it cannot parse as a URL's user info).
+ */
+export function redactUrl(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+  if (scheme === undefined) return REDACTED;
+  const rest = url.slice(scheme.length);
+  // The authority ends at the first '/', '?' or '#'; the user info ends at its last '@'.
+  const authorityEnd = rest.search(/[/?#]/);
+  const authority = authorityEnd === -1 ? rest : rest.slice(0, authorityEnd);
+  const tail = authorityEnd === -1 ? '' : rest.slice(authorityEnd);
+  const at = authority.lastIndexOf('@');
+  let safeAuthority = authority;
+  if (at !== -1) {
+    const userInfo = authority.slice(0, at);
+    const colon = userInfo.indexOf(':');
+    if (colon !== -1)
+      safeAuthority = `${userInfo.slice(0, colon)}:${REDACTED}${authority.slice(at)}`;
+  }
+  const safeTail = tail.replace(/([?&][^=&#]*password[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`);
+  return `${scheme}${safeAuthority}${safeTail}`;
+}
+
+/** The host, port, database and user a URL names, without its password. */
+export function parseTarget(url: string): PostgresTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidPostgresUrl();
+  }
+  const user = safeDecode(parsed.username);
+  const path = safeDecode(parsed.pathname.replace(/^\//, ''));
+  return {
+    host: parsed.searchParams.get('host') || parsed.hostname || 'localhost',
+    port: Number(parsed.port || parsed.searchParams.get('port') || 5432),
+    database: path || parsed.searchParams.get('dbname') || user || 'postgres',
+    user,
+  };
+}
+
+/** `host:port/database`: how messages name a PostgreSQL store. */
+export function describeTarget(url: string): string {
+  try {
+    const t = parseTarget(url);
+    return `${t.host}:${t.port}/${t.database}`;
+  } catch {
+    return redactUrl(url);
+  }
+}
+
+/**
+ * Every spelling of the URL's password (as written and percent-decoded), longest first,
+ * so {@link scrub} can remove it from text that came from elsewhere (a driver error).
+ */
+export function passwordsIn(url: string): string[] {
+  const found = new Set<string>();
+  try {
+    const parsed = new URL(url);
+    for (const raw of [parsed.password, ...queryPasswords(parsed)]) {
+      if (raw === '') continue;
+      found.add(raw);
+      found.add(safeDecode(raw));
+    }
+  } catch {
+    // Not a URL: nothing can be told apart from the rest, the caller prints no part of it.
+  }
+  return [...found].filter((p) => p.length > 0).sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of the URL's password replaced by `***`. */
+export function scrub(text: string, url: string): string {
+  let out = text;
+  for (const secret of passwordsIn(url)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** The URL could not be parsed; the message deliberately does not repeat it. */
+export class InvalidPostgresUrl extends Error {
+  constructor() {
+    super('invalid PostgreSQL URL (expected postgres://user[:password]@host[:port]/database)');
+  }
+}
+
+function queryPasswords(parsed: URL): string[] {
+  const out: string[] = [];
+  for (const [key, value] of parsed.searchParams) {
+    if (/password/i.test(key)) out.push(value, encodeURIComponent(value));
+  }
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
