@@ -1,0 +1,28 @@
+/**
+ * The onceq conformance suite: written once, run against every backend (River's
+ * `riverdrivertest.Exercise` pattern). A backend change extends this suite first.
+ *
+ * Every test gets a fresh, empty store from the factory on a model clock at 1000; only
+ * the clock is modelled. Nothing here may ask which backend it runs on: differences come
+ * through the {@link BackendFactory}.
+ */
+import type { BackendFactory } from '../support/factories.ts';
+import { applySuite } from './apply.ts';
+import { batchSuite } from './batch.ts';
+import { claimSuite } from './claim.ts';
+import { enqueueSuite } from './enqueue.ts';
+import { failuresSuite } from './failures.ts';
+import { processesSuite } from './processes.ts';
+import { redriveSuite } from './redrive.ts';
+import { storySuite } from './story.ts';
+
+export function exerciseBackend(name: string, factory: BackendFactory): void {
+  enqueueSuite(name, factory);
+  claimSuite(name, factory);
+  applySuite(name, factory);
+  failuresSuite(name, factory);
+  redriveSuite(name, factory);
+  batchSuite(name, factory);
+  processesSuite(name, factory);
+  storySuite(name, factory);
+}

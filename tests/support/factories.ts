@@ -1,0 +1,216 @@
+/**
+ * Backend factories and fixtures for the conformance suite (tests/conformance/).
+ *
+ * A factory opens a **fresh, empty store per test** on the model clock it is given and
+ * removes every trace of it afterwards. Everything backend-specific the suite needs
+ * (where the store lives, how to check its integrity) comes through here, so the suite
+ * itself never asks which backend it runs on.
+ */
+import { Database as BunDatabase } from 'bun:sqlite';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SQL } from 'bun';
+import {
+  type Clock,
+  type ModelClock,
+  modelClock,
+  openStore,
+  type Store,
+} from '../../packages/core/src/index.ts';
+
+/** One opened test store and how to get rid of it. */
+export interface OpenedStore {
+  store: Store;
+  /** What a child process passes to `openStore`: a file path or a `postgres://` URL. */
+  target: string;
+  /** PostgreSQL: the schema of this test's tables. */
+  schema?: string;
+  /**
+   * The backend's own consistency check, `'ok'` when sound (SQLite: `PRAGMA
+   * integrity_check`). Absent where the backend has none worth running.
+   */
+  integrityCheck?: () => Promise<string>;
+  /** Closes the store and deletes everything it created. Throws if something is left behind. */
+  cleanup(): Promise<void>;
+}
+
+export interface BackendFactory {
+  name: string;
+  open(clock: Clock): Promise<OpenedStore>;
+  /** `true` when the backend can run here, else the reason it cannot. */
+  available(): boolean | string;
+}
+
+// ---------------------------------------------------------------------------
+// SQLite: a fresh file in its own mkdtemp directory per test.
+
+export const sqliteFactory: BackendFactory = {
+  name: 'sqlite',
+  available: () => true,
+  async open(clock) {
+    const dir = mkdtempSync(join(tmpdir(), 'onceq-conformance-'));
+    const target = join(dir, 'onceq.db');
+    let store: Store;
+    try {
+      store = await openStore(target, { clock });
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+    return {
+      store,
+      target,
+      async integrityCheck() {
+        // A second, read-only connection: it only reads, so it cannot contend with the
+        // store's own connection for the write lock.
+        const db = new BunDatabase(target, { readonly: true });
+        try {
+          const rows = db.query('PRAGMA integrity_check').all() as { integrity_check: string }[];
+          return rows.map((r) => r.integrity_check).join('; ');
+        } finally {
+          db.close();
+        }
+      },
+      async cleanup() {
+        try {
+          await store.close();
+          // Closing the last connection checkpoints the WAL and deletes it: a leftover
+          // -wal/-shm file means a connection or a statement was never finalized.
+          const left = ['-wal', '-shm'].filter((suffix) => existsSync(`${target}${suffix}`));
+          if (left.length > 0) {
+            throw new Error(`SQLite left ${left.map((s) => `onceq.db${s}`).join(', ')} behind`);
+          }
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------
+// PostgreSQL: `DATABASE_URL`, a fresh schema `t_<random>` per test, dropped afterwards.
+
+export const postgresFactory: BackendFactory = {
+  name: 'postgres',
+  available: () =>
+    process.env.DATABASE_URL ? true : 'DATABASE_URL not set (set it to run against PostgreSQL)',
+  async open(clock) {
+    const url = process.env.DATABASE_URL;
+    if (!url) throw new Error('postgres factory: DATABASE_URL is not set');
+    const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const dropSchema = async () => {
+      const admin = new SQL(url);
+      try {
+        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await admin.close();
+      }
+    };
+    let store: Store;
+    try {
+      store = await openStore(url, { schema, clock });
+    } catch (error) {
+      await dropSchema().catch(() => {});
+      throw error;
+    }
+    return {
+      store,
+      target: url,
+      schema,
+      async cleanup() {
+        try {
+          await store.close();
+        } finally {
+          await dropSchema();
+        }
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------
+// Clock
+
+/**
+ * The model clock of the tests, plus `script(...)`: the next reads return these values
+ * in order, then the clock is back to its set value. That is how a test moves time
+ * between two statements of one transaction (apply reads the clock twice).
+ */
+export interface TestClock extends ModelClock {
+  script(...readings: number[]): void;
+}
+
+export const T0 = 1000;
+
+export function testClock(start = T0): TestClock {
+  const base = modelClock(start);
+  const pending: number[] = [];
+  const clock = (() => pending.shift() ?? base()) as TestClock;
+  clock.set = (seconds) => {
+    pending.length = 0;
+    base.set(seconds);
+  };
+  clock.advance = (seconds) => {
+    pending.length = 0;
+    base.advance(seconds);
+  };
+  clock.script = (...readings) => {
+    pending.push(...readings);
+  };
+  return clock;
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+/**
+ * One JSONL line. A string payload is spliced in verbatim, to keep lexemes such as
+ * `10000.0` or odd whitespace that `JSON.stringify` would not produce.
+ */
+export function line(eventId: string, payload: Record<string, unknown> | string): string {
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  return `{"event_id":${JSON.stringify(eventId)},"payload":${body}}`;
+}
+
+export function batch(...lines: string[]): string {
+  return `${lines.join('\n')}\n`;
+}
+
+export function paid(category: string, amountCents: number): Record<string, unknown> {
+  return { category, amount_cents: amountCents };
+}
+
+/** The demo input of SPEC §6: E0001 twice, then a pen, a book and a toy (unknown to v1). */
+export const DEMO_LINES: readonly string[] = Object.freeze([
+  line('E0001', paid('book', 10000)),
+  line('E0001', paid('book', 10000)),
+  line('E0002', paid('pen', 2000)),
+  line('E0003', paid('book', 5000)),
+  line('E0004', paid('toy', 3000)),
+]);
+
+export const DEMO_BATCH = batch(...DEMO_LINES);
+
+export function eventId(n: number): string {
+  return `E${String(n).padStart(4, '0')}`;
+}
+
+/**
+ * `n` valid events E0001…, categories cycling book/pen/bag, amount `100 * i` cents.
+ * Returns the JSONL batch, the ids and the expected money total.
+ */
+export function nEvents(n: number): { jsonl: string; ids: string[]; total: number } {
+  const categories = ['book', 'pen', 'bag'];
+  const ids: string[] = [];
+  const lines: string[] = [];
+  let total = 0;
+  for (let i = 1; i <= n; i++) {
+    const id = eventId(i);
+    ids.push(id);
+    lines.push(line(id, paid(categories[(i - 1) % 3] as string, 100 * i)));
+    total += 100 * i;
+  }
+  return { jsonl: batch(...lines), ids, total };
+}
