@@ -75,6 +75,18 @@ export class StoreUnavailableError extends OnceqError {
   }
 }
 
+/** Another process held the SQLite write lock longer than the busy timeout. Exit code 1. */
+export class StoreBusyError extends OnceqError {
+  constructor(location: string, waitedMs: number, options?: ErrorOptions) {
+    super(
+      'store_busy',
+      1,
+      `the store ${location} stayed locked by another writer for ${Math.round(waitedMs / 1000)} s; try again`,
+      options,
+    );
+  }
+}
+
 /**
  * Thrown by a handler. `permanent` failures (code `invalid_payload` for a payload the
  * rules reject) go straight to `dead`; `temporary` ones are retried with backoff.

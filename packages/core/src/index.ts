@@ -8,6 +8,8 @@ export type {
   Store,
 } from './backend/backend.ts';
 export { BACKEND_KINDS } from './backend/backend.ts';
+export { assertSchemaName, DEFAULT_SCHEMA } from './backend/postgres/open.ts';
+export { describeTarget, redactUrl } from './backend/postgres/url.ts';
 export type { BatchEntry, ParsedBatch } from './batch/parse-batch.ts';
 export { parseBatch } from './batch/parse-batch.ts';
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
@@ -20,6 +22,7 @@ export {
   NotFoundError,
   OnceqError,
   PermanentFailure,
+  StoreBusyError,
   StoreUnavailableError,
   TemporaryFailure,
 } from './errors.ts';
@@ -37,6 +40,7 @@ export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
 export { enqueue } from './protocol/enqueue.ts';
 export { type FailResult, fail } from './protocol/fail.ts';
+export { type HoldClaimOptions, holdClaim } from './protocol/hold.ts';
 export { dlq, show, status } from './protocol/inspect.ts';
 export {
   previewRedrive,

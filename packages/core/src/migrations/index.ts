@@ -36,6 +36,10 @@ export async function migrateToLatest(
   kind: BackendKind,
   schema?: string,
 ): Promise<void> {
+  // The common case, every migration already applied, is answered by one read: the
+  // Migrator would take a write lock (SQLite: the one write lock of the file) just to
+  // find nothing to do, making every CLI command wait behind a held claim.
+  if (await isUpToDate(db, schema)) return;
   const migrator = new Migrator({
     db,
     provider: new InCodeMigrations(kind),
@@ -49,5 +53,16 @@ export async function migrateToLatest(
     throw new StoreUnavailableError(`migration ${failed} failed: ${(error as Error).message}`, {
       cause: error,
     });
+  }
+}
+
+async function isUpToDate(db: Kysely<unknown>, schema?: string): Promise<boolean> {
+  const table = sql.table(schema ? `${schema}.onceq_migrations` : 'onceq_migrations');
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(db);
+    const applied = new Set(rows.map((r) => r.name));
+    return MIGRATIONS.every((m) => applied.has(m.name));
+  } catch {
+    return false; // No migrations table yet: a new store.
   }
 }

@@ -13,6 +13,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { StoreBusyError } from '../../errors.ts';
 
 /**
  * A Kysely dialect for `bun:sqlite`, written for onceq's write pattern:
@@ -30,6 +31,8 @@ export interface BunSqliteDialectConfig {
   database: BunDatabase;
   /** How long to keep retrying a busy database before giving up. */
   busyTimeoutMs: number;
+  /** Printable location, for the busy error. */
+  location: string;
 }
 
 export class BunSqliteDialect implements Dialect {
@@ -105,6 +108,7 @@ function isBusy(error: unknown): boolean {
 export class BunSqliteConnection implements DatabaseConnection {
   readonly #db: BunDatabase;
   readonly #busyTimeoutMs: number;
+  readonly #location: string;
   readonly #statements = new Map<string, Statement>();
   #inTransaction = false;
   readonly busy: BusyStats = { retries: 0 };
@@ -112,6 +116,7 @@ export class BunSqliteConnection implements DatabaseConnection {
   constructor(config: BunSqliteDialectConfig) {
     this.#db = config.database;
     this.#busyTimeoutMs = config.busyTimeoutMs;
+    this.#location = config.location;
   }
 
   async begin(): Promise<void> {
@@ -177,7 +182,10 @@ export class BunSqliteConnection implements DatabaseConnection {
       try {
         return operation();
       } catch (error) {
-        if (!isBusy(error) || performance.now() >= deadline) throw error;
+        if (!isBusy(error)) throw error;
+        if (performance.now() >= deadline) {
+          throw new StoreBusyError(this.#location, this.#busyTimeoutMs, { cause: error });
+        }
         this.busy.retries++;
         // Full jitter: two waiting processes do not wake in lockstep.
         await Bun.sleep(Math.random() * ceilingMs);

@@ -38,6 +38,7 @@ export async function openSqliteStore(
   const dialect = new BunSqliteDialect({
     database: raw,
     busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+    location: path,
   });
   const onQuery = options.onQuery;
   const db = new Kysely<Database>({
