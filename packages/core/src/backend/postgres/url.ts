@@ -102,7 +102,9 @@ export function scrub(text: string, url: string): string {
 /** The URL could not be parsed; the message deliberately does not repeat it. */
 export class InvalidPostgresUrl extends Error {
   constructor() {
-    super('invalid PostgreSQL URL (expected postgres://user[:password]@host[:port]/database)');
+    super(
+      'invalid PostgreSQL URL (expected postgres://USER:PASSWORD@HOST:PORT/DATABASE; password and port optional)',
+    );
   }
 }
 
