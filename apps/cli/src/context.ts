@@ -35,6 +35,13 @@ export interface Progress {
 /** The context of the running process. */
 export function processContext(): Context {
   const env = process.env;
+  // A reader that goes away (`onceq status | head -1`) is not an error of ours: drop
+  // the rest of the output and let the command finish with its own exit code.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
   return {
     cwd: process.cwd(),
     env,

@@ -1,6 +1,6 @@
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { CONFIG_FILE, readConfig, resolveHandler } from '../config.ts';
+import { CONFIG_FILE, passwordOf, readConfig, resolveHandler } from '../config.ts';
 import { CancelledError, UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { plainPrompter } from '../setup/prompter.ts';
@@ -87,6 +87,11 @@ export const setupCommand = defineCommand<SetupArgs>({
         reporter: prompter,
         loadSample: loadSampleEvents,
       });
+      if (passwordOf(answers.db).length > 0) {
+        prompter.warn(
+          `${CONFIG_FILE} now holds a database password: keep it out of version control, or set ONCEQ_DB instead`,
+        );
+      }
       if (ctx.env.ONCEQ_DB) {
         prompter.warn(`ONCEQ_DB is set and takes precedence over ${CONFIG_FILE}`);
       }
