@@ -1,4 +1,4 @@
-import { claim, type Lease, type Store } from '@onceq/core';
+import { claim, holdClaim, type Lease } from '@onceq/core';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -32,7 +32,6 @@ export const claimCommand = defineCommand<ClaimArgs>({
       printLease(await claim(store, options), json, ctx, store.clock());
       return 0;
     }
-    const holdClaim = await loadHoldClaim();
     await holdClaim(store, options, async (lease) => {
       printLease(lease, json, ctx, store.clock());
       if (lease === null) return;
@@ -65,22 +64,4 @@ function printLease(lease: Lease | null, json: boolean, ctx: Context, now: numbe
     );
     ctx.out(`payload ${lease.payload}`);
   }
-}
-
-type HoldClaim = (
-  store: Store,
-  options: { leaseSeconds?: number },
-  release: (lease: Lease | null) => Promise<void>,
-) => Promise<Lease | null>;
-
-/**
- * `holdClaim` lives in core's protocol/hold.ts (the PostgreSQL work); loaded on demand so
- * the rest of the CLI never depends on it.
- */
-async function loadHoldClaim(): Promise<HoldClaim> {
-  const specifier = '../../../../packages/core/src/protocol/hold.ts';
-  const module = (await import(specifier)) as { holdClaim?: HoldClaim };
-  if (typeof module.holdClaim !== 'function')
-    throw new Error('holdClaim is not available in @onceq/core');
-  return module.holdClaim;
 }
