@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
+import type { Executor } from './prepared.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
@@ -35,6 +36,12 @@ export interface Store {
    * resolves, rolls back when it throws; the error is rethrown.
    */
   writeTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one write transaction with an {@link Executor} for prepared statements:
+   * the protocol's hot path (claim, apply, fail). Same commit/rollback rules as
+   * {@link writeTransaction}.
+   */
+  transact<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
   busyRetries(): number;
   close(): Promise<void>;

@@ -1,10 +1,9 @@
-import type { Transaction } from 'kysely';
 import type { Store } from '../backend/backend.ts';
+import type { Executor } from '../backend/prepared.ts';
 import { HandlerFailure, LeaseLostError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
-import type { Database } from '../schema.ts';
-import { toDone, toFailed } from '../transitions.ts';
+import { insertEffectRows, readForFence, toDone, toFailed } from '../transitions.ts';
 import type {
   ApplyOutcome,
   Effect,
@@ -63,9 +62,9 @@ export async function applyMany(
     // retries one after a deadlock) finds them again, so they must not pile up.
     const missed: LeaseLostError[] = [];
     try {
-      const outcomes = await store.writeTransaction((trx) => {
+      const outcomes = await store.transact((x) => {
         missed.length = 0;
-        return applyInTransaction(store, trx, pending, handler, missed);
+        return applyInTransaction(store, x, pending, handler, missed);
       });
       return { outcomes, lost: [...lost, ...missed] };
     } catch (error) {
@@ -89,23 +88,13 @@ class ExpiredDuringApply extends Error {
 
 async function applyInTransaction(
   store: Store,
-  trx: Transaction<Database>,
+  x: Executor,
   leases: readonly LeaseRef[],
   handler: Handler,
   lost: LeaseLostError[],
 ): Promise<ApplyOutcome[]> {
   const now = store.clock();
-  let read = trx
-    .selectFrom('messages')
-    .select(['event_id', 'payload', 'state', 'generation', 'attempts', 'lease_until'])
-    .where(
-      'event_id',
-      'in',
-      leases.map((l) => l.eventId),
-    );
-  // PostgreSQL: hold the rows so a concurrent claim cannot re-lease them mid-apply.
-  if (store.capabilities.skipLocked) read = read.forUpdate();
-  const rows = new Map((await read.execute()).map((r) => [r.event_id, r]));
+  const rows = new Map((await readForFence(x, leases)).map((r) => [r.event_id, r]));
 
   const outcomes: ApplyOutcome[] = [];
   const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
@@ -130,17 +119,11 @@ async function applyInTransaction(
   }
 
   if (succeeded.length > 0) {
-    await trx
-      .insertInto('effects')
-      .values(
-        succeeded.map(({ lease, effect }) => ({
-          event_id: lease.eventId,
-          category: effect.category,
-          amount_cents: effect.amountCents,
-          created_at: now,
-        })),
-      )
-      .execute();
+    await insertEffectRows(
+      x,
+      succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
+      now,
+    );
     // The second clock check: the handler or the insert may have been slow.
     const later = store.clock();
     const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
@@ -157,7 +140,7 @@ async function applyInTransaction(
       );
     }
     const acked = await toDone(
-      trx,
+      x,
       succeeded.map((s) => s.lease),
       later,
     );
@@ -169,7 +152,7 @@ async function applyInTransaction(
   }
 
   for (const { lease, attempts, failure } of failed) {
-    const next = await toFailed(store, trx, lease, attempts, failure, now);
+    const next = await toFailed(store, x, lease, attempts, failure, now);
     const detail = failure.detail ?? '';
     outcomes.push(
       next.state === 'dead'

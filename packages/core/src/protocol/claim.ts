@@ -7,6 +7,11 @@ export interface ClaimOptions {
   leaseSeconds?: number;
   /** Claim up to this many messages in the one transaction. Default 1. */
   limit?: number;
+  /**
+   * Awaited inside the claim transaction, before COMMIT, with the new leases: the locks
+   * stay held meanwhile. Only for the `claim --hold` lab (see {@link holdClaim}).
+   */
+  beforeCommit?: (leases: readonly Lease[]) => Promise<void>;
 }
 
 /**
@@ -19,16 +24,17 @@ export interface ClaimOptions {
 export async function claimMany(store: Store, options: ClaimOptions = {}): Promise<Lease[]> {
   const limit = options.limit ?? 1;
   const leaseSeconds = options.leaseSeconds ?? store.protocol.leaseSeconds;
-  if (!Number.isInteger(limit) || limit < 1)
+  if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+  }
   if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1) {
     throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
   }
-  return store.writeTransaction(async (trx) => {
+  return store.transact(async (x) => {
     const now = store.clock();
-    await recoverExpired(store, trx, now);
-    const rows = await toLeased(store, trx, now, limit, leaseSeconds);
-    return rows.map(
+    await recoverExpired(store, x, now);
+    const rows = await toLeased(x, now, limit, leaseSeconds);
+    const leases = rows.map(
       (row): Lease =>
         Object.freeze({
           eventId: row.event_id,
@@ -38,13 +44,15 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
           payload: row.payload,
         }),
     );
+    await options.beforeCommit?.(leases);
+    return leases;
   });
 }
 
 /** Claims one message; `null` when nothing is claimable now. See {@link claimMany}. */
 export async function claim(
   store: Store,
-  options: Omit<ClaimOptions, 'limit'> = {},
+  options: Omit<ClaimOptions, 'limit' | 'beforeCommit'> = {},
 ): Promise<Lease | null> {
   const [lease] = await claimMany(store, { ...options, limit: 1 });
   return lease ?? null;

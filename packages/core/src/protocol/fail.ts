@@ -1,6 +1,6 @@
 import type { Store } from '../backend/backend.ts';
 import { LeaseLostError } from '../errors.ts';
-import { toFailed } from '../transitions.ts';
+import { readForFence, toFailed } from '../transitions.ts';
 import type { FailInput, LeaseRef } from '../types.ts';
 import { fenceViolation } from './apply.ts';
 
@@ -18,17 +18,12 @@ export interface FailResult {
  * when the lease no longer holds; nothing changes then.
  */
 export async function fail(store: Store, lease: LeaseRef, failure: FailInput): Promise<FailResult> {
-  return store.writeTransaction(async (trx) => {
+  return store.transact(async (x) => {
     const now = store.clock();
-    let read = trx
-      .selectFrom('messages')
-      .select(['state', 'generation', 'attempts', 'lease_until'])
-      .where('event_id', '=', lease.eventId);
-    if (store.capabilities.skipLocked) read = read.forUpdate();
-    const row = await read.executeTakeFirst();
+    const [row] = await readForFence(x, [lease]);
     const why = fenceViolation(row, lease, now);
     if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
-    const next = await toFailed(store, trx, lease, Number(row?.attempts), failure, now);
+    const next = await toFailed(store, x, lease, Number(row?.attempts), failure, now);
     return { eventId: lease.eventId, ...next };
   });
 }

@@ -1,6 +1,6 @@
 import type { Store } from '../backend/backend.ts';
-import { recoverExpired, toLeased } from '../transitions.ts';
 import type { Lease } from '../types.ts';
+import { claimMany } from './claim.ts';
 
 export interface HoldClaimOptions {
   /** Lease length in seconds. Default: the store's `leaseSeconds` (30). */
@@ -25,25 +25,10 @@ export async function holdClaim(
   options: HoldClaimOptions,
   release: (lease: Lease | null) => Promise<void>,
 ): Promise<Lease | null> {
-  const leaseSeconds = options.leaseSeconds ?? store.protocol.leaseSeconds;
-  if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1) {
-    throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
-  }
-  return store.writeTransaction(async (trx) => {
-    const now = store.clock();
-    await recoverExpired(store, trx, now);
-    const [row] = await toLeased(store, trx, now, 1, leaseSeconds);
-    const lease: Lease | null =
-      row === undefined
-        ? null
-        : Object.freeze({
-            eventId: row.event_id,
-            generation: Number(row.generation),
-            attempt: Number(row.attempts),
-            leaseUntil: Number(row.lease_until),
-            payload: row.payload,
-          });
-    await release(lease);
-    return lease;
+  const [lease] = await claimMany(store, {
+    limit: 1,
+    ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
+    beforeCommit: (leases) => release(leases[0] ?? null),
   });
+  return lease ?? null;
 }

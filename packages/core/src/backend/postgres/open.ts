@@ -6,6 +6,7 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
+import { kyselyExecutor, StatementCache } from '../prepared.ts';
 import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
@@ -94,26 +95,30 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
+  const capabilities = { skipLocked: true, maxParameters: 65_535 };
+  const cache = new StatementCache(db, capabilities);
+  const writeTransaction: Store['writeTransaction'] = async (fn) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction().execute(fn);
+      } catch (error) {
+        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
+          retries++;
+          continue;
+        }
+        throw mapQueryError(error, url);
+      }
+    }
+  };
   return {
     kind: 'postgres',
     db,
-    capabilities: { skipLocked: true, maxParameters: 65_535 },
+    capabilities,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
-    async writeTransaction(fn) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction().execute(fn);
-        } catch (error) {
-          if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
-            retries++;
-            continue;
-          }
-          throw mapQueryError(error, url);
-        }
-      }
-    },
+    writeTransaction,
+    transact: (fn) => writeTransaction((trx) => fn(kyselyExecutor(cache, trx))),
     busyRetries: () => retries,
     close: () => db.destroy(),
   };

@@ -75,8 +75,9 @@ class BunSqliteDriver implements Driver {
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
-    // Kysely serializes access itself for adapters without multiple connections.
     if (this.#connection === undefined) throw new Error('the SQLite store is closed');
+    // The same lock guards the prepared-statement path (`BunSqliteConnection.transact`).
+    await this.#connection.lock.acquire();
     return this.#connection;
   }
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -88,7 +89,9 @@ class BunSqliteDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     (connection as BunSqliteConnection).rollback();
   }
-  async releaseConnection(): Promise<void> {}
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as BunSqliteConnection).lock.release();
+  }
   async destroy(): Promise<void> {
     this.#connection?.close();
     this.#connection = undefined;
@@ -112,6 +115,8 @@ export class BunSqliteConnection implements DatabaseConnection {
   readonly #statements = new Map<string, Statement>();
   #inTransaction = false;
   readonly busy: BusyStats = { retries: 0 };
+  /** One user of the connection at a time: Kysely queries or a {@link transact} block. */
+  readonly lock = new Lock();
 
   constructor(config: BunSqliteDialectConfig) {
     this.#db = config.database;
@@ -122,6 +127,37 @@ export class BunSqliteConnection implements DatabaseConnection {
   async begin(): Promise<void> {
     await this.#retryBusy(() => this.#prepare('BEGIN IMMEDIATE').run());
     this.#inTransaction = true;
+  }
+
+  /**
+   * The hot path: one `BEGIN IMMEDIATE … COMMIT` in which `fn` runs compiled statements
+   * directly on their cached prepared statements, bypassing Kysely's executor.
+   * Rolls back and rethrows when `fn` throws.
+   */
+  async transact<T>(fn: () => Promise<T>): Promise<T> {
+    await this.lock.acquire();
+    try {
+      await this.begin();
+      try {
+        const result = await fn();
+        this.exec('COMMIT');
+        return result;
+      } catch (error) {
+        this.rollback();
+        throw error;
+      }
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /** Runs one compiled statement inside {@link transact}: rows when it returns any, else changes. */
+  run(sql: string, parameters: unknown[]): { rows: unknown[]; changes: number } {
+    const statement = this.#prepare(sql);
+    if (statement.columnNames.length > 0) {
+      return { rows: statement.all(...(parameters as never[])), changes: 0 };
+    }
+    return { rows: [], changes: statement.run(...(parameters as never[])).changes };
   }
 
   exec(sql: string): void {
@@ -192,5 +228,23 @@ export class BunSqliteConnection implements DatabaseConnection {
         ceilingMs = Math.min(ceilingMs * 2, 25);
       }
     }
+  }
+}
+
+/** A FIFO lock whose uncontended acquire costs one resolved promise. */
+class Lock {
+  #held = false;
+  readonly #waiters: (() => void)[] = [];
+  acquire(): Promise<void> {
+    if (!this.#held) {
+      this.#held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+  release(): void {
+    const next = this.#waiters.shift();
+    if (next === undefined) this.#held = false;
+    else next(); // ownership passes straight to the next waiter
   }
 }

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
+import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { BunSqliteDialect } from './dialect.ts';
 
 /**
@@ -51,14 +52,29 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
+  const capabilities = { skipLocked: false, maxParameters: 32_766 };
+  const cache = new StatementCache(db, capabilities);
+  const connection = dialect.connection;
+  const run = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
+    const compiled = cache.get(statement, arity);
+    const parameters = compiled.bind(values);
+    onQuery?.(compiled.sql, parameters);
+    return connection.run(compiled.sql, parameters);
+  };
+  const executor: Executor = {
+    rows: async (statement, values, arity = 1) =>
+      run(statement as Statement<unknown>, values, arity).rows as never[],
+    changes: async (statement, values, arity = 1) => run(statement, values, arity).changes,
+  };
   return {
     kind: 'sqlite',
     db,
-    capabilities: { skipLocked: false, maxParameters: 32_766 },
+    capabilities,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,
     writeTransaction: (fn) => db.transaction().execute(fn),
+    transact: (fn) => dialect.connection.transact(() => fn(executor)),
     busyRetries: () => dialect.connection.busy.retries,
     close: () => db.destroy(),
   };
