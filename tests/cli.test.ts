@@ -298,7 +298,7 @@ describe('exit codes (§7)', () => {
     expect(r.code).toBe(0);
     const lease = json<Lease>(r);
     expect(lease.generation).toBe(1);
-    expect(r.stderr).toContain('holding the claim transaction open; press Enter to commit');
+    expect(r.stderr).toContain('holding the claim transaction open, not committed yet');
     const shown = json<{ state: string }>(ok(await box.run(['show', lease.event_id, '--json'])));
     expect(shown.state).toBe('leased');
   });

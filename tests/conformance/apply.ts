@@ -43,6 +43,18 @@ export function applySuite(name: string, factory: BackendFactory): void {
       expect(await effectsOf(store)).toHaveLength(1);
     });
 
+    test('a generation that was never issued is refused and named as such', async () => {
+      const { store } = env();
+      await enqueue(store, batch(line('E0001', paid('book', 100))));
+      const lease = await mustClaim(store);
+      const error = await rejection(
+        apply(store, { eventId: 'E0001', generation: lease.generation + 1 }, handlers.v1),
+        LeaseLostError,
+      );
+      expect(error.message).toContain(`generation ${lease.generation + 1} was never issued`);
+      expect(await effectsOf(store)).toEqual([]);
+    });
+
     test('the lease running out between the effect INSERT and the ACK rolls the effect back', async () => {
       const { store, clock } = env();
       await enqueue(store, batch(line('E0001', paid('book', 100))));

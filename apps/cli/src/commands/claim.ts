@@ -35,7 +35,9 @@ export const claimCommand = defineCommand<ClaimArgs>({
     await holdClaim(store, options, async (lease) => {
       printLease(lease, json, ctx, store.clock());
       if (lease === null) return;
-      ctx.err('holding the claim transaction open; press Enter to commit');
+      ctx.err(
+        'holding the claim transaction open, not committed yet: press Enter to commit (Ctrl-C rolls it back)',
+      );
       await ctx.waitForLine();
     });
     if (!json) ctx.out('claim committed');

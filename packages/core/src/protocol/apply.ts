@@ -176,8 +176,12 @@ export function fenceViolation(
   now: number,
 ): string | null {
   if (row === undefined) return 'no such message';
-  if (Number(row.generation) !== lease.generation) {
-    return `the message is at generation ${row.generation}, a newer claim owns it`;
+  const generation = Number(row.generation);
+  if (generation > lease.generation) {
+    return `the message is at generation ${generation}, a newer claim owns it`;
+  }
+  if (generation < lease.generation) {
+    return `generation ${lease.generation} was never issued (the message is at generation ${generation})`;
   }
   if (row.state !== 'leased') return `the message is ${row.state}, not leased`;
   if (now >= Number(row.lease_until)) return `the lease expired at ${row.lease_until} (now ${now})`;
