@@ -31,7 +31,15 @@ async function assertAllDead(trx: Transaction<Database>, ids: readonly string[])
     .select(['event_id', 'state'])
     .where('event_id', 'in', ids)
     .execute();
-  const found = new Map(rows.map((r) => [r.event_id, r.state]));
+  refuseUnlessAllDead(ids, rows);
+}
+
+/** Throws {@link NotFoundError} for the first unknown id, else {@link NotDeadError} for any live one. */
+function refuseUnlessAllDead(
+  ids: readonly string[],
+  rows: readonly { event_id: string; state: string }[],
+): void {
+  const found = new Set(rows.map((r) => r.event_id));
   const missing = ids.find((id) => !found.has(id));
   if (missing !== undefined) throw new NotFoundError(missing);
   const alive = rows
@@ -65,15 +73,7 @@ export async function previewRedrive(
   else if (selection.length > 0) query = query.where('event_id', 'in', selection);
   else return [];
   const rows = await query.execute();
-  if (selection !== 'all') {
-    const found = new Map(rows.map((r) => [r.event_id, r.state]));
-    const missing = selection.find((id) => !found.has(id));
-    if (missing !== undefined) throw new NotFoundError(missing);
-    const alive = rows
-      .filter((r) => r.state !== 'dead')
-      .map((r) => ({ eventId: r.event_id, state: r.state }));
-    if (alive.length > 0) throw new NotDeadError(alive);
-  }
+  if (selection !== 'all') refuseUnlessAllDead(selection, rows);
   return rows.map((row) => {
     try {
       const payload = parseJson(row.payload);
