@@ -1,0 +1,172 @@
+/**
+ * Processing throughput: claim → v1 handler → apply (effect + ACK), with 1 or 2 worker
+ * processes on one store, core (`work()`) or the bare baseline. Every run starts from
+ * the same store content (N ready messages) and ends with a check that every message
+ * is done with exactly one effect.
+ */
+import { copyFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { enqueue, openStore, status } from '@onceq/core';
+import { runChildren } from '../spawn.ts';
+import { batches, percentile, removeDb } from '../util.ts';
+import type { ChildSpec } from '../worker-child.ts';
+
+export type Backend = 'sqlite' | 'pg';
+
+export interface ProcessingConfig {
+  backend: Backend;
+  impl: 'core' | 'bare';
+  synchronous: 'FULL' | 'NORMAL';
+  workers: number;
+  batch: number;
+  /** Messages in the store at the start of each run (all processed). */
+  messages: number;
+}
+
+export interface ProcessingRun {
+  /** Messages done per second of wall time (first worker start → last worker end). */
+  rate: number;
+  wallMs: number;
+  /** Share of the done messages per worker, 0..1. */
+  shares: number[];
+  p50Ms: number;
+  p99Ms: number;
+  busyRetries: number;
+  /** Transactions per message (claim + apply, all workers). */
+  txPerMessage: number;
+  errors: string[];
+  /** Every message done, one effect each, nothing else. */
+  verified: boolean;
+  verifyDetail: string;
+}
+
+export function configKey(c: ProcessingConfig): string {
+  return `${c.backend}/${c.impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
+}
+
+/** Where one run's store lives and how it is prepared and cleaned up. */
+export interface StoreFactory {
+  backend: Backend;
+  prepare(messages: number): Promise<{ target: string; schema?: string }>;
+  dispose(target: string, schema?: string): Promise<void>;
+}
+
+/** SQLite: a template file with N ready messages, copied for each run. */
+export function sqliteFactory(dir: string): StoreFactory {
+  const templates = new Map<number, string>();
+  let counter = 0;
+  return {
+    backend: 'sqlite',
+    async prepare(messages) {
+      let template = templates.get(messages);
+      if (template === undefined) {
+        template = join(dir, `template-${messages}.db`);
+        removeDb(template);
+        const store = await openStore(template, { synchronous: 'NORMAL' });
+        for (const batch of batches(messages)) await enqueue(store, batch);
+        await store.close();
+        if (existsSync(`${template}-wal`)) throw new Error('template store left a -wal file');
+        templates.set(messages, template);
+      }
+      const target = join(dir, `run-${++counter}.db`);
+      removeDb(target);
+      copyFileSync(template, target);
+      return { target };
+    },
+    async dispose(target) {
+      removeDb(target);
+    },
+  };
+}
+
+/** PostgreSQL: a fresh schema per run, filled through core, dropped afterwards. */
+export function pgFactory(url: string): StoreFactory {
+  let counter = 0;
+  return {
+    backend: 'pg',
+    async prepare(messages) {
+      const schema = `onceq_bench_${process.pid}_${++counter}`;
+      const store = await openStore(url, { schema });
+      try {
+        for (const batch of batches(messages)) await enqueue(store, batch);
+      } finally {
+        await store.close();
+      }
+      return { target: url, schema };
+    },
+    async dispose(target, schema) {
+      if (schema === undefined) return;
+      const store = await openStore(target, { schema });
+      try {
+        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
+      } finally {
+        await store.close();
+      }
+    },
+  };
+}
+
+export async function runProcessing(
+  factory: StoreFactory,
+  config: ProcessingConfig,
+): Promise<ProcessingRun> {
+  const messages = config.messages;
+  const { target, schema } = await factory.prepare(messages);
+  try {
+    const spec: ChildSpec = {
+      impl: config.impl,
+      target,
+      synchronous: config.synchronous,
+      batch: config.batch,
+      ...(schema === undefined ? {} : { schema }),
+    };
+    const results = await runChildren(Array.from({ length: config.workers }, () => spec));
+    const start = Math.min(...results.map((r) => r.startMs));
+    const end = Math.max(...results.map((r) => r.endMs));
+    const done = results.reduce((n, r) => n + r.done, 0);
+    const latencies = results.flatMap((r) => r.latencies);
+    const transactions = results.reduce((n, r) => n + r.transactions, 0);
+    const errors = results.flatMap((r, i) =>
+      r.error === null ? [] : [`worker ${i + 1}: ${r.error}`],
+    );
+    const { verified, verifyDetail } = await verify(target, schema, messages, results);
+    return {
+      rate: (done / (end - start)) * 1000,
+      wallMs: end - start,
+      shares: results.map((r) => (done === 0 ? 0 : r.done / done)),
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      busyRetries: results.reduce((n, r) => n + r.busyRetries, 0),
+      txPerMessage: done === 0 ? Number.NaN : transactions / done,
+      errors,
+      verified,
+      verifyDetail,
+    };
+  } finally {
+    await factory.dispose(target, schema);
+  }
+}
+
+async function verify(
+  target: string,
+  schema: string | undefined,
+  messages: number,
+  results: readonly { done: number; lost: number; failed: number }[],
+): Promise<{ verified: boolean; verifyDetail: string }> {
+  const store = await openStore(target, schema === undefined ? {} : { schema });
+  try {
+    const report = await status(store);
+    const done = results.reduce((n, r) => n + r.done, 0);
+    const ok =
+      report.messages.done === messages &&
+      report.effects === messages &&
+      report.messages.ready + report.messages.leased + report.messages.dead === 0 &&
+      done === messages;
+    return {
+      verified: ok,
+      verifyDetail: `stored done=${report.messages.done} effects=${report.effects} ready=${report.messages.ready} leased=${report.messages.leased} dead=${report.messages.dead}; workers reported done=${done}`,
+    };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * One worker process of a multi-process run. Usage: `bun worker-child.ts '<json spec>'`.
+ *
+ * Opens the store (core: `openStore`; bare: {@link BareQueue}), prints `ready`, waits
+ * for a line on stdin (the start barrier, so process start-up is not measured), runs
+ * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
+ * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
+ */
+import { openStore, type Store, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { BareQueue, type BareSummary } from './bare.ts';
+import { errorText, wallMs } from './util.ts';
+
+export interface ChildSpec {
+  impl: 'core' | 'bare';
+  /** SQLite file or PostgreSQL URL. */
+  target: string;
+  synchronous: 'FULL' | 'NORMAL';
+  batch: number;
+  /** PostgreSQL schema (core only). */
+  schema?: string;
+}
+
+export interface ChildResult {
+  startMs: number;
+  endMs: number;
+  claimed: number;
+  done: number;
+  lost: number;
+  failed: number;
+  /** Claim-to-ACK latency of every message, ms: from asking for work to the ACK commit. */
+  latencies: number[];
+  /** Transactions run (claim + apply, including the final empty claim). */
+  transactions: number;
+  busyRetries: number;
+  error: string | null;
+}
+
+/** The start barrier: a line on stdin. EOF without one means the run was called off. */
+async function waitForGo(): Promise<void> {
+  for await (const _ of console) return;
+  process.exit(3);
+}
+
+async function runCore(spec: ChildSpec): Promise<ChildResult> {
+  const opened = await openStore(spec.target, {
+    synchronous: spec.synchronous,
+    ...(spec.schema ? { schema: spec.schema } : {}),
+  });
+  // Time every transaction (core runs the hot path through `transact`, other writes
+  // through `writeTransaction`): the first one after a progress report is the claim of
+  // that batch, so progress time minus its start is the batch's claim-to-ACK latency.
+  let firstStart = Number.NaN;
+  let transactions = 0;
+  const store = { ...opened } as Store;
+  for (const name of ['transact', 'writeTransaction'] as const) {
+    const original = (opened as unknown as Record<string, unknown>)[name];
+    if (typeof original !== 'function') continue;
+    (store as unknown as Record<string, unknown>)[name] = (fn: unknown) => {
+      transactions++;
+      if (Number.isNaN(firstStart)) firstStart = wallMs();
+      return original.call(opened, fn);
+    };
+  }
+  const latencies: number[] = [];
+  let claimedBefore = 0;
+  process.stdout.write('ready\n');
+  await waitForGo();
+  const result: ChildResult = {
+    startMs: wallMs(),
+    endMs: 0,
+    claimed: 0,
+    done: 0,
+    lost: 0,
+    failed: 0,
+    latencies,
+    transactions: 0,
+    busyRetries: 0,
+    error: null,
+  };
+  try {
+    const summary = await work(store, handlers.v1, {
+      batch: spec.batch,
+      onProgress: (s) => {
+        const latency = wallMs() - firstStart;
+        for (let i = claimedBefore; i < s.claimed; i++) latencies.push(latency);
+        claimedBefore = s.claimed;
+        firstStart = Number.NaN;
+      },
+    });
+    result.claimed = summary.claimed;
+    result.done = summary.done;
+    result.lost = summary.lost;
+    result.failed = summary.retried + summary.dead;
+  } catch (error) {
+    result.error = errorText(error);
+  }
+  result.endMs = wallMs();
+  result.transactions = transactions;
+  result.busyRetries = opened.busyRetries();
+  await opened.close();
+  return result;
+}
+
+async function runBare(spec: ChildSpec): Promise<ChildResult> {
+  const queue = new BareQueue(spec.target, spec.synchronous);
+  const summary: BareSummary = { claimed: 0, done: 0, lost: 0, failed: 0 };
+  const latencies: number[] = [];
+  let transactions = 0;
+  process.stdout.write('ready\n');
+  await waitForGo();
+  const startMs = wallMs();
+  let error: string | null = null;
+  try {
+    for (;;) {
+      const t0 = wallMs();
+      transactions++;
+      const leases = queue.claim(spec.batch);
+      if (leases.length === 0) break;
+      summary.claimed += leases.length;
+      transactions++;
+      queue.apply(leases, handlers.v1, summary);
+      const latency = wallMs() - t0;
+      for (let i = 0; i < leases.length; i++) latencies.push(latency);
+    }
+  } catch (e) {
+    error = errorText(e);
+  }
+  const endMs = wallMs();
+  queue.close();
+  return {
+    startMs,
+    endMs,
+    ...summary,
+    latencies,
+    transactions,
+    busyRetries: 0,
+    error,
+  };
+}
+
+if (import.meta.main) {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
+  const result = spec.impl === 'bare' ? await runBare(spec) : await runCore(spec);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
