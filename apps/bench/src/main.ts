@@ -66,19 +66,34 @@ function usage(message: string): never {
   process.exit(2);
 }
 
+const HELP = `usage: bun run bench [flags]
+
+Measures onceq and a bare bun:sqlite baseline on this machine; prints a table to stdout
+and writes bench-results/latest.json. Progress goes to stderr.
+
+flags:
+  --quick            fewer messages and one run each (about half a minute)
+  --runs <N>         runs per setting; the table shows the median (min–max). Default 3
+  --messages <N>     messages per processing run, at most 10000. Default 10000
+  --batches <list>   batch sizes to sweep, e.g. 1,100. Default 1,10,50,100,200,500
+  --only <list>      sections: ${SECTIONS.join(', ')}. Default all
+  --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
+                     cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
+  -h, --help         this text
+`;
+
 function options(): Options {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
-      quick: { type: 'boolean', default: false },
-      runs: { type: 'string' },
-      messages: { type: 'string' },
-      batches: { type: 'string' },
-      only: { type: 'string' },
-      pg: { type: 'string' },
-    },
-    strict: true,
-  });
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags();
+  } catch (error) {
+    usage(`${(error as Error).message} (see bun run bench --help)`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
   const int = (name: string, text: string | undefined, fallback: number, max = Infinity) => {
     if (text === undefined) return fallback;
     const n = Number(text);
@@ -103,6 +118,22 @@ function options(): Options {
     only,
     pgUrl: values.pg ?? process.env.DATABASE_URL ?? null,
   };
+}
+
+function parseFlags() {
+  return parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      quick: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      messages: { type: 'string' },
+      batches: { type: 'string' },
+      only: { type: 'string' },
+      pg: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
 }
 
 function log(text: string): void {
