@@ -70,4 +70,4 @@ export {
   type ProtocolOptions,
   type StatusReport,
 } from './types.ts';
-export { type WorkOptions, type WorkSummary, work } from './worker.ts';
+export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';

@@ -3,10 +3,18 @@ import { applyMany } from './protocol/apply.ts';
 import { claimMany } from './protocol/claim.ts';
 import type { ApplyOutcome, Handler } from './types.ts';
 
+/**
+ * Messages per claim and per apply transaction when the caller does not say. 100 was
+ * chosen from `bun run bench`: on SQLite with synchronous=FULL it gave ~22,500 msg/s
+ * (21x per-message mode) with p99 claim-to-ACK of ~9 ms; 200 added 9-33 % but p99
+ * went to ~35 ms; 500 was no faster. Every message is still fenced on its own.
+ */
+export const DEFAULT_BATCH = 100;
+
 export interface WorkOptions {
   /** Stop after this many messages were claimed. Default: no limit. */
   max?: number;
-  /** Messages per claim and per apply transaction. Default 1 (per-message mode). */
+  /** Messages per claim and per apply transaction. Default {@link DEFAULT_BATCH}. */
   batch?: number;
   /** Lease length in seconds. Default: the store's (30). */
   leaseSeconds?: number;
@@ -35,7 +43,7 @@ export async function work(
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
-  const batch = options.batch ?? 1;
+  const batch = options.batch ?? DEFAULT_BATCH;
   const max = options.max ?? Number.POSITIVE_INFINITY;
   while (summary.claimed < max) {
     const busyBefore = store.busyRetries();

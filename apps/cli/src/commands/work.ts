@@ -1,4 +1,4 @@
-import { type WorkSummary, work } from '@onceq/core';
+import { DEFAULT_BATCH, type WorkSummary, work } from '@onceq/core';
 import { getHandler, type HandlerVersion } from '@onceq/handler';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
@@ -20,7 +20,10 @@ export const workCommand = defineCommand<WorkArgs>({
     ['--handler <v1|v2>', 'handler version (default: config "handler", then v1)'],
     ['--max <N>', 'stop after N claimed messages'],
     ['--lease <S>', 'lease length in seconds (default 30)'],
-    ['--batch <N>', 'messages per claim and apply transaction (default 1)'],
+    [
+      '--batch <N>',
+      `messages per claim and apply transaction (default ${DEFAULT_BATCH}; 1 = per message)`,
+    ],
   ],
   options: {
     handler: { type: 'string' },

@@ -1,10 +1,9 @@
 import type { Store } from '../backend/backend.ts';
+import { defineStatement } from '../backend/prepared.ts';
 import { type ParsedBatch, parseBatch } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { stateLiteral } from '../transitions.ts';
 import type { EnqueueResult } from '../types.ts';
-
-/** Rows per INSERT: 8 columns each, well under both backends' parameter limits. */
-const INSERT_CHUNK = 500;
 
 /**
  * Validates and stores a JSONL batch, all or nothing (SPEC §2).
@@ -19,19 +18,17 @@ export async function enqueue(
   input: Uint8Array | string | ParsedBatch,
 ): Promise<EnqueueResult> {
   const batch = isParsed(input) ? input : parseBatch(input);
-  return store.writeTransaction(async (trx) => {
+  return store.transact(async (x) => {
     const now = store.clock();
     const stored = new Map<string, string>();
-    for (let i = 0; i < batch.entries.length; i += store.capabilities.maxParameters) {
-      const ids = batch.entries
-        .slice(i, i + store.capabilities.maxParameters)
-        .map((e) => e.eventId);
-      const rows = await trx
-        .selectFrom('messages')
-        .select(['event_id', 'payload'])
-        .where('event_id', 'in', ids)
-        .execute();
-      for (const row of rows) stored.set(row.event_id, row.payload);
+    const ids = batch.entries.map((e) => e.eventId);
+    for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+      const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+      // Pad to the fixed arity (a repeated id in IN is harmless): one compiled lookup.
+      while (chunk.length < LOOKUP_CHUNK) chunk.push(chunk[0] as string);
+      for (const row of await x.rows(lookup, { ids: chunk }, LOOKUP_CHUNK)) {
+        stored.set(row.event_id, row.payload);
+      }
     }
     const conflicts: BatchIssue[] = [];
     const fresh = batch.entries.filter((entry) => {
@@ -46,23 +43,15 @@ export async function enqueue(
       return false;
     });
     if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
-    for (let i = 0; i < fresh.length; i += INSERT_CHUNK) {
-      await trx
-        .insertInto('messages')
-        .values(
-          fresh.slice(i, i + INSERT_CHUNK).map((entry) => ({
-            event_id: entry.eventId,
-            payload: entry.payload,
-            state: 'ready' as const,
-            attempts: 0,
-            generation: 0,
-            available_at: now,
-            lease_until: null,
-            enqueued_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
+    for (let i = 0; i < fresh.length; ) {
+      const size = insertSize(fresh.length - i);
+      const rows = fresh.slice(i, i + size);
+      await x.changes(
+        insertMessages,
+        { ids: rows.map((r) => r.eventId), payloads: rows.map((r) => r.payload), now },
+        size,
+      );
+      i += size;
     }
     return {
       accepted: fresh.length,
@@ -70,6 +59,44 @@ export async function enqueue(
     };
   });
 }
+
+/** Ids per lookup statement. */
+const LOOKUP_CHUNK = 250;
+/** Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks. */
+const INSERT_CHUNK = 128;
+
+/** The next insert's row count: the full chunk, else the largest power of two that fits. */
+function insertSize(remaining: number): number {
+  if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
+  return 2 ** Math.floor(Math.log2(remaining));
+}
+
+const lookup = defineStatement<{ event_id: string; payload: string }>(
+  'enqueue-lookup',
+  ({ db, p, n }) =>
+    db
+      .selectFrom('messages')
+      .select(['event_id', 'payload'])
+      .where('event_id', 'in', p.list<string>('ids', n)),
+);
+
+const insertMessages = defineStatement('enqueue-insert', ({ db, p, n }) => {
+  const payloads = p.list<string>('payloads', n);
+  const now = p.value<number>('now');
+  return db.insertInto('messages').values(
+    p.list<string>('ids', n).map((id, i) => ({
+      event_id: id,
+      payload: payloads[i] as string,
+      state: stateLiteral('ready'),
+      attempts: 0,
+      generation: 0,
+      available_at: now,
+      lease_until: null,
+      enqueued_at: now,
+      updated_at: now,
+    })),
+  );
+});
 
 function isParsed(input: Uint8Array | string | ParsedBatch): input is ParsedBatch {
   return typeof input === 'object' && !(input instanceof Uint8Array) && 'entries' in input;
