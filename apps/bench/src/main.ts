@@ -601,6 +601,11 @@ async function main(): Promise<void> {
   }
 
   out.push(section('Targets'));
+  if (opts.quick) {
+    out.push(
+      'quick run: one run of 1,000 messages per setting is a smoke test, too small to judge a target (batch 100 is 10 transactions); run without --quick for the figures',
+    );
+  }
   out.push(
     table(
       ['target', 'measured', 'met'],
