@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { BackendCapabilities } from './backend.ts';
 
@@ -55,6 +55,8 @@ const slots: Slots = {
 
 /** A compiled statement and how to fill its parameter list from {@link SlotValues}. */
 export interface CompiledStatement {
+  /** Unique per store: `<statement>/<arity>`, usable as a server-side statement name. */
+  readonly name: string;
   readonly sql: string;
   readonly query: CompiledQuery;
   readonly bind: (values: SlotValues) => unknown[];
@@ -71,6 +73,7 @@ function compileStatement(
     parameter instanceof Slot ? parameter : { constant: parameter },
   );
   return {
+    name: `onceq/${statement.name}/${n}`,
     sql: query.sql,
     query,
     bind: (values) =>
@@ -114,23 +117,4 @@ export interface Executor {
   rows<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
   /** Number of rows an UPDATE/INSERT/DELETE changed. */
   changes(statement: Statement<unknown>, values: SlotValues, arity?: number): Promise<number>;
-}
-
-/** An {@link Executor} over a Kysely transaction (PostgreSQL: one round trip per statement). */
-export function kyselyExecutor(
-  cache: StatementCache,
-  trx: { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> },
-): Executor {
-  const execute = <R>(statement: Statement<R>, values: SlotValues, arity: number) => {
-    const compiled = cache.get(statement as Statement<unknown>, arity);
-    return trx.executeQuery<R>({
-      ...compiled.query,
-      parameters: compiled.bind(values),
-    } as CompiledQuery<R>);
-  };
-  return {
-    rows: async (statement, values, arity = 1) => (await execute(statement, values, arity)).rows,
-    changes: async (statement, values, arity = 1) =>
-      Number((await execute(statement, values, arity)).numAffectedRows ?? 0),
-  };
 }

@@ -6,7 +6,7 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
-import { kyselyExecutor, StatementCache } from '../prepared.ts';
+import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
@@ -110,6 +110,57 @@ export async function openPostgresStore(
       }
     }
   };
+  /** Runs one compiled statement as a named (server-side prepared) statement. */
+  const run = (
+    client: pg.PoolClient,
+    statement: Statement<unknown>,
+    values: SlotValues,
+    arity: number,
+  ) => {
+    const compiled = cache.get(statement, arity);
+    const parameters = compiled.bind(values);
+    options.onQuery?.(compiled.sql, parameters);
+    return client.query({ name: compiled.name, text: compiled.sql, values: parameters });
+  };
+  /**
+   * The hot path: one pooled client, BEGIN … COMMIT, and the protocol's statements as
+   * named statements, so the server parses and plans each once per connection and no
+   * query builder or executor runs per message. Same retry rules as writeTransaction.
+   */
+  const transact: Store['transact'] = async (fn) => {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw mapQueryError(error, url);
+      }
+      let open = false;
+      try {
+        await client.query('BEGIN');
+        open = true;
+        const executor: Executor = {
+          rows: async (statement, values, arity = 1) =>
+            (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
+          changes: async (statement, values, arity = 1) =>
+            (await run(client, statement, values, arity)).rowCount ?? 0,
+        };
+        const result = await fn(executor);
+        await client.query('COMMIT');
+        open = false;
+        return result;
+      } catch (error) {
+        if (open) await client.query('ROLLBACK').catch(() => {});
+        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
+          retries++;
+          continue;
+        }
+        throw mapQueryError(error, url);
+      } finally {
+        client.release();
+      }
+    }
+  };
   return {
     kind: 'postgres',
     db,
@@ -118,7 +169,7 @@ export async function openPostgresStore(
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
     writeTransaction,
-    transact: (fn) => writeTransaction((trx) => fn(kyselyExecutor(cache, trx))),
+    transact,
     busyRetries: () => retries,
     close: () => db.destroy(),
   };
