@@ -8,21 +8,12 @@ import {
   type DemoReport,
   runDemo,
 } from '../apps/demo/src/index.ts';
+import { type ProcessResult, runProcess } from './support/spawn.ts';
 
 const MAIN = join(import.meta.dir, '..', 'apps', 'demo', 'src', 'main.ts');
 
-async function runMain(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: { ...process.env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+function runMain(args: string[]): Promise<ProcessResult> {
+  return runProcess([process.execPath, MAIN, ...args]);
 }
 
 /** The §6 figures every backend must reproduce. */

@@ -19,6 +19,7 @@ import {
   type TestClock,
   testClock,
 } from '../support/factories.ts';
+import { runProcess } from '../support/spawn.ts';
 
 export interface TestEnv extends OpenedStore {
   clock: TestClock;
@@ -133,20 +134,11 @@ export function storeArgs(env: TestEnv, now: number): string[] {
 
 /** Starts a child script; `done` resolves once it exited and its output was read. */
 export function startChild(script: ChildScript, args: string[]): Promise<ChildResult> {
-  const proc = Bun.spawn(
-    [process.execPath, join(import.meta.dir, '..', 'support', script), ...args],
-    {
-      env: { ...process.env },
-      stdout: 'pipe',
-      stderr: 'pipe',
-      stdin: 'ignore',
-    },
-  );
-  return Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]).then(([exitCode, stdout, stderr]) => ({ exitCode, stdout, stderr }));
+  return runProcess([
+    process.execPath,
+    join(import.meta.dir, '..', 'support', script),
+    ...args,
+  ]).then(({ code, stdout, stderr }) => ({ exitCode: code, stdout, stderr }));
 }
 
 /** Fails with the child's output unless it exited with `code`. */

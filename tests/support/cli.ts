@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runProcess } from './spawn.ts';
 
 export const BIN = resolve(import.meta.dir, '../../apps/cli/src/bin.ts');
 export const DEMO_JSONL = resolve(import.meta.dir, '../../examples/demo.jsonl');
@@ -52,18 +53,11 @@ export async function runOnceq(
   delete env.CI;
   Object.assign(env, options.env);
   const started = performance.now();
-  const proc = Bun.spawn(['bun', BIN, ...args], {
+  const { code, stdout, stderr } = await runProcess(['bun', BIN, ...args], {
     cwd,
     env,
-    stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
+    ...(options.stdin === undefined ? {} : { stdin: new TextEncoder().encode(options.stdin) }),
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   return { code, stdout, stderr, ms: performance.now() - started };
 }
 
