@@ -377,7 +377,11 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
       expect(store.location).not.toContain(password);
       expect(store.location).toContain(':***@');
       expect(store.kind).toBe('postgres');
-      expect(store.capabilities).toEqual({ skipLocked: true, maxParameters: 65_535 });
+      expect(store.capabilities).toEqual({
+        skipLocked: true,
+        maxParameters: 65_535,
+        fusedStatements: true,
+      });
     } finally {
       await dropSchema(store, schema);
       await store.close();

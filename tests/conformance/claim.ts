@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import {
   apply,
   claim,
+  claimMany,
   enqueue,
   fail,
   LeaseLostError,
@@ -127,6 +128,61 @@ export function claimSuite(name: string, factory: BackendFactory): void {
         generation: 1,
         lastErrorCode: 'lease_expired',
       });
+    });
+
+    test('a message recovered by a claim ranks at its old lease_until: ahead of a later ready one, in the same claim', async () => {
+      const { store, clock } = env();
+      await enqueue(store, batch(line('E0001', paid('book', 100))));
+      await mustClaim(store, { leaseSeconds: 2 }); // E0001 leased until 1002
+      clock.set(1003);
+      await enqueue(store, batch(line('E0002', paid('pen', 200)))); // available at 1003
+      clock.set(1005);
+      const leases = await claimMany(store, { limit: 2 });
+      expect(leases.map((l) => [l.eventId, l.generation, l.attempt])).toEqual([
+        ['E0001', 2, 2],
+        ['E0002', 1, 1],
+      ]);
+      // What recovery wrote stays visible on the re-claimed row.
+      expect(await show(store, 'E0001')).toMatchObject({
+        state: 'leased',
+        availableAt: 1002,
+        leaseUntil: 1035,
+        lastErrorCode: 'lease_expired',
+        lastErrorDetail: 'the lease expired before an ACK; retried',
+      });
+    });
+
+    test('a claim of one recovers every expired lease: the rest go back to ready, or dead on their last attempt', async () => {
+      const { store, clock } = env();
+      // E0003 spends two attempts first (ready again at 1001, then at 1003).
+      await enqueue(store, batch(line('E0003', paid('bag', 300))));
+      for (const at of [1000, 1001]) {
+        clock.set(at);
+        await fail(store, await mustClaim(store), { kind: 'temporary', code: 'busy' });
+      }
+      clock.set(1003);
+      await enqueue(
+        store,
+        batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 200))),
+      );
+      const all = await claimMany(store, { limit: 3, leaseSeconds: 5 }); // leased until 1008
+      expect(all.map((l) => [l.eventId, l.attempt])).toEqual([
+        ['E0001', 1],
+        ['E0002', 1],
+        ['E0003', 3],
+      ]);
+      clock.set(1010);
+      const leases = await claimMany(store, { limit: 1 });
+      expect(leases.map((l) => [l.eventId, l.generation])).toEqual([['E0001', 2]]);
+      const rows = await Promise.all(['E0001', 'E0002', 'E0003'].map((id) => show(store, id)));
+      expect(
+        rows.map((m) => [m.eventId, m.state, m.attempts, m.availableAt, m.lastErrorCode]),
+      ).toEqual([
+        ['E0001', 'leased', 2, 1008, 'lease_expired'],
+        ['E0002', 'ready', 1, 1008, 'lease_expired'],
+        ['E0003', 'dead', 3, 1003, 'lease_expired'],
+      ]);
+      expect(rows[2]?.lastErrorDetail).toBe('the lease expired before an ACK on the last attempt');
     });
   });
 }

@@ -3,7 +3,7 @@ import type { Store } from './backend/backend.ts';
 import { defineStatement, type Executor } from './backend/prepared.ts';
 import type { Database } from './schema.ts';
 import type { MessageState } from './states.ts';
-import type { FailInput, LeaseRef } from './types.ts';
+import type { Effect, FailInput, LeaseRef } from './types.ts';
 
 /**
  * The only code that writes `messages.state`. Every transition out of `leased` is
@@ -62,8 +62,94 @@ const claimRows = defineStatement<ClaimedRow>('claim', ({ db, p, n, capabilities
     .returning(['event_id', 'generation', 'attempts', 'lease_until', 'payload', 'available_at']);
 });
 
-export async function toLeased(x: Executor, now: number, limit: number, leaseSeconds: number) {
-  const rows = await x.rows(claimRows, { now, leaseUntil: now + leaseSeconds }, limit);
+/**
+ * Claim with its lazy recovery in one statement (backends with `fusedStatements`), so a
+ * claim is one round trip run as its own transaction, and keeps §5's order: a leased row
+ * whose lease ran out is claimable in this very claim, as if recovery had run first.
+ *
+ * - `expired`: every leased row whose lease ran out (locked; others' locks skipped).
+ * - `ready`: the first `n` claimable ready rows by `(available_at, event_id)`, from the
+ *   `messages_claim` index.
+ * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the
+ *   `available_at` recovery would give it) and only with attempts left.
+ * - `recovered`: expired rows not picked go back to ready, or to dead on the last
+ *   attempt, exactly like {@link recover}.
+ * - the UPDATE leases the picked rows; a picked expired row also gets what recovery
+ *   would have written (`available_at`, `last_error_*`).
+ */
+const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ p, n }) => {
+  const now = p.value<number>('now');
+  const maxAttempts = p.value<number>('maxAttempts');
+  const leased = stateLiteral('leased');
+  const ready = stateLiteral('ready');
+  return sql<ClaimedRow>`
+    WITH expired AS (
+      SELECT event_id, lease_until AS rank_at, attempts FROM messages
+      WHERE state = ${leased} AND lease_until <= ${now}
+      FOR UPDATE SKIP LOCKED
+    ), ready AS (
+      SELECT event_id, available_at AS rank_at FROM messages
+      WHERE state = ${ready} AND available_at <= ${now}
+      ORDER BY available_at, event_id
+      LIMIT ${sql.lit(n)}
+      FOR UPDATE SKIP LOCKED
+    ), pick AS (
+      SELECT event_id FROM (
+        SELECT event_id, rank_at FROM ready
+        UNION ALL
+        SELECT event_id, rank_at FROM expired WHERE attempts < ${maxAttempts}
+      ) AS candidates
+      ORDER BY rank_at, event_id
+      LIMIT ${sql.lit(n)}
+    ), recovered AS (
+      UPDATE messages AS m SET
+        state = CASE WHEN m.attempts < ${maxAttempts} THEN ${ready} ELSE ${stateLiteral('dead')} END,
+        available_at = CASE WHEN m.attempts < ${maxAttempts} THEN m.lease_until ELSE m.available_at END,
+        lease_until = NULL,
+        last_error_code = 'lease_expired',
+        last_error_detail = CASE WHEN m.attempts < ${maxAttempts} THEN ${RETRIED} ELSE ${LAST_ATTEMPT} END,
+        updated_at = ${now}
+      FROM expired
+      WHERE m.event_id = expired.event_id
+        AND expired.event_id NOT IN (SELECT event_id FROM pick)
+    )
+    UPDATE messages AS m SET
+      state = ${leased},
+      attempts = m.attempts + 1,
+      generation = m.generation + 1,
+      lease_until = ${p.value<number>('leaseUntil')},
+      updated_at = ${now},
+      available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
+      last_error_code = CASE WHEN m.state = ${leased} THEN 'lease_expired' ELSE m.last_error_code END,
+      last_error_detail = CASE WHEN m.state = ${leased} THEN ${RETRIED} ELSE m.last_error_detail END
+    FROM pick
+    WHERE m.event_id = pick.event_id
+    RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at`;
+});
+
+/**
+ * Lazy recovery, then ready → leased for up to `limit` rows; returns them in claim order.
+ * One statement where the backend fuses them, else two, in the caller's transaction `x`.
+ * `x = null` (fused backends only) runs the one statement as its own transaction.
+ */
+export async function toLeased(
+  store: Store,
+  x: Executor | null,
+  now: number,
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedRow[]> {
+  const values = { now, leaseUntil: now + leaseSeconds, maxAttempts: store.protocol.maxAttempts };
+  let rows: ClaimedRow[];
+  if (store.capabilities.fusedStatements) {
+    rows = x
+      ? await x.rows(claimWithRecovery, values, limit)
+      : await store.autocommit(claimWithRecovery, values, limit);
+  } else {
+    if (x === null) throw new Error('toLeased: this backend needs a transaction for its claim');
+    await x.changes(recover, values);
+    rows = await x.rows(claimRows, values, limit);
+  }
   // RETURNING order is not guaranteed: restore claim order.
   return rows.sort((a, b) =>
     a.available_at === b.available_at
@@ -73,6 +159,9 @@ export async function toLeased(x: Executor, now: number, limit: number, leaseSec
       : Number(a.available_at) - Number(b.available_at),
   );
 }
+
+const RETRIED = 'the lease expired before an ACK; retried';
+const LAST_ATTEMPT = 'the lease expired before an ACK on the last attempt';
 
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
@@ -93,22 +182,13 @@ const recover = defineStatement('recover', ({ db, p }) =>
           .end(),
         lease_until: null,
         last_error_code: 'lease_expired',
-        last_error_detail: eb
-          .case()
-          .when(retry)
-          .then('the lease expired before an ACK; retried')
-          .else('the lease expired before an ACK on the last attempt')
-          .end(),
+        last_error_detail: eb.case().when(retry).then(RETRIED).else(LAST_ATTEMPT).end(),
         updated_at: p.value<number>('now'),
       };
     })
     .where('state', '=', stateLiteral('leased'))
     .where('lease_until', '<=', p.value<number>('now')),
 );
-
-export async function recoverExpired(store: Store, x: Executor, now: number): Promise<void> {
-  await x.changes(recover, { now, maxAttempts: store.protocol.maxAttempts });
-}
 
 /** The columns apply and fail read under the fence. */
 export interface FencedRow {
@@ -129,8 +209,24 @@ const readFenced = defineStatement<FencedRow>('read-fenced', ({ db, p, n, capabi
   return capabilities.skipLocked ? query.forUpdate() : query;
 });
 
-export function readForFence(x: Executor, leases: readonly LeaseRef[]): Promise<FencedRow[]> {
-  return x.rows(readFenced, { ids: leases.map((l) => l.eventId) }, leases.length);
+/** {@link readFenced} with one array parameter: one statement for any number of ids. */
+const readFencedArray = defineStatement<FencedRow>(
+  'read-fenced-array',
+  ({ p }) => sql<FencedRow>`
+    SELECT event_id, payload, state, generation, attempts, lease_until FROM messages
+    WHERE event_id = ANY(${p.value<string[]>('ids')}::text[])
+    FOR UPDATE`,
+);
+
+export function readForFence(
+  store: Store,
+  x: Executor,
+  leases: readonly LeaseRef[],
+): Promise<FencedRow[]> {
+  const ids = leases.map((l) => l.eventId);
+  return store.capabilities.fusedStatements
+    ? x.rows(readFencedArray, { ids })
+    : x.rows(readFenced, { ids }, leases.length);
 }
 
 /** The effect rows of `n` messages, one INSERT. */
@@ -163,6 +259,61 @@ export async function insertEffectRows(
     },
     rows.length,
   );
+}
+
+/**
+ * The ACK and the effect rows in one statement (backends with `fusedStatements`), taking
+ * one array per column: leased → done for every `(event_id, generation)` pair still
+ * validly leased at `now`, and an effect row for each message it marked done, none for
+ * the others. Returns the ids it marked done.
+ */
+const ackWithEffects = defineStatement<{ event_id: string }>(
+  'ack-with-effects',
+  ({ p }) => sql<{ event_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${p.value<string[]>('ids')}::text[],
+        ${p.value<number[]>('generations')}::integer[],
+        ${p.value<string[]>('categories')}::text[],
+        ${p.value<number[]>('amounts')}::integer[]
+      ) AS t(event_id, generation, category, amount_cents)
+    ), acked AS (
+      UPDATE messages AS m
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      FROM input
+      WHERE m.event_id = input.event_id
+        AND m.generation = input.generation
+        AND m.state = ${stateLiteral('leased')}
+        AND m.lease_until > ${p.value<number>('now')}
+      RETURNING m.event_id
+    ), inserted AS (
+      INSERT INTO effects (event_id, category, amount_cents, created_at)
+      SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
+      FROM input JOIN acked ON acked.event_id = input.event_id
+    )
+    SELECT event_id FROM acked`,
+);
+
+/**
+ * Backends with `fusedStatements`: the effect rows (stamped `createdAt`) and the ACK
+ * (fenced in SQL at `now`) of `succeeded` in one statement. Returns how many messages it
+ * marked done; the caller rolls back unless that is all of them.
+ */
+export async function toDoneWithEffects(
+  x: Executor,
+  succeeded: readonly { lease: LeaseRef; effect: Effect }[],
+  createdAt: number,
+  now: number,
+): Promise<number> {
+  const acked = await x.rows(ackWithEffects, {
+    ids: succeeded.map((s) => s.lease.eventId),
+    generations: succeeded.map((s) => s.lease.generation),
+    categories: succeeded.map((s) => s.effect.category),
+    amounts: succeeded.map((s) => s.effect.amountCents),
+    createdAt,
+    now,
+  });
+  return acked.length;
 }
 
 /** leased → done for every `(event_id, generation)` pair still validly leased at `now`. */

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
-import type { Executor } from './prepared.ts';
+import type { Executor, SlotValues, Statement } from './prepared.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
@@ -20,6 +20,13 @@ export interface BackendCapabilities {
   skipLocked: boolean;
   /** Largest number of bound parameters one statement may carry. */
   maxParameters: number;
+  /**
+   * The backend runs INSERT/UPDATE inside `WITH` and takes arrays as parameters
+   * (PostgreSQL), so the protocol sends one statement where SQLite runs several: claim
+   * with its lazy recovery, and the ACK with its effect rows. On SQLite, where a
+   * statement costs no round trip, the protocol keeps its plain statements.
+   */
+  fusedStatements: boolean;
 }
 
 /** An open onceq store: the database, its clock and protocol settings. */
@@ -42,6 +49,11 @@ export interface Store {
    * {@link writeTransaction}.
    */
   transact<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Runs one prepared statement as a transaction of its own (no BEGIN/COMMIT round
+   * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.
+   */
+  autocommit<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
   busyRetries(): number;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { BackendCapabilities } from './backend.ts';
 
@@ -14,7 +14,7 @@ import type { BackendCapabilities } from './backend.ts';
  */
 export interface Statement<Row> {
   readonly name: string;
-  readonly build: (context: BuildContext) => Compilable<Row>;
+  readonly build: (context: BuildContext) => Compilable<Row> | RawBuilder<Row>;
 }
 
 /** What a statement is built from: the store's Kysely (for its dialect), slots, arity. */
@@ -68,7 +68,12 @@ function compileStatement(
   statement: Statement<unknown>,
   n: number,
 ): CompiledStatement {
-  const query = statement.build({ db, p: slots, n, capabilities }).compile();
+  // A query builder's compile() takes no argument; a raw `sql` statement's takes the
+  // Kysely instance (for its dialect). Passing it serves both.
+  const built = statement.build({ db, p: slots, n, capabilities }) as {
+    compile(db: Kysely<Database>): CompiledQuery;
+  };
+  const query = built.compile(db);
   const sources = query.parameters.map((parameter) =>
     parameter instanceof Slot ? parameter : { constant: parameter },
   );

@@ -3,7 +3,13 @@ import type { Executor } from '../backend/prepared.ts';
 import { HandlerFailure, LeaseLostError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
-import { insertEffectRows, readForFence, toDone, toFailed } from '../transitions.ts';
+import {
+  insertEffectRows,
+  readForFence,
+  toDone,
+  toDoneWithEffects,
+  toFailed,
+} from '../transitions.ts';
 import type {
   ApplyOutcome,
   Effect,
@@ -94,7 +100,7 @@ async function applyInTransaction(
   lost: LeaseLostError[],
 ): Promise<ApplyOutcome[]> {
   const now = store.clock();
-  const rows = new Map((await readForFence(x, leases)).map((r) => [r.event_id, r]));
+  const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
 
   const outcomes: ApplyOutcome[] = [];
   const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
@@ -119,12 +125,16 @@ async function applyInTransaction(
   }
 
   if (succeeded.length > 0) {
-    await insertEffectRows(
-      x,
-      succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
-      now,
-    );
-    // The second clock check: the handler or the insert may have been slow.
+    // The second clock check: the handler (or, on SQLite, the effect insert) may have
+    // been slow. On PostgreSQL the effects and the ACK are one statement, run after it.
+    const fused = store.capabilities.fusedStatements;
+    if (!fused) {
+      await insertEffectRows(
+        x,
+        succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
+        now,
+      );
+    }
     const later = store.clock();
     const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
     if (expired.length > 0) {
@@ -139,11 +149,13 @@ async function applyInTransaction(
         ),
       );
     }
-    const acked = await toDone(
-      x,
-      succeeded.map((s) => s.lease),
-      later,
-    );
+    const acked = fused
+      ? await toDoneWithEffects(x, succeeded, now, later)
+      : await toDone(
+          x,
+          succeeded.map((s) => s.lease),
+          later,
+        );
     if (acked !== succeeded.length) {
       throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
     }

@@ -1,5 +1,5 @@
 import type { Store } from '../backend/backend.ts';
-import { recoverExpired, toLeased } from '../transitions.ts';
+import { type ClaimedRow, toLeased } from '../transitions.ts';
 import type { Lease } from '../types.ts';
 
 export interface ClaimOptions {
@@ -20,6 +20,10 @@ export interface ClaimOptions {
  * `available_at <= now` by `(available_at, event_id)`, each getting `attempts+1`,
  * `generation+1` and `lease_until = now + lease`. Every claim spends attempt budget.
  * Returns the leases in claim order, `[]` when nothing is claimable now.
+ *
+ * On PostgreSQL the whole claim is one statement that commits by itself (see
+ * `claimWithRecovery` in transitions.ts); on SQLite it is `BEGIN IMMEDIATE`, the
+ * recovery UPDATE, the claim UPDATE, `COMMIT`.
  */
 export async function claimMany(store: Store, options: ClaimOptions = {}): Promise<Lease[]> {
   const limit = options.limit ?? 1;
@@ -30,23 +34,30 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
   if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1) {
     throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
   }
+  const { beforeCommit } = options;
+  if (store.capabilities.fusedStatements && beforeCommit === undefined) {
+    // One statement that commits by itself: no BEGIN/COMMIT round trips.
+    return toLeases(await toLeased(store, null, store.clock(), limit, leaseSeconds));
+  }
   return store.transact(async (x) => {
     const now = store.clock();
-    await recoverExpired(store, x, now);
-    const rows = await toLeased(x, now, limit, leaseSeconds);
-    const leases = rows.map(
-      (row): Lease =>
-        Object.freeze({
-          eventId: row.event_id,
-          generation: Number(row.generation),
-          attempt: Number(row.attempts),
-          leaseUntil: Number(row.lease_until),
-          payload: row.payload,
-        }),
-    );
-    await options.beforeCommit?.(leases);
+    const leases = toLeases(await toLeased(store, x, now, limit, leaseSeconds));
+    await beforeCommit?.(leases);
     return leases;
   });
+}
+
+function toLeases(rows: readonly ClaimedRow[]): Lease[] {
+  return rows.map(
+    (row): Lease =>
+      Object.freeze({
+        eventId: row.event_id,
+        generation: Number(row.generation),
+        attempt: Number(row.attempts),
+        leaseUntil: Number(row.lease_until),
+        payload: row.payload,
+      }),
+  );
 }
 
 /** Claims one message; `null` when nothing is claimable now. See {@link claimMany}. */

@@ -20,7 +20,7 @@ export interface FailResult {
 export async function fail(store: Store, lease: LeaseRef, failure: FailInput): Promise<FailResult> {
   return store.transact(async (x) => {
     const now = store.clock();
-    const [row] = await readForFence(x, [lease]);
+    const [row] = await readForFence(store, x, [lease]);
     const why = fenceViolation(row, lease, now);
     if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
     const next = await toFailed(store, x, lease, Number(row?.attempts), failure, now);

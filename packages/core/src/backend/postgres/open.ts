@@ -95,7 +95,7 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
-  const capabilities = { skipLocked: true, maxParameters: 65_535 };
+  const capabilities = { skipLocked: true, maxParameters: 65_535, fusedStatements: true };
   const cache = new StatementCache(db, capabilities);
   const writeTransaction: Store['writeTransaction'] = async (fn) => {
     for (let attempt = 1; ; attempt++) {
@@ -161,6 +161,28 @@ export async function openPostgresStore(
       }
     }
   };
+  /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
+  const autocommit: Store['autocommit'] = async (statement, values, arity = 1) => {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw mapQueryError(error, url);
+      }
+      try {
+        return (await run(client, statement as Statement<unknown>, values, arity)).rows as never[];
+      } catch (error) {
+        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
+          retries++;
+          continue;
+        }
+        throw mapQueryError(error, url);
+      } finally {
+        client.release();
+      }
+    }
+  };
   return {
     kind: 'postgres',
     db,
@@ -170,6 +192,7 @@ export async function openPostgresStore(
     location: redactUrl(url),
     writeTransaction,
     transact,
+    autocommit,
     busyRetries: () => retries,
     close: () => db.destroy(),
   };

@@ -52,7 +52,7 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = { skipLocked: false, maxParameters: 32_766 };
+  const capabilities = { skipLocked: false, maxParameters: 32_766, fusedStatements: false };
   const cache = new StatementCache(db, capabilities);
   const connection = dialect.connection;
   const run = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
@@ -75,6 +75,8 @@ export async function openSqliteStore(
     location: path,
     writeTransaction: (fn) => db.transaction().execute(fn),
     transact: (fn) => dialect.connection.transact(() => fn(executor)),
+    autocommit: (statement, values, arity) =>
+      dialect.connection.transact(() => executor.rows(statement, values, arity)),
     busyRetries: () => dialect.connection.busy.retries,
     close: () => db.destroy(),
   };
