@@ -166,29 +166,25 @@ const LAST_ATTEMPT = 'the lease expired before an ACK on the last attempt';
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
  * `lease_until`) while the cycle has attempts left, else to `dead` with `lease_expired`.
+ *
+ * SQLite only (PostgreSQL recovers inside {@link claimWithRecovery}). `INDEXED BY` pins
+ * the partial `messages_lease` index: without statistics SQLite's planner would rather
+ * walk every leased row of `messages_claim`, and with it a missing index is an error at
+ * prepare time instead of a silent scan.
  */
-const recover = defineStatement('recover', ({ db, p }) =>
-  db
-    .updateTable('messages')
-    .set((eb) => {
-      const retry = eb('attempts', '<', p.value<number>('maxAttempts'));
-      return {
-        state: eb.case().when(retry).then(stateLiteral('ready')).else(stateLiteral('dead')).end(),
-        available_at: eb
-          .case()
-          .when(retry)
-          .then(eb.ref('lease_until').$castTo<number>())
-          .else(eb.ref('available_at'))
-          .end(),
-        lease_until: null,
-        last_error_code: 'lease_expired',
-        last_error_detail: eb.case().when(retry).then(RETRIED).else(LAST_ATTEMPT).end(),
-        updated_at: p.value<number>('now'),
-      };
-    })
-    .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '<=', p.value<number>('now')),
-);
+const recover = defineStatement('recover', ({ p }) => {
+  const now = p.value<number>('now');
+  const retry = sql`attempts < ${p.value<number>('maxAttempts')}`;
+  return sql`
+    UPDATE messages INDEXED BY messages_lease SET
+      state = CASE WHEN ${retry} THEN ${stateLiteral('ready')} ELSE ${stateLiteral('dead')} END,
+      available_at = CASE WHEN ${retry} THEN lease_until ELSE available_at END,
+      lease_until = NULL,
+      last_error_code = 'lease_expired',
+      last_error_detail = CASE WHEN ${retry} THEN ${RETRIED} ELSE ${LAST_ATTEMPT} END,
+      updated_at = ${now}
+    WHERE state = ${stateLiteral('leased')} AND lease_until <= ${now}`;
+});
 
 /** The columns apply and fail read under the fence. */
 export interface FencedRow {

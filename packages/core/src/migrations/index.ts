@@ -3,13 +3,17 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely/migrati
 import type { BackendKind } from '../backend/backend.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { initialSchema } from './0001_initial.ts';
+import { leaseIndexPartial } from './0002_lease_index_partial.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
  * per backend. Append new ones; never edit a released one.
  */
 const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] =
-  [{ name: '0001_initial', statements: initialSchema }];
+  [
+    { name: '0001_initial', statements: initialSchema },
+    { name: '0002_lease_index_partial', statements: leaseIndexPartial },
+  ];
 
 class InCodeMigrations implements MigrationProvider {
   readonly #kind: BackendKind;
