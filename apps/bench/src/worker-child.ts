@@ -47,19 +47,20 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     synchronous: spec.synchronous,
     ...(spec.schema ? { schema: spec.schema } : {}),
   });
-  // Time every transaction (core runs the hot path through `transact`, other writes
-  // through `writeTransaction`): the first one after a progress report is the claim of
-  // that batch, so progress time minus its start is the batch's claim-to-ACK latency.
+  // Time every transaction (core runs the hot path through `transact`, PostgreSQL's
+  // one-statement claim through `autocommit`, other writes through `writeTransaction`):
+  // the first one after a progress report is the claim of that batch, so progress time
+  // minus its start is the batch's claim-to-ACK latency.
   let firstStart = Number.NaN;
   let transactions = 0;
   const store = { ...opened } as Store;
-  for (const name of ['transact', 'writeTransaction'] as const) {
+  for (const name of ['transact', 'autocommit', 'writeTransaction'] as const) {
     const original = (opened as unknown as Record<string, unknown>)[name];
     if (typeof original !== 'function') continue;
-    (store as unknown as Record<string, unknown>)[name] = (fn: unknown) => {
+    (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
       transactions++;
       if (Number.isNaN(firstStart)) firstStart = wallMs();
-      return original.call(opened, fn);
+      return original.apply(opened, args);
     };
   }
   const latencies: number[] = [];
