@@ -11,6 +11,11 @@ import type { ApplyOutcome, Handler } from './types.ts';
  */
 export const DEFAULT_BATCH = 100;
 
+/** How long after waiting for the SQLite write lock a worker keeps stepping aside, ms. */
+const CONTENTION_WINDOW_MS = 200;
+/** Within that window, a worker that did not wait steps aside at most this often, ms. */
+const STEP_ASIDE_EVERY_MS = 10;
+
 export interface WorkOptions {
   /** Stop after this many messages were claimed. Default: no limit. */
   max?: number;
@@ -45,6 +50,8 @@ export async function work(
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
   const batch = options.batch ?? DEFAULT_BATCH;
   const max = options.max ?? Number.POSITIVE_INFINITY;
+  let contendedAt = Number.NEGATIVE_INFINITY;
+  let steppedAsideAt = Number.NEGATIVE_INFINITY;
   while (summary.claimed < max) {
     const busyBefore = store.busyRetries();
     const limit = Math.min(batch, max - summary.claimed);
@@ -58,9 +65,19 @@ export async function work(
     summary.lost += lost.length;
     for (const outcome of outcomes) count(summary, outcome);
     options.onProgress?.(summary);
-    // Another process is waiting for the SQLite write lock: step aside briefly so it
-    // gets a turn instead of being starved by our back-to-back transactions.
-    if (store.busyRetries() > busyBefore) await Bun.sleep(1 + Math.random() * 2);
+    // Another process wants the SQLite write lock: step aside briefly so it gets a turn
+    // instead of being starved by our back-to-back transactions. After a batch in which
+    // we waited for the lock, always; for a while after that, at most every
+    // STEP_ASIDE_EVERY_MS too, since the other process may be waiting now without our
+    // seeing it (the one holding the lock never waits).
+    const now = performance.now();
+    const waited = store.busyRetries() > busyBefore;
+    if (waited) contendedAt = now;
+    const recently = now - contendedAt < CONTENTION_WINDOW_MS;
+    if (waited || (recently && now - steppedAsideAt >= STEP_ASIDE_EVERY_MS)) {
+      steppedAsideAt = now;
+      await Bun.sleep(1 + Math.random() * 2);
+    }
   }
   return summary;
 }
