@@ -102,6 +102,10 @@ describe('setup with prompts (fake prompter)', () => {
     expect(shown).toContain('Sample events: accepted 4, duplicates 1');
     expect(shown).toContain('claimed 4: 4 done, 0 retried, 0 dead');
     expect(shown).toMatch(/^total\s+20000$/m);
+    // The next commands as a user of a clone types them.
+    expect(shown).toContain(
+      'outro Ready. Next: bun run onceq status · bun run onceq dlq · bun run onceq work',
+    );
     // No stray temporary file next to the config.
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });

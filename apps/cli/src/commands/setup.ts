@@ -109,7 +109,9 @@ export const setupCommand = defineCommand<SetupArgs>({
           }),
         );
       } else {
-        prompter.outro('Ready. Next: onceq status · onceq dlq · onceq work');
+        prompter.outro(
+          'Ready. Next: bun run onceq status · bun run onceq dlq · bun run onceq work',
+        );
       }
       return 0;
     } catch (error) {
