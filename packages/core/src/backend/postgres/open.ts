@@ -6,7 +6,7 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
-import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
@@ -122,67 +122,56 @@ export async function openPostgresStore(
     options.onQuery?.(compiled.sql, parameters);
     return client.query({ name: compiled.name, text: compiled.sql, values: parameters });
   };
+  /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
+  const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw mapQueryError(error, url);
+      }
+      try {
+        return await body(client);
+      } catch (error) {
+        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
+          retries++;
+          continue;
+        }
+        throw mapQueryError(error, url);
+      } finally {
+        client.release();
+      }
+    }
+  };
   /**
    * The hot path: one pooled client, BEGIN … COMMIT, and the protocol's statements as
    * named statements, so the server parses and plans each once per connection and no
    * query builder or executor runs per message. Same retry rules as writeTransaction.
    */
-  const transact: Store['transact'] = async (fn) => {
-    for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
+  const transact: Store['transact'] = (fn) =>
+    onClient(async (client) => {
+      await client.query('BEGIN');
       try {
-        client = await pool.connect();
-      } catch (error) {
-        throw mapQueryError(error, url);
-      }
-      let open = false;
-      try {
-        await client.query('BEGIN');
-        open = true;
-        const executor: Executor = {
+        const result = await fn({
           rows: async (statement, values, arity = 1) =>
             (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
           changes: async (statement, values, arity = 1) =>
             (await run(client, statement, values, arity)).rowCount ?? 0,
-        };
-        const result = await fn(executor);
+        });
         await client.query('COMMIT');
-        open = false;
         return result;
       } catch (error) {
-        if (open) await client.query('ROLLBACK').catch(() => {});
-        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
-          retries++;
-          continue;
-        }
-        throw mapQueryError(error, url);
-      } finally {
-        client.release();
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
       }
-    }
-  };
+    });
   /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
-  const autocommit: Store['autocommit'] = async (statement, values, arity = 1) => {
-    for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw mapQueryError(error, url);
-      }
-      try {
-        return (await run(client, statement as Statement<unknown>, values, arity)).rows as never[];
-      } catch (error) {
-        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
-          retries++;
-          continue;
-        }
-        throw mapQueryError(error, url);
-      } finally {
-        client.release();
-      }
-    }
-  };
+  const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
+    onClient(
+      async (client) =>
+        (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
+    );
   return {
     kind: 'postgres',
     db,
