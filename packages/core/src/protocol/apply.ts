@@ -33,9 +33,10 @@ export interface ApplyManyResult {
  * Inside one write transaction: check the fence (state `leased`, same generation,
  * `now < lease_until`), read the payload **from the database** (never the caller's
  * copy), run the handler, insert the effect, read the clock again (the work may have
- * been slow), then mark the message `done` with the fence in the SQL. A lost lease at
- * either check rolls the whole transaction back, the effect insert included, and
- * throws {@link LeaseLostError}.
+ * been slow), then mark the message `done` with the fence in the SQL. (On PostgreSQL
+ * the clock is read again after the handler, and one statement then inserts the effects
+ * and marks the messages done.) A lost lease at either check rolls the whole
+ * transaction back, the effect insert included, and throws {@link LeaseLostError}.
  *
  * A handler failure is recorded in the same transaction: permanent → `dead`;
  * temporary → `ready` after backoff, or `dead` on the last attempt. A handler that
