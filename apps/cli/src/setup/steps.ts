@@ -68,40 +68,35 @@ export async function resolveAnswers(
   prompter: Prompter | null,
   defaults: SetupAnswers,
 ): Promise<SetupAnswers> {
-  const db =
-    flags.db ??
-    (prompter
-      ? await prompter.text({
-          message: 'Where should the store live? (a SQLite file, or a postgres:// URL)',
-          placeholder: defaults.db,
-          defaultValue: defaults.db,
-        })
-      : defaults.db);
-  const sample =
-    flags.sample ??
-    (prompter
-      ? await prompter.confirm({
-          message: 'Load the 5 sample events (examples/demo.jsonl)?',
-          initialValue: defaults.sample,
-        })
-      : defaults.sample);
-  const handler =
-    flags.handler ??
-    (prompter
-      ? await prompter.select<HandlerVersion>({
-          message: 'Which handler version should the worker use?',
-          options: HANDLER_VERSIONS.map((v) => ({ value: v, label: v, hint: HANDLER_HINTS[v] })),
-          initialValue: defaults.handler,
-        })
-      : defaults.handler);
-  const run =
-    flags.run ??
-    (prompter
-      ? await prompter.confirm({
-          message: 'Run the worker once now and show the status?',
-          initialValue: defaults.run,
-        })
-      : defaults.run);
+  // Asked one after another, in this order; a flag skips its question.
+  const answer = async <T>(given: T | undefined, fallback: T, ask: (p: Prompter) => Promise<T>) =>
+    given ?? (prompter ? await ask(prompter) : fallback);
+  const db = await answer(flags.db, defaults.db, (p) =>
+    p.text({
+      message: 'Where should the store live? (a SQLite file, or a postgres:// URL)',
+      placeholder: defaults.db,
+      defaultValue: defaults.db,
+    }),
+  );
+  const sample = await answer(flags.sample, defaults.sample, (p) =>
+    p.confirm({
+      message: 'Load the 5 sample events (examples/demo.jsonl)?',
+      initialValue: defaults.sample,
+    }),
+  );
+  const handler = await answer(flags.handler, defaults.handler, (p) =>
+    p.select<HandlerVersion>({
+      message: 'Which handler version should the worker use?',
+      options: HANDLER_VERSIONS.map((v) => ({ value: v, label: v, hint: HANDLER_HINTS[v] })),
+      initialValue: defaults.handler,
+    }),
+  );
+  const run = await answer(flags.run, defaults.run, (p) =>
+    p.confirm({
+      message: 'Run the worker once now and show the status?',
+      initialValue: defaults.run,
+    }),
+  );
   return { db: db.trim() === '' ? defaults.db : db.trim(), handler, sample, run };
 }
 
