@@ -43,6 +43,17 @@ export { type FailResult, fail } from './protocol/fail.ts';
 export { type HoldClaimOptions, holdClaim } from './protocol/hold.ts';
 export { dlq, show, status } from './protocol/inspect.ts';
 export {
+  countMessages,
+  LIST_ORDERS,
+  ListArgumentError,
+  type ListOptions,
+  type ListOrder,
+  listMessages,
+  MAX_PAGE,
+  type MessageFilter,
+  type MessagePage,
+} from './protocol/list.ts';
+export {
   previewRedrive,
   type RedrivePreview,
   type RedriveSelection,

@@ -60,7 +60,7 @@ const MESSAGE_COLUMNS = [
   'effects.amount_cents',
 ] as const;
 
-function baseQuery(store: Store) {
+export function baseQuery(store: Store) {
   return store.db
     .selectFrom('messages')
     .leftJoin('effects', 'effects.event_id', 'messages.event_id')
@@ -69,7 +69,7 @@ function baseQuery(store: Store) {
 
 type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
 
-function toView(row: Row): MessageView {
+export function toView(row: Row): MessageView {
   return {
     eventId: row.event_id,
     payload: parseJson(row.payload) as JsonObject,
