@@ -7,6 +7,7 @@
  *   --messages N       messages per processing run, ≤ 10000 (event ids E0000–E9999); default 10000
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
  *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
+ *   --anchors          also run plainjob, graphile-worker and pg-boss next to onceq
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */
@@ -15,6 +16,8 @@ import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore } from '@onceq/core';
+import { anchorsTable, anchorTargets, runAnchors } from './anchors/index.ts';
+import { ANCHORS } from './anchors/specs.ts';
 import { msCell, rateCell, section, table, writeJson } from './report.ts';
 import { type EnqueueRun, runEnqueue } from './scenarios/enqueue.ts';
 import { type OverheadResult, runOverhead } from './scenarios/overhead.ts';
@@ -39,7 +42,9 @@ import {
 } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
-const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead'] as const;
+const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'anchors'] as const;
+/** Sections run when neither --only nor --anchors says otherwise. */
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors');
 type Section = (typeof SECTIONS)[number];
 
 const TARGETS = {
@@ -76,7 +81,9 @@ flags:
   --runs <N>         runs per setting; the table shows the median (min–max). Default 3
   --messages <N>     messages per processing run, at most 10000. Default 10000
   --batches <list>   batch sizes to sweep, e.g. 1,100. Default 1,10,50,100,200,500
-  --only <list>      sections: ${SECTIONS.join(', ')}. Default all
+  --only <list>      sections: ${SECTIONS.join(', ')}. Default all but anchors
+  --anchors          add the anchors section: plainjob, graphile-worker and pg-boss
+                     (pinned dev dependencies of apps/bench) next to onceq, same run
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
   -h, --help         this text
@@ -102,11 +109,12 @@ function options(): Options {
   };
   const quick = values.quick ?? false;
   const only = new Set<Section>();
-  for (const part of (values.only ?? SECTIONS.join(',')).split(',')) {
+  for (const part of (values.only ?? DEFAULT_SECTIONS.join(',')).split(',')) {
     if (!(SECTIONS as readonly string[]).includes(part))
       usage(`--only takes ${SECTIONS.join(', ')}`);
     only.add(part as Section);
   }
+  if (values.anchors) only.add('anchors');
   const batchSizes = (values.batches ?? (quick ? '1,100' : '1,10,50,100,200,500'))
     .split(',')
     .map((b) => int('batches', b, 1));
@@ -130,6 +138,7 @@ function parseFlags() {
       batches: { type: 'string' },
       only: { type: 'string' },
       pg: { type: 'string' },
+      anchors: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -401,7 +410,7 @@ async function main(): Promise<void> {
       process.exit(130);
     });
   let pgSkip: string | null = null;
-  if (opts.only.has('pg')) {
+  if (opts.only.has('pg') || opts.only.has('anchors')) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);
@@ -594,6 +603,23 @@ async function main(): Promise<void> {
           rows.map(([k, v]) => [k, msCell(v)]),
         ),
       );
+    }
+
+    // ---- anchors ----
+    if (opts.only.has('anchors')) {
+      log('anchors: onceq next to plainjob, graphile-worker and pg-boss …');
+      const rows = await runAnchors({ scratch, pgUrl, runs: opts.runs, quick: opts.quick, log });
+      results.anchors = { queues: ANCHORS, rows };
+      out.push(
+        section(
+          `Anchors: the same payloads through onceq and the queues people use, ${opts.runs} run(s) each, round-robin`,
+        ),
+      );
+      out.push(anchorsTable(rows));
+      out.push(
+        `\n${ANCHORS.map((a) => `${a.name} ${a.version}: ${a.settings}; writes ${a.writes}`).join('\n')}`,
+      );
+      targets.push(...anchorTargets(rows));
     }
   } finally {
     await pg?.stop();

@@ -1,6 +1,6 @@
 /** Starts worker processes behind a start barrier and collects their results. */
 import { join } from 'node:path';
-import type { ChildResult, ChildSpec } from './worker-child.ts';
+import type { ChildResult } from './worker-child.ts';
 
 const CHILD = join(import.meta.dir, 'worker-child.ts');
 
@@ -34,13 +34,17 @@ class LineReader {
 }
 
 /**
- * Runs one child per spec: waits until every child has opened its store, releases them
+ * Runs one child per spec (`script`, default worker-child.ts, takes the spec as JSON in
+ * argv[2]): waits until every child has opened its store, releases them
  * together, and returns their results in spec order. A child that dies without a result
  * is reported as an error result.
  */
-export async function runChildren(specs: readonly ChildSpec[]): Promise<ChildResult[]> {
+export async function runChildren(
+  specs: readonly object[],
+  script: string = CHILD,
+): Promise<ChildResult[]> {
   const procs = specs.map((spec) =>
-    Bun.spawn(['bun', CHILD, JSON.stringify(spec)], {
+    Bun.spawn(['bun', script, JSON.stringify(spec)], {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',

@@ -1,0 +1,270 @@
+/**
+ * `bun run bench --anchors`: onceq next to the queues people use today, in the same run,
+ * on the same machine and the same PostgreSQL cluster, with the same payloads. Each
+ * setting is repeated `runs` times round-robin (a noisy minute hurts every one a
+ * little) and reported as median (min–max).
+ *
+ * Installs nothing: plainjob, graphile-worker and pg-boss are pinned dev dependencies of
+ * this workspace. What each anchor writes per job differs from onceq (see ANCHORS).
+ */
+import { join } from 'node:path';
+import { rateCell, table } from '../report.ts';
+import {
+  type ProcessingConfig,
+  pgFactory,
+  runProcessing,
+  sqliteFactory,
+} from '../scenarios/processing.ts';
+import { runChildren } from '../spawn.ts';
+import { fmtRate, removeDb, type Spread, spread } from '../util.ts';
+import type { ChildResult } from '../worker-child.ts';
+import type { AnchorSpec } from './specs.ts';
+import { dropSchema, graphileStore, pgBossStore, plainjobStore } from './stores.ts';
+
+const CHILD = join(import.meta.dir, 'child.ts');
+
+export interface AnchorRow {
+  key: string;
+  label: string;
+  backend: 'sqlite' | 'pg';
+  workers: number;
+  messages: number;
+  rate: Spread;
+  errors: string[];
+  /** Every message processed once (anchors: their own count; onceq: its store checked). */
+  verified: boolean;
+}
+
+interface Setting {
+  key: string;
+  label: string;
+  backend: 'sqlite' | 'pg';
+  workers: number;
+  messages: number;
+  run: (round: number) => Promise<{ rate: number; errors: string[]; verified: boolean }>;
+}
+
+function anchorRun(
+  spec: Omit<AnchorSpec, 'target' | 'schema'>,
+  workers: number,
+  messages: number,
+  prepare: (round: number) => Promise<{ target: string; schema: string; dispose(): Promise<void> }>,
+) {
+  return async (round: number) => {
+    const store = await prepare(round);
+    try {
+      const results: ChildResult[] = await runChildren(
+        Array.from({ length: workers }, () => ({ ...spec, ...store })),
+        CHILD,
+      );
+      const start = Math.min(...results.map((r) => r.startMs));
+      const end = Math.max(...results.map((r) => r.endMs));
+      const done = results.reduce((n, r) => n + r.done, 0);
+      const errors = results.flatMap((r, i) => (r.error ? [`worker ${i + 1}: ${r.error}`] : []));
+      return { rate: (done / (end - start)) * 1000, errors, verified: done === messages };
+    } finally {
+      await store.dispose();
+    }
+  };
+}
+
+function coreRun(factory: ReturnType<typeof sqliteFactory>, config: ProcessingConfig) {
+  return async () => {
+    const run = await runProcessing(factory, config);
+    return { rate: run.rate, errors: run.errors, verified: run.verified };
+  };
+}
+
+/** Every setting of the anchors section; PostgreSQL ones only when `pgUrl` is given. */
+function settings(scratch: string, pgUrl: string | null, quick: boolean): Setting[] {
+  const sqliteN = quick ? 2000 : 10_000;
+  const pgBatchN = quick ? 1000 : 5000;
+  const pgOneN = quick ? 500 : 2000;
+  const sqlite = sqliteFactory(scratch);
+  const out: Setting[] = [];
+  for (const workers of [1, 2]) {
+    for (const synchronous of ['FULL', 'NORMAL'] as const) {
+      out.push({
+        key: `onceq/sqlite/${synchronous}/w${workers}/b100`,
+        label: `onceq, SQLite ${synchronous}, batch 100`,
+        backend: 'sqlite',
+        workers,
+        messages: sqliteN,
+        run: coreRun(sqlite, {
+          backend: 'sqlite',
+          impl: 'core',
+          synchronous,
+          workers,
+          batch: 100,
+          messages: sqliteN,
+        }),
+      });
+    }
+    out.push({
+      key: `plainjob/w${workers}`,
+      label: 'plainjob (NORMAL, per job, no fence, no effect row)',
+      backend: 'sqlite',
+      workers,
+      messages: sqliteN,
+      run: anchorRun(
+        { impl: 'plainjob', concurrency: 1, localQueue: 0, batch: 1 },
+        workers,
+        sqliteN,
+        async (round) => {
+          const target = await plainjobStore(scratch, sqliteN, round * 10 + workers);
+          return { target, schema: '', dispose: async () => removeDb(target) };
+        },
+      ),
+    });
+  }
+  if (pgUrl === null) return out;
+  const pg = pgFactory(pgUrl);
+  let schemas = 0;
+  const schemaFor = (prefix: string) => `${prefix}_${process.pid}_${++schemas}`;
+  for (const workers of [1, 2]) {
+    for (const batch of [500, 100, 1]) {
+      const messages = batch === 1 ? pgOneN : pgBatchN;
+      out.push({
+        key: `onceq/pg/w${workers}/b${batch}`,
+        label: `onceq, PostgreSQL, batch ${batch}${batch === 1 ? ' (one message per transaction)' : ''}`,
+        backend: 'pg',
+        workers,
+        messages,
+        run: coreRun(pg, {
+          backend: 'pg',
+          impl: 'core',
+          synchronous: 'FULL',
+          workers,
+          batch,
+          messages,
+        }),
+      });
+    }
+    for (const [concurrency, localQueue, messages] of [
+      [10, 50, pgBatchN],
+      [1, 0, pgOneN],
+    ] as const) {
+      out.push({
+        key: `graphile/w${workers}/c${concurrency}/q${localQueue}`,
+        label:
+          localQueue > 0
+            ? `graphile-worker, local queue ${localQueue}, concurrency ${concurrency}`
+            : `graphile-worker, concurrency ${concurrency}`,
+        backend: 'pg',
+        workers,
+        messages,
+        run: anchorRun(
+          { impl: 'graphile', concurrency, localQueue, batch: 1 },
+          workers,
+          messages,
+          async () => {
+            const schema = schemaFor('gw_bench');
+            await graphileStore(pgUrl, schema, messages);
+            return { target: pgUrl, schema, dispose: () => dropSchema(pgUrl, schema) };
+          },
+        ),
+      });
+    }
+    out.push({
+      key: `pgboss/w${workers}/b50`,
+      label: 'pg-boss, batch 50, effect rows in the completing transaction',
+      backend: 'pg',
+      workers,
+      messages: pgBatchN,
+      run: anchorRun(
+        { impl: 'pgboss', concurrency: 1, localQueue: 0, batch: 50 },
+        workers,
+        pgBatchN,
+        async () => {
+          const schema = schemaFor('pgboss_bench');
+          await pgBossStore(pgUrl, schema, pgBatchN);
+          return { target: pgUrl, schema, dispose: () => dropSchema(pgUrl, schema) };
+        },
+      ),
+    });
+  }
+  return out;
+}
+
+export async function runAnchors(options: {
+  scratch: string;
+  pgUrl: string | null;
+  runs: number;
+  quick: boolean;
+  log: (line: string) => void;
+}): Promise<AnchorRow[]> {
+  const all = settings(options.scratch, options.pgUrl, options.quick);
+  const rates = new Map<string, number[]>(all.map((s) => [s.key, []]));
+  const errors = new Map<string, string[]>(all.map((s) => [s.key, []]));
+  const verified = new Map<string, boolean>(all.map((s) => [s.key, true]));
+  for (let round = 0; round < options.runs; round++) {
+    for (const setting of all) {
+      const r = await setting.run(round);
+      rates.get(setting.key)?.push(r.rate);
+      errors.get(setting.key)?.push(...r.errors);
+      if (!r.verified) verified.set(setting.key, false);
+      options.log(
+        `  anchors ${round + 1}/${options.runs} ${setting.key.padEnd(28)} ${fmtRate(r.rate).padStart(7)} msg/s${r.errors.length ? `  ERRORS ${r.errors.join('; ')}` : ''}${r.verified ? '' : '  NOT VERIFIED'}`,
+      );
+    }
+  }
+  return all.map((s) => ({
+    key: s.key,
+    label: s.label,
+    backend: s.backend,
+    workers: s.workers,
+    messages: s.messages,
+    rate: spread(rates.get(s.key) ?? []),
+    errors: errors.get(s.key) ?? [],
+    verified: verified.get(s.key) ?? false,
+  }));
+}
+
+export function anchorsTable(rows: readonly AnchorRow[]): string {
+  return table(
+    [
+      'backend',
+      'workers',
+      'queue and settings',
+      'messages',
+      'msg/s median (min–max)',
+      'errors',
+      'all processed',
+    ],
+    rows.map((r) => [
+      r.backend,
+      String(r.workers),
+      r.label,
+      String(r.messages),
+      rateCell(r.rate),
+      String(r.errors.length),
+      r.verified ? 'ok' : 'NO',
+    ]),
+  );
+}
+
+/** The issue's targets that compare onceq with an anchor measured in the same run. */
+export function anchorTargets(rows: readonly AnchorRow[]) {
+  const rate = (key: string) => rows.find((r) => r.key === key)?.rate.median ?? Number.NaN;
+  const out: { target: string; measured: string; met: boolean | null }[] = [];
+  for (const workers of [1, 2]) {
+    const onceqBatch = Math.max(
+      rate(`onceq/pg/w${workers}/b500`),
+      rate(`onceq/pg/w${workers}/b100`),
+    );
+    const graphileBatch = rate(`graphile/w${workers}/c10/q50`);
+    const ratio = onceqBatch / graphileBatch;
+    out.push({
+      target: `PostgreSQL batched, ${workers} worker(s): onceq ≥ 1.5× graphile-worker (local queue 50)`,
+      measured: `${fmtRate(onceqBatch)} vs ${fmtRate(graphileBatch)} msg/s = ${ratio.toFixed(2)}×`,
+      met: Number.isFinite(ratio) ? ratio >= 1.5 : null,
+    });
+    const one = rate(`onceq/pg/w${workers}/b1`) / rate(`graphile/w${workers}/c1/q0`);
+    out.push({
+      target: `PostgreSQL one message per transaction, ${workers} worker(s): onceq ≥ 1.0× graphile-worker (concurrency 1)`,
+      measured: `${fmtRate(rate(`onceq/pg/w${workers}/b1`))} vs ${fmtRate(rate(`graphile/w${workers}/c1/q0`))} msg/s = ${one.toFixed(2)}×`,
+      met: Number.isFinite(one) ? one >= 1.0 : null,
+    });
+  }
+  return out;
+}
