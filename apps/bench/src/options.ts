@@ -1,0 +1,105 @@
+/** The flags of `bun run bench`, parsed once; a bad flag is one line and exit 2. */
+import { parseArgs } from 'node:util';
+
+export const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'anchors'] as const;
+/** Sections run when neither --only nor --anchors says otherwise. */
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors');
+export type Section = (typeof SECTIONS)[number];
+
+export const TARGETS = {
+  sqliteFullBatch: 20_000,
+  perMessageVsBare: 0.8,
+  enqueue: 150_000,
+  pgBatch: 18_000,
+  pgPerMessage: 1_000,
+  statusMs: 100,
+  fairShare: 0.3,
+};
+
+export interface Options {
+  quick: boolean;
+  runs: number;
+  messages: number;
+  batchSizes: number[];
+  only: Set<Section>;
+  pgUrl: string | null;
+}
+
+function usage(message: string): never {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+
+const HELP = `usage: bun run bench [flags]
+
+Measures onceq and a bare bun:sqlite baseline on this machine; prints a table to stdout
+and writes bench-results/latest.json. Progress goes to stderr.
+
+flags:
+  --quick            fewer messages and one run each (about half a minute)
+  --runs <N>         runs per setting; the table shows the median (min–max). Default 3
+  --messages <N>     messages per processing run, at most 10000. Default 10000
+  --batches <list>   batch sizes to sweep, e.g. 1,100. Default 1,10,50,100,200,500
+  --only <list>      sections: ${SECTIONS.join(', ')}. Default all but anchors
+  --anchors          add the anchors section: plainjob, graphile-worker and pg-boss
+                     (pinned dev dependencies of apps/bench) next to onceq, same run
+  --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
+                     cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
+  -h, --help         this text
+`;
+
+export function options(): Options {
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags();
+  } catch (error) {
+    usage(`${(error as Error).message} (see bun run bench --help)`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const int = (name: string, text: string | undefined, fallback: number, max = Infinity) => {
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1 || n > max) usage(`--${name} must be an integer 1…${max}`);
+    return n;
+  };
+  const quick = values.quick ?? false;
+  const only = new Set<Section>();
+  for (const part of (values.only ?? DEFAULT_SECTIONS.join(',')).split(',')) {
+    if (!(SECTIONS as readonly string[]).includes(part))
+      usage(`--only takes ${SECTIONS.join(', ')}`);
+    only.add(part as Section);
+  }
+  if (values.anchors) only.add('anchors');
+  const batchSizes = (values.batches ?? (quick ? '1,100' : '1,10,50,100,200,500'))
+    .split(',')
+    .map((b) => int('batches', b, 1));
+  return {
+    quick,
+    runs: int('runs', values.runs, quick ? 1 : 3),
+    messages: int('messages', values.messages, quick ? 1000 : 10_000, 10_000),
+    batchSizes,
+    only,
+    pgUrl: values.pg ?? process.env.DATABASE_URL ?? null,
+  };
+}
+
+function parseFlags() {
+  return parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      quick: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      messages: { type: 'string' },
+      batches: { type: 'string' },
+      only: { type: 'string' },
+      pg: { type: 'string' },
+      anchors: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+}
