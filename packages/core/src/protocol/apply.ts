@@ -1,6 +1,7 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import {
@@ -73,6 +74,7 @@ export async function applyMany(
         missed.length = 0;
         return applyInTransaction(store, x, pending, handler, missed);
       });
+      crashPoint('after-commit');
       return { outcomes, lost: [...lost, ...missed] };
     } catch (error) {
       if (!(error instanceof ExpiredDuringApply)) throw error;
@@ -125,6 +127,7 @@ async function applyInTransaction(
     else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
   }
 
+  crashPoint('after-handler');
   if (succeeded.length > 0) {
     // The second clock check: the handler (or, on SQLite, the effect insert) may have
     // been slow. On PostgreSQL the effects and the ACK are one statement, run after it.
@@ -135,6 +138,7 @@ async function applyInTransaction(
         succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
         now,
       );
+      crashPoint('after-effect-insert');
     }
     const later = store.clock();
     const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
@@ -157,8 +161,17 @@ async function applyInTransaction(
           succeeded.map((s) => s.lease),
           later,
         );
+    // On PostgreSQL the effects went in with the ACK: both points are this instant.
+    if (fused) crashPoint('after-effect-insert');
     if (acked !== succeeded.length) {
-      throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
+      // The SQL fence disagreed with the read above: the lease is gone. Roll everything
+      // back (effects included) with the typed refusal, never a plain Error.
+      const [first] = succeeded as [(typeof succeeded)[number]];
+      throw new LeaseLostError(
+        first.lease.eventId,
+        first.lease.generation,
+        `the fenced ACK matched ${acked} of ${succeeded.length} messages; nothing was written`,
+      );
     }
     for (const { lease, effect } of succeeded)
       outcomes.push({ eventId: lease.eventId, outcome: 'done', effect });
@@ -179,6 +192,7 @@ async function applyInTransaction(
           },
     );
   }
+  crashPoint('after-ack');
   return outcomes;
 }
 

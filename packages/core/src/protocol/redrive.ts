@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Store } from '../backend/backend.ts';
 import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import type { Database } from '../schema.ts';
@@ -20,7 +21,9 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.writeTransaction(async (trx) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(trx, selection);
-    return toRedriven(trx, selection, now);
+    const moved = await toRedriven(trx, selection, now);
+    crashPoint('mid-redrive');
+    return moved;
   });
 }
 
