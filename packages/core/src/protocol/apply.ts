@@ -19,6 +19,7 @@ import type {
   HandlerContext,
   LeaseRef,
 } from '../types.ts';
+import { effectViolation } from './effect-rules.ts';
 
 export interface ApplyManyResult {
   outcomes: ApplyOutcome[];
@@ -41,7 +42,10 @@ export interface ApplyManyResult {
  *
  * A handler failure is recorded in the same transaction: permanent → `dead`;
  * temporary → `ready` after backoff, or `dead` on the last attempt. A handler that
- * throws anything else is treated as a temporary failure with code `handler_error`.
+ * throws anything else is treated as a temporary failure with code `handler_error`. An
+ * effect the `effects` table would refuse (empty category, amount not an integer from 1
+ * to 9,999,999) fails that message permanently with code `invalid_effect`; the rest of
+ * a batch commits.
  */
 export async function apply(
   store: Store,
@@ -232,7 +236,11 @@ function runHandler(
       };
     }
     const effect = handler(payload, context);
-    return { effect };
+    const invalid = effectViolation(effect);
+    if (invalid !== null) {
+      return { failure: { kind: 'permanent', code: 'invalid_effect', detail: invalid } };
+    }
+    return { effect: { category: effect.category, amountCents: effect.amountCents } };
   } catch (error) {
     if (error instanceof HandlerFailure) {
       return { failure: { kind: error.kind, code: error.code, detail: error.message } };
