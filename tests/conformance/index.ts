@@ -8,6 +8,7 @@
  */
 import type { BackendFactory } from '../support/factories.ts';
 import { applySuite } from './apply.ts';
+import { applyFaultsSuite } from './apply-faults.ts';
 import { batchSuite } from './batch.ts';
 import { claimSuite } from './claim.ts';
 import { enqueueSuite } from './enqueue.ts';
@@ -22,6 +23,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   enqueueSuite(name, factory);
   claimSuite(name, factory);
   applySuite(name, factory);
+  applyFaultsSuite(name, factory);
   failuresSuite(name, factory);
   fenceSuite(name, factory);
   redriveSuite(name, factory);
