@@ -4,7 +4,9 @@
  * the right exit code, never a stack, never a password.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type CliResult, type CliSandbox, cliSandbox } from './support/cli.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, type CliResult, type CliSandbox, cliSandbox } from './support/cli.ts';
 
 function expectOneSentence(result: CliResult, code: number): string {
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code });
@@ -55,5 +57,65 @@ describe('a malformed --db postgres://… URL is a usage error (exit 2)', () => 
     const r = await box.run(['status', '--json', '--db', `postgres://onceq:${secret}@h:port/db`]);
     expect(r.code).toBe(2);
     expect(r.stdout + r.stderr).not.toContain(secret);
+  });
+});
+
+describe('enqueue - refuses stdin past 1,000,000 bytes while reading it', () => {
+  test('an endless stdin: exit 3 with the usual sentence while the writer is still writing (it stopped reading)', async () => {
+    const box = cliSandbox();
+    try {
+      const proc = Bun.spawn(['bun', BIN, 'enqueue', '-', '--db', join(box.cwd, 'onceq.db')], {
+        cwd: box.cwd,
+        env: { ...process.env, ONCEQ_DB: undefined, CI: undefined },
+        stdin: 'pipe',
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
+      let exited = false;
+      const exit = proc.exited.then((code) => {
+        exited = true;
+        return code;
+      });
+      // Write until the process exits, at most 64 MB: a reader that buffers all of
+      // stdin before checking its size can only answer after we stop.
+      const chunk = new Uint8Array(64 * 1024).fill(0x61);
+      let written = 0;
+      const CAP = 64 * 1024 * 1024;
+      try {
+        while (!exited && written < CAP) {
+          proc.stdin.write(chunk);
+          await proc.stdin.flush();
+          written += chunk.byteLength;
+        }
+      } catch {
+        // EPIPE: the process closed its stdin, as it should.
+      }
+      const stoppedEarly = written < CAP;
+      await proc.stdin.end()?.catch?.(() => {});
+      const [code, stderr] = await Promise.all([exit, new Response(proc.stderr).text()]);
+      expect(code).toBe(3);
+      expect(stoppedEarly).toBe(true);
+      expect(stderr).toBe(
+        'onceq: batch rejected, nothing was written (1 problem):\n  stdin holds more than 1000000 bytes, the limit is 1000000\n',
+      );
+      expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+    } finally {
+      box.cleanup();
+    }
+  });
+
+  test('exactly 1,000,000 bytes on stdin are read whole and judged by the batch rules', async () => {
+    const box = cliSandbox();
+    try {
+      const line = '{"event_id":"E0001","payload":{"category":"book","amount_cents":100}}\n';
+      const pad = ' '.repeat(1_000_000 - line.length - 1);
+      const r = await box.run(['enqueue', '-', '--now', '1000'], { stdin: `${line}${pad}\n` });
+      expect([r.code, r.stdout.trim()]).toEqual([0, 'accepted 1, duplicates 0']);
+      const over = await box.run(['enqueue', '-', '--now', '1000'], { stdin: `${line}${pad} \n` });
+      expect(over.code).toBe(3);
+      expect(over.stderr).toContain('stdin holds more than 1000000 bytes');
+    } finally {
+      box.cleanup();
+    }
   });
 });
