@@ -3,10 +3,12 @@
  * stdin, a store on a full or read-only disk. Each ends with one `onceq:` sentence and
  * the right exit code, never a stack, never a password.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, type CliResult, type CliSandbox, cliSandbox } from './support/cli.ts';
+import { batch, eventId, line, paid } from './support/factories.ts';
 
 function expectOneSentence(result: CliResult, code: number): string {
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code });
@@ -117,5 +119,74 @@ describe('enqueue - refuses stdin past 1,000,000 bytes while reading it', () => 
     } finally {
       box.cleanup();
     }
+  });
+});
+
+/** Mounts a fresh tmpfs of `kib` KiB at a new directory; null when this machine cannot. */
+function mountTmpfs(kib: number): string | null {
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-mnt-'));
+  const r = Bun.spawnSync(['mount', '-t', 'tmpfs', '-o', `size=${kib}k`, 'tmpfs', dir]);
+  if (r.exitCode === 0) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  return null;
+}
+
+function unmount(dir: string): void {
+  Bun.spawnSync(['umount', dir]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const probe = mountTmpfs(64);
+if (probe !== null) unmount(probe);
+else console.warn('cli-faults.test.ts: cannot mount a tmpfs here (needs root): disk tests skipped');
+const withMounts = probe !== null ? describe : describe.skip;
+
+withMounts('SQLite on a full disk and on a read-only file system (real tmpfs mounts)', () => {
+  const five = batch(...[1, 2, 3, 4, 5].map((i) => line(eventId(i), paid('book', i))));
+  const big = batch(
+    ...Array.from({ length: 400 }, (_, i) =>
+      line(eventId(100 + i), { category: 'book', amount_cents: 1, note: 'x'.repeat(900) }),
+    ),
+  );
+  let mount: string;
+  let box: CliSandbox;
+  beforeEach(() => {
+    mount = mountTmpfs(256) as string;
+    box = cliSandbox();
+    writeFileSync(join(box.cwd, 'five.jsonl'), five);
+    writeFileSync(join(box.cwd, 'big.jsonl'), big);
+  });
+  afterEach(() => {
+    unmount(mount);
+    box.cleanup();
+  });
+  const db = () => join(mount, 'onceq.db');
+  const statusOf = async () =>
+    JSON.parse((await box.run(['status', '--json', '--db', db()])).stdout) as {
+      messages: Record<string, number>;
+    };
+
+  test('a full disk: exit 1 and one sentence naming the cause and the path; the store is intact once space is back', async () => {
+    expect((await box.run(['enqueue', 'five.jsonl', '--db', db(), '--now', '1000'])).code).toBe(0);
+    Bun.spawnSync(['dd', 'if=/dev/zero', `of=${join(mount, 'filler')}`, 'bs=4k']); // ends at ENOSPC
+    const r = await box.run(['enqueue', 'big.jsonl', '--db', db(), '--now', '1001']);
+    expect(expectOneSentence(r, 1)).toBe(
+      `onceq: the disk holding ${db()} is full; nothing was written\n`,
+    );
+    rmSync(join(mount, 'filler'));
+    expect((await statusOf()).messages).toEqual({ ready: 5, leased: 0, done: 0, dead: 0 });
+  });
+
+  test('a read-only file system: exit 1 and one sentence naming the cause and the path; nothing changed', async () => {
+    expect((await box.run(['enqueue', 'five.jsonl', '--db', db(), '--now', '1000'])).code).toBe(0);
+    expect(Bun.spawnSync(['mount', '-o', 'remount,ro', mount]).exitCode).toBe(0);
+    for (const args of [['enqueue', 'big.jsonl'], ['work']]) {
+      const r = await box.run([...args, '--db', db(), '--now', '1001']);
+      expect(expectOneSentence(r, 1)).toBe(
+        `onceq: ${db()} is read-only (the file, its directory or its file system); nothing was written\n`,
+      );
+    }
+    expect(Bun.spawnSync(['mount', '-o', 'remount,rw', mount]).exitCode).toBe(0);
+    expect((await statusOf()).messages).toEqual({ ready: 5, leased: 0, done: 0, dead: 0 });
   });
 });
