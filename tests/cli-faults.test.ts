@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, type CliResult, type CliSandbox, cliSandbox } from './support/cli.ts';
 import { batch, eventId, line, paid } from './support/factories.ts';
+import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
 
 function expectOneSentence(result: CliResult, code: number): string {
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code });
@@ -190,3 +191,95 @@ withMounts('SQLite on a full disk and on a read-only file system (real tmpfs mou
     expect((await statusOf()).messages).toEqual({ ready: 5, leased: 0, done: 0, dead: 0 });
   });
 });
+
+/** A running `onceq` whose stdin we keep, and whose stderr we can wait on. */
+function startOnceq(args: string[], cwd: string) {
+  const proc = Bun.spawn(['bun', BIN, ...args], {
+    cwd,
+    env: { ...process.env, ONCEQ_DB: undefined, CI: undefined, ONCEQ_DEBUG: undefined },
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const stdout = new Response(proc.stdout).text();
+  let stderrSoFar = '';
+  const decoder = new TextDecoder();
+  const reader = proc.stderr.getReader();
+  const stderrDone = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return stderrSoFar;
+      stderrSoFar += decoder.decode(value, { stream: true });
+    }
+  })();
+  return {
+    proc,
+    /** Resolves once stderr contains `text`; fails if the process exits first (or after 60 s). */
+    async untilStderr(text: string): Promise<void> {
+      for (let i = 0; i < 1200; i++) {
+        if (stderrSoFar.includes(text)) return;
+        if (proc.exitCode !== null) break;
+        await Bun.sleep(50);
+      }
+      throw new Error(`never saw ${JSON.stringify(text)} on stderr; got ${stderrSoFar}`);
+    },
+    async finish() {
+      const code = await proc.exited;
+      return { code, stdout: await stdout, stderr: await stderrDone };
+    },
+  };
+}
+
+const holdDb = scratchDatabase('hold');
+const HOLD_BACKENDS: [string, boolean][] = [
+  ['sqlite', true],
+  ['postgres', postgresWanted()],
+];
+for (const [backend, wanted] of HOLD_BACKENDS) {
+  (wanted ? describe : describe.skip)(`${backend}: claim --hold really holds`, () => {
+    if (backend === 'postgres') {
+      beforeAll(() => holdDb.create());
+      afterAll(() => holdDb.drop());
+    }
+    test('the claim stays uncommitted until Enter: a reader sees it ready, a second claimer skips it (PostgreSQL) or waits (SQLite)', async () => {
+      const box = cliSandbox();
+      const db = backend === 'postgres' ? ['--db', holdDb.url] : [];
+      try {
+        writeFileSync(
+          join(box.cwd, 'two.jsonl'),
+          batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 200))),
+        );
+        expect((await box.run(['enqueue', 'two.jsonl', '--now', '1000', ...db])).code).toBe(0);
+        const holder = startOnceq(['claim', '--hold', '--json', '--now', '1000', ...db], box.cwd);
+        await holder.untilStderr('holding the claim transaction open, not committed yet');
+
+        // While it holds: nothing of the claim is visible to anyone else.
+        const during = await box.run(['status', '--json', ...db]);
+        expect(JSON.parse(during.stdout).messages).toMatchObject({ ready: 2, leased: 0 });
+
+        const second = startOnceq(['claim', '--json', '--now', '1000', ...db], box.cwd);
+        if (backend === 'postgres') {
+          // SKIP LOCKED: the second claimer takes E0002 and finishes while E0001 is held.
+          const r = await second.finish();
+          expect([r.code, JSON.parse(r.stdout).event_id]).toEqual([0, 'E0002']);
+          expect(holder.proc.exitCode).toBeNull();
+        }
+        holder.proc.stdin.write('\n');
+        await holder.proc.stdin.flush();
+        const held = await holder.finish();
+        expect([held.code, JSON.parse(held.stdout).event_id]).toEqual([0, 'E0001']);
+        if (backend === 'sqlite') {
+          // Started during the hold, the second claimer (which needs the one write lock)
+          // ends with what the committed claim left.
+          const r = await second.finish();
+          expect([r.code, JSON.parse(r.stdout).event_id, r.stderr]).toEqual([0, 'E0002', '']);
+        }
+        const after = await box.run(['status', '--json', ...db]);
+        expect(JSON.parse(after.stdout).messages).toMatchObject({ ready: 0, leased: 2 });
+      } finally {
+        box.cleanup();
+        if (backend === 'postgres') await holdDb.reset();
+      }
+    });
+  });
+}

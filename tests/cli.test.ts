@@ -293,16 +293,6 @@ describe('exit codes (§7)', () => {
     );
   });
 
-  test('claim --hold prints the lease, holds the transaction until a line on stdin, then commits', async () => {
-    const r = await box.run(['--now', '1000', 'claim', '--hold', '--json'], { stdin: '\n' });
-    expect(r.code).toBe(0);
-    const lease = json<Lease>(r);
-    expect(lease.generation).toBe(1);
-    expect(r.stderr).toContain('holding the claim transaction open, not committed yet');
-    const shown = json<{ state: string }>(ok(await box.run(['show', lease.event_id, '--json'])));
-    expect(shown.state).toBe('leased');
-  });
-
   test('4: redrive of a message that is not dead changes nothing', async () => {
     const r = await box.run(['redrive', 'E0001']);
     expect(r.code).toBe(4);

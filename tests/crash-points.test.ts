@@ -15,10 +15,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SQL } from 'bun';
 import { FAULT_EXIT_CODE, type FaultPoint, openStore, status } from '../packages/core/src/index.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';
+import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
 
 interface Place {
   /** The `--db` value. */
@@ -32,41 +32,16 @@ async function sqlitePlace(): Promise<Place> {
   return { db: join(dir, 'onceq.db'), dir, cleanup: async () => rmSync(dir, { recursive: true }) };
 }
 
-/**
- * One database for the PostgreSQL half (CREATE DATABASE is slow), emptied between tests
- * by dropping the CLI's schema `onceq`; dropped at the end.
- */
-const pgDatabase = {
-  name: `crash_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`,
-  async admin(statement: string): Promise<void> {
-    const admin = new SQL(process.env.DATABASE_URL as string);
-    try {
-      await admin.unsafe(statement);
-    } finally {
-      await admin.close();
-    }
-  },
-  url(): string {
-    const url = new URL(process.env.DATABASE_URL as string);
-    url.pathname = `/${this.name}`;
-    return url.toString();
-  },
-};
+const pgDatabase = scratchDatabase('crash');
 
 async function postgresPlace(): Promise<Place> {
   const dir = mkdtempSync(join(tmpdir(), 'onceq-crash-'));
-  const db = pgDatabase.url();
   return {
-    db,
+    db: pgDatabase.url,
     dir,
     async cleanup() {
       rmSync(dir, { recursive: true });
-      const drop = new SQL(db);
-      try {
-        await drop.unsafe('DROP SCHEMA IF EXISTS onceq CASCADE');
-      } finally {
-        await drop.close();
-      }
+      await pgDatabase.reset();
     },
   };
 }
@@ -107,26 +82,18 @@ function expectCode(result: CliResult, code: number): void {
 
 const THREE = nEvents(3); // E0001 book 100, E0002 pen 200, E0003 bag 300: total 600
 
-const BACKENDS: [string, () => Promise<Place>, boolean | string][] = [
+const BACKENDS: [string, () => Promise<Place>, boolean][] = [
   ['sqlite', sqlitePlace, true],
-  [
-    'postgres',
-    postgresPlace,
-    process.env.DATABASE_URL
-      ? true
-      : process.env.ONCEQ_REQUIRE_POSTGRES === '1'
-        ? true
-        : 'DATABASE_URL not set',
-  ],
+  ['postgres', postgresPlace, postgresWanted()],
 ];
 
 for (const [backend, makePlace, available] of BACKENDS) {
-  const suite = available === true ? describe : describe.skip;
+  const suite = available ? describe : describe.skip;
   suite(`${backend}: a real onceq process dies at each crash point`, () => {
     let place: Place;
     if (backend === 'postgres') {
-      beforeAll(() => pgDatabase.admin(`CREATE DATABASE ${pgDatabase.name}`));
-      afterAll(() => pgDatabase.admin(`DROP DATABASE IF EXISTS ${pgDatabase.name} WITH (FORCE)`));
+      beforeAll(() => pgDatabase.create());
+      afterAll(() => pgDatabase.drop());
     }
     beforeEach(async () => {
       place = await makePlace();
