@@ -18,18 +18,25 @@ import { join } from 'node:path';
 import { FAULT_EXIT_CODE, type FaultPoint, openStore, status } from '../packages/core/src/index.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';
-import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
+import { postgresWanted, scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
 
 interface Place {
   /** The `--db` value. */
   db: string;
   dir: string;
+  /** Resolves once the crashed process holds nothing in the store any more. */
+  afterCrash(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
 async function sqlitePlace(): Promise<Place> {
   const dir = mkdtempSync(join(tmpdir(), 'onceq-crash-'));
-  return { db: join(dir, 'onceq.db'), dir, cleanup: async () => rmSync(dir, { recursive: true }) };
+  return {
+    db: join(dir, 'onceq.db'),
+    dir,
+    afterCrash: async () => {},
+    cleanup: async () => rmSync(dir, { recursive: true }),
+  };
 }
 
 const pgDatabase = scratchDatabase('crash');
@@ -39,6 +46,7 @@ async function postgresPlace(): Promise<Place> {
   return {
     db: pgDatabase.url,
     dir,
+    afterCrash: () => untilNoOpenTransactions(pgDatabase.url),
     async cleanup() {
       rmSync(dir, { recursive: true });
       await pgDatabase.reset();
@@ -139,6 +147,7 @@ for (const [backend, makePlace, available] of BACKENDS) {
       test(`work dies at ${point}: the claims stay leased with no effect; after the lease, each event is done once (attempt 2)`, async () => {
         await enqueueThree();
         expectCode(await onceq(['work', '--now', '1000'], point), FAULT_EXIT_CODE);
+        await place.afterCrash();
         const crashed = await inspect(place);
         expect(crashed.messages).toEqual([
           'E0001 leased a1 g1',
@@ -159,6 +168,7 @@ for (const [backend, makePlace, available] of BACKENDS) {
     test('work dies at after-commit: the batch is done with its effects; a later run finds nothing and doubles nothing', async () => {
       await enqueueThree();
       expectCode(await onceq(['work', '--now', '1000'], 'after-commit'), FAULT_EXIT_CODE);
+      await place.afterCrash();
       const crashed = await inspect(place);
       expect(crashed.messages).toEqual([
         'E0001 done a1 g1',
@@ -174,6 +184,7 @@ for (const [backend, makePlace, available] of BACKENDS) {
         await onceq(['enqueue', '-', '--now', '1000'], 'mid-enqueue', THREE.jsonl),
         FAULT_EXIT_CODE,
       );
+      await place.afterCrash();
       const crashed = await inspect(place);
       expect(crashed.messages).toEqual([]);
       expect(crashed.effects).toEqual([]);
@@ -198,6 +209,7 @@ for (const [backend, makePlace, available] of BACKENDS) {
         await onceq(['redrive', 'E0002', '--now', '1001'], 'mid-redrive'),
         FAULT_EXIT_CODE,
       );
+      await place.afterCrash();
       const crashed = await inspect(place);
       expect(crashed.messages).toEqual(['E0001 done a1 g1', 'E0002 dead a1 g1']);
       expectCode(await onceq(['redrive', 'E0002', '--now', '1001']), 0);

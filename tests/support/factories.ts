@@ -20,6 +20,7 @@ import {
   openStore,
   type Store,
 } from '../../packages/core/src/index.ts';
+import { untilNoOpenTransactions } from './pg-database.ts';
 
 /** One opened test store and how to get rid of it. */
 export interface OpenedStore {
@@ -41,6 +42,12 @@ export interface OpenedStore {
    * `state = 'leased'` predicate refuses it on its own.
    */
   forgeState(eventId: string, state: string): Promise<void>;
+  /**
+   * Resolves once a child process that died mid-transaction is gone from the store
+   * (PostgreSQL: its server backend, which holds the dead transaction's row locks until
+   * the server notices the closed socket). Call after a crash, before the next claim.
+   */
+  afterCrash(): Promise<void>;
   /** Closes the store and deletes everything it created. Throws if something is left behind. */
   cleanup(): Promise<void>;
 }
@@ -81,6 +88,8 @@ export const sqliteFactory: BackendFactory = {
           await sql`PRAGMA ignore_check_constraints = OFF`.execute(store.db);
         }
       },
+      // SQLite: the dead process's lock went with it (the kernel drops its file locks).
+      afterCrash: async () => {},
       async integrityCheck() {
         // A second, read-only connection: it only reads, so it cannot contend with the
         // store's own connection for the write lock.
@@ -139,6 +148,7 @@ export const postgresFactory: BackendFactory = {
       store,
       target: url,
       schema,
+      afterCrash: () => untilNoOpenTransactions(url),
       async forgeState(eventId, state) {
         await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(store.db);
         await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(

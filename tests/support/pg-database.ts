@@ -40,3 +40,26 @@ export function scratchDatabase(prefix: string): ScratchDatabase {
 export function postgresWanted(): boolean {
   return Boolean(process.env.DATABASE_URL) || process.env.ONCEQ_REQUIRE_POSTGRES === '1';
 }
+
+/**
+ * Waits until no other client of `url`'s database is inside a transaction. A process
+ * that died mid-transaction leaves its server backend behind for a moment: until the
+ * server reads the closed socket, that backend still holds the dead transaction's row
+ * locks, and a claim's `SKIP LOCKED` would skip those rows. Call after a crash, before
+ * the next claim. Bounded at 30 s.
+ */
+export async function untilNoOpenTransactions(url: string): Promise<void> {
+  const client = new SQL(url);
+  try {
+    for (let i = 0; i < 600; i++) {
+      const [row] = await client`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND backend_type = 'client backend' AND xact_start IS NOT NULL`;
+      if ((row as { n: number }).n === 0) return;
+      await Bun.sleep(50);
+    }
+    throw new Error('a dead client still holds a transaction after 30 s');
+  } finally {
+    await client.close();
+  }
+}

@@ -80,7 +80,29 @@ export async function spawnCrashChild(options: SpawnCrashChildOptions): Promise<
     proc.exited,
   ]);
   clearTimeout(timer);
+  if (viaEnv) await untilDeadTransactionsGone(options.target);
   return { pid: proc.pid, exitCode, stderr: stderr.trim(), ...readReport(stdout) };
+}
+
+/**
+ * PostgreSQL: waits (at most 30 s) until no other client of the database is inside a
+ * transaction. The child died mid-transaction; until the server reads its closed socket,
+ * its backend still holds the dead transaction's row locks, and the story's next claim
+ * (`SKIP LOCKED`) would pass over E0003.
+ */
+async function untilDeadTransactionsGone(url: string): Promise<void> {
+  const client = new Bun.SQL(url);
+  try {
+    for (let i = 0; i < 600; i++) {
+      const [row] = await client`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND backend_type = 'client backend' AND xact_start IS NOT NULL`;
+      if ((row as { n: number }).n === 0) return;
+      await Bun.sleep(50);
+    }
+  } finally {
+    await client.close();
+  }
 }
 
 function readReport(stdout: string): CrashChildReport {
