@@ -43,12 +43,14 @@ const MUTATIONS: readonly [string, string, string, string][] = [
   [
     "PostgreSQL ACK+effects (`ack-with-effects`): `state = 'leased'` deleted",
     T,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
     "        AND m.state = ${stateLiteral('leased')}\n",
     '',
   ],
   [
     'PostgreSQL ACK+effects (`ack-with-effects`): `lease_until > now` deleted',
     T,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
     "        AND m.lease_until > ${p.value<number>('now')}\n",
     '',
   ],
