@@ -94,7 +94,11 @@ describe('enqueue - refuses stdin past 1,000,000 bytes while reading it', () => 
         // EPIPE: the process closed its stdin, as it should.
       }
       const stoppedEarly = written < CAP;
-      await proc.stdin.end()?.catch?.(() => {});
+      try {
+        await proc.stdin.end();
+      } catch {
+        // Already closed by the other side.
+      }
       const [code, stderr] = await Promise.all([exit, new Response(proc.stderr).text()]);
       expect(code).toBe(3);
       expect(stoppedEarly).toBe(true);
