@@ -115,10 +115,23 @@ describe('parseJson rejections', () => {
     expect(reasonOf('-1.5e309')).toBe('number -1.5e309 overflows a double');
   });
 
-  test('rejects an integer whose magnitude exceeds Number.MAX_VALUE', () => {
-    const tooBig = `${'9'.repeat(309)}`;
-    expect(reasonOf(tooBig)).toContain('overflows a double');
-    expect(reasonOf(`-${tooBig}`)).toContain('overflows a double');
+  test('the boundary rule: an integer of any size is accepted exactly; a float is rejected only when it overflows a double', () => {
+    // The smallest integer above the largest double, as an integer lexeme: exact bigint.
+    const justAbove = BigInt(Number.MAX_VALUE) + 1n;
+    expect(parseJson(justAbove.toString())).toBe(justAbove);
+    expect(parseJson(`-${justAbove}`)).toBe(-justAbove);
+    const huge = `1${'0'.repeat(400)}`;
+    expect(parseJson(huge)).toBe(10n ** 400n);
+    expect(canonicalJson(`{"n" : ${huge}}`)).toBe(`{"n":${huge}}`);
+    // The same value written as a float: a double. It rounds to Number.MAX_VALUE (finite),
+    // so it is accepted as that float; past the rounding threshold it overflows: rejected.
+    const asFloat = parseJson(`${justAbove}.0`);
+    expect(asFloat).toBeInstanceOf(JsonFloat);
+    expect((asFloat as JsonFloat).value).toBe(Number.MAX_VALUE);
+    expect(reasonOf(`${'9'.repeat(309)}.0`)).toBe(
+      `number ${'9'.repeat(20)}…(311 characters) overflows a double`,
+    );
+    expect(reasonOf('1e309')).toBe('number 1e309 overflows a double');
   });
 
   test('rejects a lone surrogate written as an escape', () => {

@@ -8,10 +8,12 @@
  */
 import type { BackendFactory } from '../support/factories.ts';
 import { applySuite } from './apply.ts';
+import { applyFaultsSuite } from './apply-faults.ts';
 import { batchSuite } from './batch.ts';
 import { claimSuite } from './claim.ts';
 import { enqueueSuite } from './enqueue.ts';
 import { failuresSuite } from './failures.ts';
+import { fenceSuite } from './fence.ts';
 import { listSuite } from './list.ts';
 import { processesSuite } from './processes.ts';
 import { redriveSuite } from './redrive.ts';
@@ -21,7 +23,9 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   enqueueSuite(name, factory);
   claimSuite(name, factory);
   applySuite(name, factory);
+  applyFaultsSuite(name, factory);
   failuresSuite(name, factory);
+  fenceSuite(name, factory);
   redriveSuite(name, factory);
   listSuite(name, factory);
   batchSuite(name, factory);

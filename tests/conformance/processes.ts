@@ -78,6 +78,7 @@ export function processesSuite(name: string, factory: BackendFactory): void {
         'E0003',
       ]);
       expectExit(crash, 86);
+      await e.afterCrash();
 
       expect((await effectsOf(store)).map((x) => x.eventId)).toEqual(['E0001', 'E0002']);
       expect(await show(store, 'E0003')).toMatchObject({

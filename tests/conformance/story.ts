@@ -54,6 +54,7 @@ export function storySuite(name: string, factory: BackendFactory): void {
         'E0003',
       ]);
       expectExit(crash, 86);
+      await e.afterCrash();
       const e4 = await mustClaim(store, lease);
       expect(await apply(store, e4, handlers.v1)).toMatchObject({
         eventId: 'E0004',

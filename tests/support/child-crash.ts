@@ -1,14 +1,19 @@
 /**
- * The crash child (SPEC §6): claims the next message, begins the apply transaction,
- * inserts the effect, and dies with exit code 86 **before COMMIT**: no finally, no
- * rollback, no close. The transaction is written with Kysely directly so the process
- * dies between two statements of it, exactly where a real worker could.
+ * The crash child (SPEC §6): claims the next message and runs the **real** `apply` on it
+ * with the crash point `after-effect-insert` armed (packages/core/src/faults.ts): the
+ * process exits with code 86 inside the apply transaction, after the effect INSERT and
+ * before the ACK and COMMIT: no finally, no rollback, no close. No second copy of the
+ * protocol: the fence, the handler call and the INSERT are apply's own.
  *
- * Exit codes: 86 died as planned · 3 claimed nothing or not `--expect` · 5 fence failed.
+ * Exit codes: 86 died as planned · 3 claimed nothing or not `--expect` · 5 apply returned
+ * (the crash point was never reached).
  */
-import { claim, parseJson } from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
-import { childOptions, die, openChildStore } from './child-common.ts';
+
+// Arm the point before @onceq/core loads: it reads ONCEQ_FAULT once, at module load.
+process.env.ONCEQ_FAULT = 'after-effect-insert';
+const { apply, claim } = await import('../../packages/core/src/index.ts');
+const { handlers } = await import('../../packages/handler/src/index.ts');
+const { childOptions, die, openChildStore } = await import('./child-common.ts');
 
 const options = childOptions();
 const store = await openChildStore(options);
@@ -17,39 +22,11 @@ const lease = await claim(
   options.lease === undefined ? {} : { leaseSeconds: options.lease },
 );
 if (lease === null) die('crash child: nothing to claim', 3);
-if (options.expect !== undefined && lease.eventId !== options.expect) {
+else if (options.expect !== undefined && lease.eventId !== options.expect) {
   die(`crash child: claimed ${lease.eventId}, expected ${options.expect}`, 3);
+} else {
+  await apply(store, lease, handlers.v1);
+  die(`crash child: apply of ${lease.eventId} returned; the crash point was never reached`, 5);
 }
 
-await store.writeTransaction(async (trx) => {
-  const now = store.clock();
-  const row = await trx
-    .selectFrom('messages')
-    .select(['payload', 'state', 'generation', 'lease_until'])
-    .where('event_id', '=', lease.eventId)
-    .executeTakeFirst();
-  if (
-    row === undefined ||
-    row.state !== 'leased' ||
-    Number(row.generation) !== lease.generation ||
-    now >= Number(row.lease_until)
-  ) {
-    die(`crash child: the lease on ${lease.eventId} does not hold`, 5);
-  }
-  const effect = handlers.v1(parseJson(row.payload) as never, {
-    eventId: lease.eventId,
-    attempt: lease.attempt,
-    generation: lease.generation,
-  });
-  await trx
-    .insertInto('effects')
-    .values({
-      event_id: lease.eventId,
-      category: effect.category,
-      amount_cents: effect.amountCents,
-      created_at: now,
-    })
-    .execute();
-  // The worker dies here: the effect is inserted, the ACK and the COMMIT never happen.
-  process.exit(86);
-});
+export {};

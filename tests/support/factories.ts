@@ -11,6 +11,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQL } from 'bun';
+// kysely is a dependency of @onceq/core, not of the root package: take that copy.
+import { sql } from '../../packages/core/node_modules/kysely';
 import {
   type Clock,
   type ModelClock,
@@ -18,6 +20,7 @@ import {
   openStore,
   type Store,
 } from '../../packages/core/src/index.ts';
+import { untilNoOpenTransactions } from './pg-database.ts';
 
 /** One opened test store and how to get rid of it. */
 export interface OpenedStore {
@@ -31,6 +34,20 @@ export interface OpenedStore {
    * integrity_check`). Absent where the backend has none worth running.
    */
   integrityCheck?: () => Promise<string>;
+  /**
+   * Writes `state` on a message without touching its lease, with the table's
+   * `(state = 'leased') = (lease_until IS NOT NULL)` CHECK out of the way (SQLite:
+   * `PRAGMA ignore_check_constraints`; PostgreSQL: the constraint dropped in this test's
+   * own schema). Only for fence tests: a row no transition could write, to show that the
+   * `state = 'leased'` predicate refuses it on its own.
+   */
+  forgeState(eventId: string, state: string): Promise<void>;
+  /**
+   * Resolves once a child process that died mid-transaction is gone from the store
+   * (PostgreSQL: its server backend, which holds the dead transaction's row locks until
+   * the server notices the closed socket). Call after a crash, before the next claim.
+   */
+  afterCrash(): Promise<void>;
   /** Closes the store and deletes everything it created. Throws if something is left behind. */
   cleanup(): Promise<void>;
 }
@@ -61,6 +78,18 @@ export const sqliteFactory: BackendFactory = {
     return {
       store,
       target,
+      async forgeState(eventId, state) {
+        await sql`PRAGMA ignore_check_constraints = ON`.execute(store.db);
+        try {
+          await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
+            store.db,
+          );
+        } finally {
+          await sql`PRAGMA ignore_check_constraints = OFF`.execute(store.db);
+        }
+      },
+      // SQLite: the dead process's lock went with it (the kernel drops its file locks).
+      afterCrash: async () => {},
       async integrityCheck() {
         // A second, read-only connection: it only reads, so it cannot contend with the
         // store's own connection for the write lock.
@@ -119,6 +148,13 @@ export const postgresFactory: BackendFactory = {
       store,
       target: url,
       schema,
+      afterCrash: () => untilNoOpenTransactions(url),
+      async forgeState(eventId, state) {
+        await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(store.db);
+        await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
+          store.db,
+        );
+      },
       async cleanup() {
         try {
           await store.close();

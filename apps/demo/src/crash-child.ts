@@ -1,23 +1,28 @@
 /**
  * The crash child of the demo (SPEC §6): a separate process that claims the first
- * claimable message, inserts its effect inside the apply transaction, and then exits
- * with code {@link CRASH_EXIT_CODE} **before COMMIT**: no `finally`, no rollback, no
- * close. The database must undo the insert on its own and leave the claim `leased`.
+ * claimable message and runs the **real** `apply` on it with the crash point
+ * `after-effect-insert` armed (`ONCEQ_FAULT`, see @onceq/core's faults.ts): inside the
+ * apply transaction, once the effect INSERT has run and before the ACK and COMMIT, the
+ * process exits with code {@link CRASH_EXIT_CODE}: no `finally`, no rollback, no close.
+ * The database must undo the insert on its own and leave the claim `leased`.
  *
  * Usage: `bun crash-child.ts [<sqlite path>] --now <s> --lease <s> [--schema <name>] [--no-crash]`.
  * Without a path the store comes from `$ONCEQ_DEMO_DB`, so a PostgreSQL URL with a
  * password never shows up in a process list. `--no-crash` (the demo's `no-crash`
- * sabotage) applies normally and exits 0: a worker that did not die.
+ * sabotage) runs without the crash point armed: apply commits and the child exits 0.
  *
- * Before dying the child writes one JSON line to stdout, {@link CrashChildReport}.
+ * Before exiting the child writes one JSON line to stdout, {@link CrashChildReport}.
  */
 import { writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { apply, claim, type JsonObject, modelClock, openStore, parseJson } from '@onceq/core';
+import { apply, claim, FAULT_EXIT_CODE, modelClock, onCrashPoint, openStore } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 
-/** The exit code that proves the child died inside the transaction. */
-export const CRASH_EXIT_CODE = 86;
+/** The exit code that proves the child died inside the transaction (the crash point's). */
+export const CRASH_EXIT_CODE = FAULT_EXIT_CODE;
+
+/** The crash point the child arms: the effect inserted, the ACK and COMMIT not yet run. */
+export const CRASH_POINT = 'after-effect-insert';
 
 /** Where the child script lives, for `Bun.spawn`. */
 export const CRASH_CHILD_PATH = join(import.meta.dir, 'crash-child.ts');
@@ -27,7 +32,7 @@ export interface CrashChildReport {
   /** The message it claimed, null when nothing was claimable. */
   eventId: string | null;
   generation: number | null;
-  /** The effect row was visible inside the child's open transaction. */
+  /** The real apply reached its `after-effect-insert` point: the effect INSERT ran in the open transaction. */
   inserted: boolean;
 }
 
@@ -65,6 +70,8 @@ export async function spawnCrashChild(options: SpawnCrashChildOptions): Promise<
   if (options.noCrash === true) args.push('--no-crash');
   const env: Record<string, string | undefined> = { ...process.env };
   if (viaEnv) env.ONCEQ_DEMO_DB = options.target;
+  if (options.noCrash === true) delete env.ONCEQ_FAULT;
+  else env.ONCEQ_FAULT = CRASH_POINT;
   const proc = Bun.spawn(args, { env, stdout: 'pipe', stderr: 'pipe' });
   const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 30_000);
   const [stdout, stderr, exitCode] = await Promise.all([
@@ -73,7 +80,29 @@ export async function spawnCrashChild(options: SpawnCrashChildOptions): Promise<
     proc.exited,
   ]);
   clearTimeout(timer);
+  if (viaEnv) await untilDeadTransactionsGone(options.target);
   return { pid: proc.pid, exitCode, stderr: stderr.trim(), ...readReport(stdout) };
+}
+
+/**
+ * PostgreSQL: waits (at most 30 s) until no other client of the database is inside a
+ * transaction. The child died mid-transaction; until the server reads its closed socket,
+ * its backend still holds the dead transaction's row locks, and the story's next claim
+ * (`SKIP LOCKED`) would pass over E0003.
+ */
+async function untilDeadTransactionsGone(url: string): Promise<void> {
+  const client = new Bun.SQL(url);
+  try {
+    for (let i = 0; i < 600; i++) {
+      const [row] = await client`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND backend_type = 'client backend' AND xact_start IS NOT NULL`;
+      if ((row as { n: number }).n === 0) return;
+      await Bun.sleep(50);
+    }
+  } finally {
+    await client.close();
+  }
 }
 
 function readReport(stdout: string): CrashChildReport {
@@ -117,50 +146,19 @@ async function main(args: string[]): Promise<void> {
     report({ eventId: null, generation: null, inserted: false });
     process.exit(3);
   }
-  if (args.includes('--no-crash')) {
-    await apply(store, lease, handlers.v1);
-    report({ eventId: lease.eventId, generation: lease.generation, inserted: true });
-    await store.close();
-    process.exit(0);
-  }
-  await store.writeTransaction(async (trx) => {
-    // The same fence apply uses: still leased, same generation, lease not run out.
-    const row = await trx
-      .selectFrom('messages')
-      .select(['state', 'generation', 'lease_until', 'payload', 'attempts'])
-      .where('event_id', '=', lease.eventId)
-      .executeTakeFirstOrThrow();
-    if (
-      row.state !== 'leased' ||
-      Number(row.generation) !== lease.generation ||
-      clock() >= Number(row.lease_until)
-    ) {
-      report({ eventId: lease.eventId, generation: lease.generation, inserted: false });
-      process.exit(4);
-    }
-    const effect = handlers.v1(parseJson(row.payload) as JsonObject, {
-      eventId: lease.eventId,
-      generation: lease.generation,
-      attempt: Number(row.attempts),
-    });
-    await trx
-      .insertInto('effects')
-      .values({
-        event_id: lease.eventId,
-        category: effect.category,
-        amount_cents: effect.amountCents,
-        created_at: clock(),
-      })
-      .execute();
-    const seen = await trx
-      .selectFrom('effects')
-      .select('event_id')
-      .where('event_id', '=', lease.eventId)
-      .executeTakeFirst();
-    report({ eventId: lease.eventId, generation: lease.generation, inserted: seen !== undefined });
-    // Die with the transaction open: no COMMIT, no ROLLBACK, no finally, no close.
-    process.exit(CRASH_EXIT_CODE);
-  });
+  const claimed = lease;
+  onCrashPoint((point) =>
+    report({
+      eventId: claimed.eventId,
+      generation: claimed.generation,
+      inserted: point === CRASH_POINT,
+    }),
+  );
+  // With the crash point armed the process ends inside this call, before COMMIT.
+  await apply(store, lease, handlers.v1);
+  report({ eventId: lease.eventId, generation: lease.generation, inserted: true });
+  await store.close();
+  process.exit(args.includes('--no-crash') ? 0 : 5);
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

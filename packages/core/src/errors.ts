@@ -115,3 +115,26 @@ export class TemporaryFailure extends HandlerFailure {
     this.name = 'TemporaryFailure';
   }
 }
+
+/** What the storage under a store refused: the disk is full, it is read-only, or it failed. */
+export const STORAGE_FAULTS = ['disk_full', 'read_only', 'io_error'] as const;
+export type StorageFault = (typeof STORAGE_FAULTS)[number];
+
+/**
+ * The disk under the store refused a write (SQLite `SQLITE_FULL`, `SQLITE_READONLY…`,
+ * `SQLITE_IOERR…`): one sentence naming the cause and the path, not an "internal error".
+ * The transaction was rolled back, so nothing of the operation was written. Exit code 1.
+ */
+export class StorageError extends OnceqError {
+  readonly fault: StorageFault;
+  constructor(fault: StorageFault, location: string, options?: ErrorOptions) {
+    const what =
+      fault === 'disk_full'
+        ? `the disk holding ${location} is full`
+        : fault === 'read_only'
+          ? `${location} is read-only (the file, its directory or its file system)`
+          : `the disk holding ${location} failed to read or write (I/O error)`;
+    super(fault, 1, `${what}; nothing was written`, options);
+    this.fault = fault;
+  }
+}

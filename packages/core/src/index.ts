@@ -22,10 +22,21 @@ export {
   NotFoundError,
   OnceqError,
   PermanentFailure,
+  STORAGE_FAULTS,
+  StorageError,
+  type StorageFault,
   StoreBusyError,
   StoreUnavailableError,
   TemporaryFailure,
 } from './errors.ts';
+export {
+  ARMED_FAULT,
+  crashPoint,
+  FAULT_EXIT_CODE,
+  FAULT_POINTS,
+  type FaultPoint,
+  onCrashPoint,
+} from './faults.ts';
 export { canonicalize, canonicalJson } from './json/canonical.ts';
 export { JsonParseError, parseJson } from './json/parse.ts';
 export {

@@ -1,6 +1,7 @@
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Store } from './backend/backend.ts';
 import { defineStatement, type Executor } from './backend/prepared.ts';
+import { LeaseLostError } from './errors.ts';
 import type { Database } from './schema.ts';
 import type { MessageState } from './states.ts';
 import type { Effect, FailInput, LeaseRef } from './types.ts';
@@ -392,7 +393,13 @@ export async function toFailed(
     id: lease.eventId,
     generation: lease.generation,
   });
-  if (changed !== 1) throw new FenceMiss(lease.eventId);
+  if (changed !== 1) {
+    throw new LeaseLostError(
+      lease.eventId,
+      lease.generation,
+      'the fenced failure update matched no row (state, generation or lease changed); rolled back',
+    );
+  }
   return { state, availableAt };
 }
 
@@ -409,11 +416,4 @@ export async function toRedriven(
   if (eventIds !== 'all') query = query.where('event_id', 'in', eventIds);
   const rows = await query.returning('event_id').execute();
   return rows.map((r) => r.event_id).sort();
-}
-
-/** A fenced write matched no row although the fence had just been checked: abort the transaction. */
-export class FenceMiss extends Error {
-  constructor(eventId: string) {
-    super(`fenced update of ${eventId} matched no row`);
-  }
 }

@@ -5,6 +5,7 @@ import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
+import { readStdinWithin } from '../stdin.ts';
 
 /** SPEC §2: a batch file holds at most this many bytes; larger files are refused unread. */
 const MAX_BATCH_BYTES = 1_000_000;
@@ -20,7 +21,9 @@ export const enqueueCommand = defineCommand({
   async parse({ positionals, ctx }): Promise<ParsedBatch> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const bytes =
-      file === '-' ? await ctx.readStdin() : await readBatchFile(resolve(ctx.cwd, file), file);
+      file === '-'
+        ? await readStdinWithin(MAX_BATCH_BYTES)
+        : await readBatchFile(resolve(ctx.cwd, file), file);
     return parseBatch(bytes);
   },
   async run(batch, { store, json, ctx }) {

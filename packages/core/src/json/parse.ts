@@ -6,13 +6,19 @@
  * RFC 8259 JSON and additionally rejects:
  * - a repeated key in any object at any depth (compared after unescaping, whatever the values);
  * - the constants `NaN`, `Infinity`, `-Infinity` (they are not JSON, but say so clearly);
- * - numbers that overflow a double (a float that becomes ±Infinity, an integer above
- *   `Number.MAX_VALUE` in magnitude);
+ * - a float lexeme (with `.` or an exponent) whose value overflows a double, i.e. that
+ *   `Number()` would turn into ±Infinity;
  * - lone UTF-16 surrogates in strings, written as `\ud800` escapes or present raw;
  * - nesting deeper than `maxDepth` (default 64) levels.
  *
  * It keeps the kind of every number: integers become a `number` (or a `bigint` beyond
- * `Number.MAX_SAFE_INTEGER`, exact), floats become a {@link JsonFloat}. Objects have a null
+ * `Number.MAX_SAFE_INTEGER`, exact), floats become a {@link JsonFloat}.
+ *
+ * The boundary rule: **an integer lexeme of any size is accepted and kept exact** (a
+ * bigint; the 10,000-byte payload limit bounds it), **a float lexeme is a double** and is
+ * rejected only when it overflows one. So `1` followed by 400 zeros is accepted while
+ * `1e400` is rejected; an integer just above `Number.MAX_VALUE` is accepted exactly, and
+ * the same digits written as a float are accepted when they round to a finite double. Objects have a null
  * prototype, so `"__proto__"` and `"constructor"` are ordinary own keys.
  *
  * The parser is iterative (an explicit stack, no recursion): a hostile 100k-deep `[[[[…`
@@ -40,7 +46,6 @@ export interface ParseJsonOptions {
 /** The default nesting limit: SPEC §2 forbids nesting deeper than 64 levels. */
 export const DEFAULT_MAX_DEPTH = 64;
 
-const MAX_VALUE_BIG = BigInt(Number.MAX_VALUE);
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 // Parser state. The parser is synchronous and never re-entered, so module state is safe and
@@ -362,11 +367,9 @@ function readNumber(): JsonValue {
     for (let k = neg ? 1 : 0; k < lexeme.length; k++) v = v * 10 + (lexeme.charCodeAt(k) - 0x30);
     return neg && v !== 0 ? -v : v;
   }
+  // Integers of any size stay exact: no double is involved, so none can overflow.
   const big = BigInt(lexeme);
   if (big <= MAX_SAFE_BIG && big >= -MAX_SAFE_BIG) return Number(big);
-  if (big > MAX_VALUE_BIG || big < -MAX_VALUE_BIG) {
-    throw new JsonParseError(`number ${shorten(lexeme)} overflows a double`, start + 1);
-  }
   return big;
 }
 

@@ -1,6 +1,7 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import {
@@ -18,6 +19,7 @@ import type {
   HandlerContext,
   LeaseRef,
 } from '../types.ts';
+import { effectViolation } from './effect-rules.ts';
 
 export interface ApplyManyResult {
   outcomes: ApplyOutcome[];
@@ -40,7 +42,10 @@ export interface ApplyManyResult {
  *
  * A handler failure is recorded in the same transaction: permanent → `dead`;
  * temporary → `ready` after backoff, or `dead` on the last attempt. A handler that
- * throws anything else is treated as a temporary failure with code `handler_error`.
+ * throws anything else is treated as a temporary failure with code `handler_error`. An
+ * effect the `effects` table would refuse (empty category, amount not an integer from 1
+ * to 9,999,999) fails that message permanently with code `invalid_effect`; the rest of
+ * a batch commits.
  */
 export async function apply(
   store: Store,
@@ -73,6 +78,7 @@ export async function applyMany(
         missed.length = 0;
         return applyInTransaction(store, x, pending, handler, missed);
       });
+      crashPoint('after-commit');
       return { outcomes, lost: [...lost, ...missed] };
     } catch (error) {
       if (!(error instanceof ExpiredDuringApply)) throw error;
@@ -125,6 +131,7 @@ async function applyInTransaction(
     else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
   }
 
+  crashPoint('after-handler');
   if (succeeded.length > 0) {
     // The second clock check: the handler (or, on SQLite, the effect insert) may have
     // been slow. On PostgreSQL the effects and the ACK are one statement, run after it.
@@ -135,6 +142,7 @@ async function applyInTransaction(
         succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
         now,
       );
+      crashPoint('after-effect-insert');
     }
     const later = store.clock();
     const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
@@ -157,8 +165,17 @@ async function applyInTransaction(
           succeeded.map((s) => s.lease),
           later,
         );
+    // On PostgreSQL the effects went in with the ACK: both points are this instant.
+    if (fused) crashPoint('after-effect-insert');
     if (acked !== succeeded.length) {
-      throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
+      // The SQL fence disagreed with the read above: the lease is gone. Roll everything
+      // back (effects included) with the typed refusal, never a plain Error.
+      const [first] = succeeded as [(typeof succeeded)[number]];
+      throw new LeaseLostError(
+        first.lease.eventId,
+        first.lease.generation,
+        `the fenced ACK matched ${acked} of ${succeeded.length} messages; nothing was written`,
+      );
     }
     for (const { lease, effect } of succeeded)
       outcomes.push({ eventId: lease.eventId, outcome: 'done', effect });
@@ -179,6 +196,7 @@ async function applyInTransaction(
           },
     );
   }
+  crashPoint('after-ack');
   return outcomes;
 }
 
@@ -218,7 +236,11 @@ function runHandler(
       };
     }
     const effect = handler(payload, context);
-    return { effect };
+    const invalid = effectViolation(effect);
+    if (invalid !== null) {
+      return { failure: { kind: 'permanent', code: 'invalid_effect', detail: invalid } };
+    }
+    return { effect: { category: effect.category, amountCents: effect.amountCents } };
   } catch (error) {
     if (error instanceof HandlerFailure) {
       return { failure: { kind: error.kind, code: error.code, detail: error.message } };

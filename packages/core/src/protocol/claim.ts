@@ -1,4 +1,5 @@
 import type { Store } from '../backend/backend.ts';
+import { crashPoint } from '../faults.ts';
 import { type ClaimedRow, toLeased } from '../transitions.ts';
 import type { Lease } from '../types.ts';
 
@@ -37,14 +38,18 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
   const { beforeCommit } = options;
   if (store.capabilities.fusedStatements && beforeCommit === undefined) {
     // One statement that commits by itself: no BEGIN/COMMIT round trips.
-    return toLeases(await toLeased(store, null, store.clock(), limit, leaseSeconds));
+    const leases = toLeases(await toLeased(store, null, store.clock(), limit, leaseSeconds));
+    crashPoint('after-claim');
+    return leases;
   }
-  return store.transact(async (x) => {
+  const leases = await store.transact(async (x) => {
     const now = store.clock();
     const leases = toLeases(await toLeased(store, x, now, limit, leaseSeconds));
     await beforeCommit?.(leases);
     return leases;
   });
+  crashPoint('after-claim');
+  return leases;
 }
 
 function toLeases(rows: readonly ClaimedRow[]): Lease[] {

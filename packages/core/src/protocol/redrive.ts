@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Store } from '../backend/backend.ts';
 import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import type { Database } from '../schema.ts';
@@ -19,18 +20,30 @@ export type RedriveSelection = readonly string[] | 'all';
 export async function redrive(store: Store, selection: RedriveSelection): Promise<string[]> {
   return store.writeTransaction(async (trx) => {
     const now = store.clock();
-    if (selection !== 'all') await assertAllDead(trx, selection);
-    return toRedriven(trx, selection, now);
+    if (selection !== 'all') await assertAllDead(store, trx, selection);
+    const moved = await toRedriven(trx, selection, now);
+    crashPoint('mid-redrive');
+    return moved;
   });
 }
 
-async function assertAllDead(trx: Transaction<Database>, ids: readonly string[]): Promise<void> {
+/**
+ * Refuses unless every id names a dead message. The rows it checks stay locked until
+ * COMMIT (PostgreSQL: `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` already holds the one
+ * write lock): a concurrent redrive of the same ids waits here, then sees them `ready`
+ * and refuses with {@link NotDeadError}, instead of finding nothing to move.
+ */
+async function assertAllDead(
+  store: Store,
+  trx: Transaction<Database>,
+  ids: readonly string[],
+): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await trx
+  const query = trx
     .selectFrom('messages')
     .select(['event_id', 'state'])
-    .where('event_id', 'in', ids)
-    .execute();
+    .where('event_id', 'in', ids);
+  const rows = await (store.capabilities.skipLocked ? query.forUpdate() : query).execute();
   refuseUnlessAllDead(ids, rows);
 }
 

@@ -235,7 +235,7 @@ function withSearchPath(
     parsed = new URL(url);
     parseTarget(url);
   } catch {
-    throw new StoreUnavailableError(new InvalidPostgresUrl().message);
+    throw new InvalidPostgresUrl(url);
   }
   const own = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');

@@ -5,6 +5,8 @@
  * {@link redactUrl} or {@link describeTarget}.
  */
 
+import { OnceqError } from '../../errors.ts';
+
 /** What replaces a password in printable text. */
 export const REDACTED = '***';
 
@@ -51,7 +53,7 @@ export function parseTarget(url: string): PostgresTarget {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidPostgresUrl();
+    throw new InvalidPostgresUrl(url);
   }
   const user = safeDecode(parsed.username);
   const path = safeDecode(parsed.pathname.replace(/^\//, ''));
@@ -99,13 +101,38 @@ export function scrub(text: string, url: string): string {
   return out;
 }
 
-/** The URL could not be parsed; the message deliberately does not repeat it. */
-export class InvalidPostgresUrl extends Error {
-  constructor() {
+/**
+ * The URL could not be parsed: a usage error (exit code 2). The message names what is
+ * wrong where that can be told without repeating the URL (which may hold a password),
+ * and its hint is worded so that no password redaction can garble it.
+ */
+export class InvalidPostgresUrl extends OnceqError {
+  constructor(url = '') {
+    const why = malformedBecause(url);
     super(
-      'invalid PostgreSQL URL (expected postgres://USER:PASSWORD@HOST:PORT/DATABASE; password and port optional)',
+      'invalid_url',
+      2,
+      `the PostgreSQL URL is malformed${why === null ? '' : ` (${why})`}: expected postgres://HOST/DATABASE, optionally with USER or USER:PASSWORD and @ before HOST and :PORT after it; write @ : / in the password as %40 %3A %2F`,
     );
   }
+}
+
+/** What is visibly wrong with `url`, without quoting any of it; null when unclear. */
+function malformedBecause(url: string): string | null {
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  const authority = rest.split(/[/?#]/)[0] ?? '';
+  if (/\s/.test(url)) return 'it contains a space';
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  const port = /^(?:\[[^\]]*\]|[^:]*):(.*)$/.exec(hostPort)?.[1];
+  if (
+    port !== undefined &&
+    !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)
+  ) {
+    return 'the port is not a number from 1 to 65535';
+  }
+  if (hostPort === '' || hostPort.startsWith(':')) return 'no host';
+  if ((authority.match(/@/g) ?? []).length > 1) return 'more than one @ before the host';
+  return null;
 }
 
 function queryPasswords(parsed: URL): string[] {

@@ -14,6 +14,7 @@ import {
   SqliteQueryCompiler,
 } from 'kysely';
 import { StoreBusyError } from '../../errors.ts';
+import { asStorageError } from './storage.ts';
 
 /**
  * A Kysely dialect for `bun:sqlite`, written for onceq's write pattern:
@@ -146,6 +147,8 @@ export class BunSqliteConnection implements DatabaseConnection {
         this.rollback();
         throw error;
       }
+    } catch (error) {
+      throw asStorageError(error, this.#location);
     } finally {
       this.lock.release();
     }
@@ -168,13 +171,23 @@ export class BunSqliteConnection implements DatabaseConnection {
   rollback(): void {
     this.#inTransaction = false;
     // A failed COMMIT or an I/O error may already have ended the transaction.
-    if (this.#db.inTransaction) this.#prepare('ROLLBACK').run();
+    try {
+      if (this.#db.inTransaction) this.#prepare('ROLLBACK').run();
+    } catch (error) {
+      // The storage failed the ROLLBACK too: SQLite undoes the transaction from its
+      // journal on the next open; the error that made us roll back is the one to report.
+      if (asStorageError(error, this.#location) === error) throw error;
+    }
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const run = () => this.#execute<R>(compiled);
-    // Inside BEGIN IMMEDIATE we own the write lock: nothing there can be busy.
-    return this.#inTransaction ? run() : this.#retryBusy(run);
+    try {
+      // Inside BEGIN IMMEDIATE we own the write lock: nothing there can be busy.
+      return this.#inTransaction ? run() : await this.#retryBusy(run);
+    } catch (error) {
+      throw asStorageError(error, this.#location);
+    }
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not used by onceq; Kysely requires the method.

@@ -8,6 +8,7 @@ import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { BunSqliteDialect } from './dialect.ts';
+import { asStorageError } from './storage.ts';
 
 /**
  * Opens (creating if needed) a SQLite store file and applies pending migrations.
@@ -29,6 +30,8 @@ export async function openSqliteStore(
     // From here on the dialect retries SQLITE_BUSY itself, with jitter.
     raw.run('PRAGMA busy_timeout = 0');
   } catch (error) {
+    const storage = asStorageError(error, path);
+    if (storage !== error) throw storage;
     throw new StoreUnavailableError(
       `cannot open SQLite store ${path}: ${(error as Error).message}`,
       {

@@ -1,0 +1,73 @@
+/**
+ * Named crash points in the real protocol code, for crash tests only.
+ *
+ * A test (or the demo's crash child) arms **one** point through the environment,
+ * `ONCEQ_FAULT=<point>`, read once when this module loads. When the running code reaches
+ * the armed point the process exits on the spot with {@link FAULT_EXIT_CODE}: no
+ * `finally`, no ROLLBACK, no COMMIT, no close, exactly like a power cut or SIGKILL at
+ * that instant. Unset (every normal run), {@link crashPoint} is one comparison of a
+ * module constant and returns.
+ *
+ * The points, in the order a message meets them:
+ * - `after-claim`: the claim committed, before any handler ran.
+ * - `after-handler`: inside the apply transaction, the handler ran, nothing written yet.
+ * - `after-effect-insert`: inside the apply transaction, the effect rows inserted, before
+ *   the ACK. (PostgreSQL inserts the effects and ACKs in one statement: there this point
+ *   and `after-ack` are the same instant, after that statement.)
+ * - `after-ack`: inside the apply transaction, ACK and failure records written, before
+ *   COMMIT.
+ * - `after-commit`: the apply transaction committed, before the caller hears of it.
+ * - `mid-enqueue`: inside the enqueue transaction, its rows inserted, before COMMIT.
+ * - `mid-redrive`: inside the redrive transaction, the rows moved to ready, before COMMIT.
+ *
+ * How to add one: add its name to {@link FAULT_POINTS}, call `crashPoint('<name>')` at the
+ * spot, and add a case to tests/crash-points.test.ts saying what the store must look
+ * like afterwards and after recovery.
+ */
+export const FAULT_POINTS = [
+  'after-claim',
+  'after-handler',
+  'after-effect-insert',
+  'after-ack',
+  'after-commit',
+  'mid-enqueue',
+  'mid-redrive',
+] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+
+/** The exit code of a process that stopped at its armed crash point. */
+export const FAULT_EXIT_CODE = 86;
+
+function isFaultPoint(name: string): name is FaultPoint {
+  return (FAULT_POINTS as readonly string[]).includes(name);
+}
+
+function armedFromEnv(value: string | undefined): FaultPoint | null {
+  if (value === undefined || value === '') return null;
+  if (isFaultPoint(value)) return value;
+  // A typo must not silently disarm a crash test.
+  process.stderr.write(
+    `onceq: ONCEQ_FAULT=${JSON.stringify(value)} names no crash point (${FAULT_POINTS.join(', ')})\n`,
+  );
+  process.exit(2);
+}
+
+/** The armed point, or null (the default: no fault injection at all). */
+export const ARMED_FAULT: FaultPoint | null = armedFromEnv(process.env.ONCEQ_FAULT);
+
+let lastWords: ((point: FaultPoint) => void) | undefined;
+
+/**
+ * Registers a synchronous callback run at the armed point just before the exit (the
+ * demo's crash child writes its report there). Only one; a later call replaces it.
+ */
+export function onCrashPoint(fn: (point: FaultPoint) => void): void {
+  lastWords = fn;
+}
+
+/** Exits the process with {@link FAULT_EXIT_CODE} when `point` is the armed one; else returns. */
+export function crashPoint(point: FaultPoint): void {
+  if (ARMED_FAULT !== point) return;
+  lastWords?.(point);
+  process.exit(FAULT_EXIT_CODE);
+}

@@ -1,0 +1,146 @@
+/**
+ * Deletes each SQL fence predicate (and a few guards around them) one at a time, runs
+ * the fence-related tests, and prints which tests failed: every mutation must be caught
+ * by at least one test. The source is restored after each run, whatever happens.
+ *
+ * Usage: `bun scripts/fence-mutations.ts [index…]` from the repository root, with
+ * `DATABASE_URL` set for the PostgreSQL mutations. Refuses to start when the mutated
+ * files have uncommitted changes (so a restore can never lose work). Slow: one test run
+ * per mutation (about a minute each on a quiet machine). Exit 1 when one survived.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const T = 'packages/core/src/transitions.ts';
+const A = 'packages/core/src/protocol/apply.ts';
+const R = 'packages/core/src/protocol/redrive.ts';
+
+/** [what, file, text deleted or replaced, replacement] */
+const MUTATIONS: readonly [string, string, string, string][] = [
+  [
+    'SQLite ACK (`ack`): `generation = ?` deleted',
+    T,
+    "eb.and([eb('event_id', '=', id), eb('generation', '=', generations[i] as number)]),",
+    "eb.and([eb('event_id', '=', id)]),",
+  ],
+  [
+    "SQLite ACK (`ack`): `state = 'leased'` deleted",
+    T,
+    "updated_at: p.value<number>('now') })\n    .where('state', '=', stateLiteral('leased'))",
+    "updated_at: p.value<number>('now') })",
+  ],
+  [
+    'SQLite ACK (`ack`): `lease_until > now` deleted',
+    T,
+    "    .where('lease_until', '>', p.value<number>('now'))\n    .where('event_id', 'in', ids)",
+    "    .where('event_id', 'in', ids)",
+  ],
+  [
+    'PostgreSQL ACK+effects (`ack-with-effects`): `generation = ?` deleted',
+    T,
+    '        AND m.generation = input.generation\n',
+    '',
+  ],
+  [
+    "PostgreSQL ACK+effects (`ack-with-effects`): `state = 'leased'` deleted",
+    T,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
+    "        AND m.state = ${stateLiteral('leased')}\n",
+    '',
+  ],
+  [
+    'PostgreSQL ACK+effects (`ack-with-effects`): `lease_until > now` deleted',
+    T,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
+    "        AND m.lease_until > ${p.value<number>('now')}\n",
+    '',
+  ],
+  [
+    'fail (`settle-failure`): `generation = ?` deleted',
+    T,
+    "    .where('generation', '=', p.value<number>('generation'))\n",
+    '',
+  ],
+  [
+    "fail (`settle-failure`): `state = 'leased'` deleted",
+    T,
+    "    .where('generation', '=', p.value<number>('generation'))\n    .where('state', '=', stateLiteral('leased'))",
+    "    .where('generation', '=', p.value<number>('generation'))",
+  ],
+  [
+    'fail (`settle-failure`): `lease_until > now` deleted',
+    T,
+    "    .where('state', '=', stateLiteral('leased'))\n    .where('lease_until', '>', p.value<number>('now')),",
+    "    .where('state', '=', stateLiteral('leased')),",
+  ],
+  [
+    'PostgreSQL fence read (`read-fenced-array`): `FOR UPDATE` deleted',
+    T,
+    '::text[])\n    FOR UPDATE`,',
+    '::text[])`,',
+  ],
+  [
+    "redrive statement (`toRedriven`): `state = 'dead'` deleted",
+    T,
+    "updated_at: now })\n    .where('state', '=', stateLiteral('dead'));",
+    'updated_at: now });',
+  ],
+  [
+    'apply: zero-rows check after the ACK deleted',
+    A,
+    'if (acked !== succeeded.length) {',
+    'if (false) {',
+  ],
+  [
+    'apply: retry of the batch remainder after a mid-batch expiry dropped',
+    A,
+    '      lost.push(...error.lost);\n',
+    '      lost.push(...error.lost);\n      return { outcomes: [], lost };\n',
+  ],
+  [
+    'redrive: `FOR UPDATE` of the checked rows deleted',
+    R,
+    '(store.capabilities.skipLocked ? query.forUpdate() : query)',
+    'query',
+  ],
+];
+
+const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
+const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what';
+
+const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, A, R]).stdout.toString().trim();
+if (dirty !== '') {
+  console.error(`fence-mutations: commit or stash these first:\n${dirty}`);
+  process.exit(2);
+}
+if (!process.env.DATABASE_URL)
+  console.warn('fence-mutations: DATABASE_URL unset, PostgreSQL tests skip');
+
+const only = new Set(Bun.argv.slice(2).map(Number));
+let survived = 0;
+for (const [index, [what, file, from, to]] of MUTATIONS.entries()) {
+  if (only.size > 0 && !only.has(index)) continue;
+  const source = readFileSync(file, 'utf8');
+  if (source.split(from).length !== 2) {
+    console.log(`## ${index} ${what}: the text to mutate was not found exactly once`);
+    survived++;
+    continue;
+  }
+  writeFileSync(file, source.replace(from, to));
+  try {
+    const run = Bun.spawnSync(['bun', 'test', '--timeout', '60000', ...TESTS, '-t', FILTER], {
+      env: { ...process.env },
+    });
+    const out = `${run.stdout}${run.stderr}`;
+    const failed = [...new Set(out.split('\n').filter((l) => l.startsWith('(fail)')))].map((l) =>
+      l.slice(7).replace(/ \[[\d.]+m?s\]$/, ''),
+    );
+    console.log(
+      `## ${index} ${what}: ${failed.length === 0 ? 'SURVIVED' : `caught by ${failed.length}`}`,
+    );
+    for (const name of failed) console.log(`   ${name}`);
+    if (failed.length === 0) survived++;
+  } finally {
+    writeFileSync(file, source);
+  }
+}
+process.exit(survived === 0 ? 0 : 1);

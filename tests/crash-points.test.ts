@@ -1,0 +1,229 @@
+/**
+ * A real `onceq work` / `enqueue` / `redrive` process (the real CLI, `bun
+ * apps/cli/src/bin.ts`) dies at each named crash point of packages/core/src/faults.ts
+ * (`ONCEQ_FAULT=<point>`, exit 86, no cleanup). Then the store is checked as the crash
+ * left it, and again after recovery by a later run on the model clock (`--now`): exactly
+ * one effect per done event, attempts counted as the protocol says (every claim spends
+ * budget), nothing partial, a crashed enqueue wrote nothing.
+ *
+ * Both backends: a SQLite file in a temporary directory, and a fresh PostgreSQL database
+ * per test on `DATABASE_URL` (the CLI always uses the schema `onceq`, so each test gets
+ * its own database). Without DATABASE_URL the PostgreSQL half skips visibly, unless
+ * ONCEQ_REQUIRE_POSTGRES=1.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FAULT_EXIT_CODE, type FaultPoint, openStore, status } from '../packages/core/src/index.ts';
+import { type CliResult, runOnceq } from './support/cli.ts';
+import { batch, line, nEvents, paid } from './support/factories.ts';
+import { postgresWanted, scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
+
+interface Place {
+  /** The `--db` value. */
+  db: string;
+  dir: string;
+  /** Resolves once the crashed process holds nothing in the store any more. */
+  afterCrash(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+async function sqlitePlace(): Promise<Place> {
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-crash-'));
+  return {
+    db: join(dir, 'onceq.db'),
+    dir,
+    afterCrash: async () => {},
+    cleanup: async () => rmSync(dir, { recursive: true }),
+  };
+}
+
+const pgDatabase = scratchDatabase('crash');
+
+async function postgresPlace(): Promise<Place> {
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-crash-'));
+  return {
+    db: pgDatabase.url,
+    dir,
+    afterCrash: () => untilNoOpenTransactions(pgDatabase.url),
+    async cleanup() {
+      rmSync(dir, { recursive: true });
+      await pgDatabase.reset();
+    },
+  };
+}
+
+/** What the store holds, by event id, plus its effects. */
+async function inspect(place: Place) {
+  const store = await openStore(place.db);
+  try {
+    const rows = await store.db
+      .selectFrom('messages')
+      .select(['event_id', 'state', 'attempts', 'generation'])
+      .orderBy('event_id')
+      .execute();
+    const effects = await store.db
+      .selectFrom('effects')
+      .select('event_id')
+      .orderBy('event_id')
+      .execute();
+    const report = await status(store);
+    return {
+      messages: rows.map((r) => `${r.event_id} ${r.state} a${r.attempts} g${r.generation}`),
+      effects: effects.map((e) => e.event_id),
+      counts: report.messages,
+      total: report.total,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+function expectCode(result: CliResult, code: number): void {
+  if (result.code !== code) {
+    throw new Error(
+      `onceq exited ${result.code}, expected ${code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
+  }
+}
+
+const THREE = nEvents(3); // E0001 book 100, E0002 pen 200, E0003 bag 300: total 600
+
+const BACKENDS: [string, () => Promise<Place>, boolean][] = [
+  ['sqlite', sqlitePlace, true],
+  ['postgres', postgresPlace, postgresWanted()],
+];
+
+for (const [backend, makePlace, available] of BACKENDS) {
+  const suite = available ? describe : describe.skip;
+  suite(`${backend}: a real onceq process dies at each crash point`, () => {
+    let place: Place;
+    if (backend === 'postgres') {
+      beforeAll(() => pgDatabase.create());
+      afterAll(() => pgDatabase.drop());
+    }
+    beforeEach(async () => {
+      place = await makePlace();
+    });
+    afterEach(async () => {
+      await place.cleanup();
+    });
+
+    const onceq = (args: string[], fault?: FaultPoint, stdin?: string) =>
+      runOnceq(['--db', place.db, ...args], place.dir, {
+        ...(fault === undefined ? {} : { env: { ONCEQ_FAULT: fault } }),
+        ...(stdin === undefined ? {} : { stdin }),
+      });
+
+    /** Enqueues the three events at 1000 (no fault). */
+    async function enqueueThree(): Promise<void> {
+      writeFileSync(join(place.dir, 'three.jsonl'), THREE.jsonl);
+      expectCode(await onceq(['enqueue', 'three.jsonl', '--now', '1000']), 0);
+    }
+
+    /** After recovery at 1030 (the lease of the crashed run is over): all three done once. */
+    async function recoverAndCheck(attempts: number): Promise<void> {
+      expectCode(await onceq(['work', '--now', '1030']), 0);
+      const after = await inspect(place);
+      expect(after.messages).toEqual([
+        `E0001 done a${attempts} g${attempts}`,
+        `E0002 done a${attempts} g${attempts}`,
+        `E0003 done a${attempts} g${attempts}`,
+      ]);
+      expect(after.effects).toEqual(['E0001', 'E0002', 'E0003']);
+      expect(after.total).toBe(THREE.total);
+    }
+
+    // Inside the apply transaction (or right after the claim): nothing of the apply
+    // survives, the claim does. Recovery claims again: attempt 2, generation 2.
+    const beforeCommit: FaultPoint[] = [
+      'after-claim',
+      'after-handler',
+      'after-effect-insert',
+      'after-ack',
+    ];
+    for (const point of beforeCommit) {
+      test(`work dies at ${point}: the claims stay leased with no effect; after the lease, each event is done once (attempt 2)`, async () => {
+        await enqueueThree();
+        expectCode(await onceq(['work', '--now', '1000'], point), FAULT_EXIT_CODE);
+        await place.afterCrash();
+        const crashed = await inspect(place);
+        expect(crashed.messages).toEqual([
+          'E0001 leased a1 g1',
+          'E0002 leased a1 g1',
+          'E0003 leased a1 g1',
+        ]);
+        expect(crashed.effects).toEqual([]);
+        if (point === 'after-claim') {
+          // Before the lease runs out nothing is claimable: the dead worker still owns them.
+          const early = await onceq(['work', '--now', '1029', '--json']);
+          expectCode(early, 0);
+          expect(JSON.parse(early.stdout)).toMatchObject({ claimed: 0 });
+        }
+        await recoverAndCheck(2);
+      });
+    }
+
+    test('work dies at after-commit: the batch is done with its effects; a later run finds nothing and doubles nothing', async () => {
+      await enqueueThree();
+      expectCode(await onceq(['work', '--now', '1000'], 'after-commit'), FAULT_EXIT_CODE);
+      await place.afterCrash();
+      const crashed = await inspect(place);
+      expect(crashed.messages).toEqual([
+        'E0001 done a1 g1',
+        'E0002 done a1 g1',
+        'E0003 done a1 g1',
+      ]);
+      expect(crashed.effects).toEqual(['E0001', 'E0002', 'E0003']);
+      await recoverAndCheck(1);
+    });
+
+    test('enqueue dies mid-transaction: nothing of the batch was written; the same batch enqueued again is accepted whole', async () => {
+      expectCode(
+        await onceq(['enqueue', '-', '--now', '1000'], 'mid-enqueue', THREE.jsonl),
+        FAULT_EXIT_CODE,
+      );
+      await place.afterCrash();
+      const crashed = await inspect(place);
+      expect(crashed.messages).toEqual([]);
+      expect(crashed.effects).toEqual([]);
+      const again = await onceq(
+        ['enqueue', '-', '--now', '1000', '--json'],
+        undefined,
+        THREE.jsonl,
+      );
+      expectCode(again, 0);
+      expect(JSON.parse(again.stdout)).toEqual({ accepted: 3, duplicates: 0 });
+      await recoverAndCheck(1);
+    });
+
+    test('redrive dies mid-transaction: the message is still dead with its attempts; redriven again it completes once', async () => {
+      writeFileSync(
+        join(place.dir, 'toy.jsonl'),
+        batch(line('E0001', paid('book', 100)), line('E0002', paid('toy', 300))),
+      );
+      expectCode(await onceq(['enqueue', 'toy.jsonl', '--now', '1000']), 0);
+      expectCode(await onceq(['work', '--now', '1000']), 0); // E0002 dead: v1 knows no toy
+      expectCode(
+        await onceq(['redrive', 'E0002', '--now', '1001'], 'mid-redrive'),
+        FAULT_EXIT_CODE,
+      );
+      await place.afterCrash();
+      const crashed = await inspect(place);
+      expect(crashed.messages).toEqual(['E0001 done a1 g1', 'E0002 dead a1 g1']);
+      expectCode(await onceq(['redrive', 'E0002', '--now', '1001']), 0);
+      expectCode(await onceq(['work', '--handler', 'v2', '--now', '1001']), 0);
+      const after = await inspect(place);
+      expect(after.messages).toEqual(['E0001 done a1 g1', 'E0002 done a1 g2']);
+      expect(after.effects).toEqual(['E0001', 'E0002']);
+      expect(after.total).toBe(400);
+    });
+
+    test('an unknown ONCEQ_FAULT is refused at start (exit 2), so a typo cannot disarm a crash test', async () => {
+      const result = await onceq(['status'], 'after-lunch' as FaultPoint);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toStartWith('onceq: ONCEQ_FAULT="after-lunch" names no crash point');
+    });
+  });
+}
