@@ -18,7 +18,7 @@ import { rng } from './support/storm.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
-const EVENTS = 90;
+const EVENTS = 60;
 const SEED = Number(process.env.ONCEQ_STORM_SEED ?? Date.now() % 1_000_000);
 /** Generous: on a loaded two-core machine one CLI run can take seconds. */
 const STORM_TIMEOUT_MS = 240_000;
@@ -72,7 +72,7 @@ describe('storm: SIGKILLed workers', () => {
           db: path,
           events: EVENTS,
           workers: 3,
-          runsPerWorker: 5,
+          runsPerWorker: 4,
           liveLeases: async () => {
             try {
               const db = new Database(path, { readonly: true });
@@ -112,7 +112,7 @@ describe('storm: SIGKILLed workers', () => {
           db: database.url,
           events: EVENTS,
           workers: 3,
-          runsPerWorker: 5,
+          runsPerWorker: 4,
           liveLeases: async () => {
             const sql = new SQL(database.url);
             try {

@@ -30,7 +30,7 @@ import { rng } from './support/storm.ts';
 const DATABASE_URL = process.env.DATABASE_URL;
 const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
 const CLUSTER_SCRIPT = resolve(import.meta.dir, '../scripts/pg-cluster.sh');
-const EVENTS = 200;
+const EVENTS = 100;
 /** Generous: on a loaded two-core machine one CLI run can take seconds. */
 const STORM_TIMEOUT_MS = 240_000;
 const SEED = Number(process.env.ONCEQ_STORM_SEED ?? Date.now() % 1_000_000);
@@ -61,9 +61,9 @@ describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminat
         const report = await pgStorm({
           url: database.url,
           events: EVENTS,
-          perFile: 100,
+          perFile: 50,
           workers: 3,
-          runsPerWorker: 10,
+          runsPerWorker: 6,
           disrupt: () => terminateBackends(DATABASE_URL, database.name),
           gapMs: [400, 1200],
           random,
@@ -141,9 +141,9 @@ describe.skipIf(RESTART_SKIP)('storm: PostgreSQL server restarted', () => {
         const report = await pgStorm({
           url: database.url,
           events: EVENTS,
-          perFile: 100,
+          perFile: 50,
           workers: 3,
-          runsPerWorker: 10,
+          runsPerWorker: 6,
           disrupt: restartServer,
           gapMs: [1500, 3000],
           random: rng(SEED + 1),

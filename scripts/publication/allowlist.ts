@@ -18,6 +18,8 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'START_HERE.md',
   'EXERCISES.md',
   'VALIDATION.md',
+  'docs/*.md',
+  'stryker.config.json',
   '.gitignore',
   '.ci/run',
   // workspaces
