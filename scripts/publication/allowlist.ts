@@ -19,6 +19,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'EXERCISES.md',
   'VALIDATION.md',
   'docs/*.md',
+  'stryker.config.json',
   '.gitignore',
   '.ci/run',
   // workspaces

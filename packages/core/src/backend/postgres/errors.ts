@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../errors.ts';
+import { OnceqError, StoreUnavailableError } from '../../errors.ts';
 import { describeTarget, scrub } from './url.ts';
 
 /** What a driver or server error looks like from here: a Node-style or SQLSTATE `code`. */
@@ -32,7 +32,11 @@ function isConnectionLoss(code: string, message: string): boolean {
     code === '57P01' ||
     code === '57P02' ||
     code === '57P03' ||
-    /connection terminated|timeout expired|connection timeout/i.test(message)
+    // node-postgres' own words for a socket that closed, and for a client whose
+    // connection broke earlier (its 'error' event) and that refuses further queries.
+    /connection terminated|timeout expired|connection timeout|not queryable|connection (?:is )?closed/i.test(
+      message,
+    )
   );
 }
 
@@ -80,6 +84,8 @@ export function connectFailure(error: unknown, url: string): StoreUnavailableErr
  * (protocol errors, constraint violations) with any password scrubbed from its message.
  */
 export function mapQueryError(error: unknown, url: string): unknown {
+  // Already one of ours (mapped deeper down, or a protocol refusal): keep it.
+  if (error instanceof OnceqError) return error;
   const code = codeOf(error);
   if (isConnectionLoss(code, messageOf(error))) {
     return new StoreUnavailableError(

@@ -7,7 +7,8 @@ import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
-import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
+import { guardConnectionLoss } from './connection-loss.ts';
+import { connectFailure, isRetryable } from './errors.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
 /** The schema the tables live in when `options.schema` is not given. */
@@ -72,9 +73,9 @@ export async function openPostgresStore(
     // A store that is never closed must not keep the process alive.
     allowExitOnIdle: true,
   });
-  // An idle connection the server drops emits 'error' on the pool; unhandled, that event
-  // would crash the process with a stack. The next query reports the failure instead.
-  pool.on('error', () => {});
+  // A connection the server drops (idle or checked out) must never crash the process
+  // with a stack: the next query on it reports one sentence instead.
+  const guard = guardConnectionLoss(pool, url);
 
   let probe: pg.PoolClient;
   try {
@@ -84,13 +85,13 @@ export async function openPostgresStore(
     throw connectFailure(error, url);
   }
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guard.kyselyPool }) });
   try {
     await prepareSchema(db, probe, schema, url);
   } catch (error) {
     probe.release();
     await db.destroy().catch(() => {});
-    throw error instanceof StoreUnavailableError ? error : mapQueryError(error, url);
+    throw guard.mapError(error, probe);
   }
   probe.release();
 
@@ -106,7 +107,7 @@ export async function openPostgresStore(
           retries++;
           continue;
         }
-        throw mapQueryError(error, url);
+        throw guard.mapError(error);
       }
     }
   };
@@ -129,7 +130,7 @@ export async function openPostgresStore(
       try {
         client = await pool.connect();
       } catch (error) {
-        throw mapQueryError(error, url);
+        throw guard.mapError(error);
       }
       try {
         return await body(client);
@@ -138,7 +139,7 @@ export async function openPostgresStore(
           retries++;
           continue;
         }
-        throw mapQueryError(error, url);
+        throw guard.mapError(error, client);
       } finally {
         client.release();
       }

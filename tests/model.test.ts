@@ -1,0 +1,77 @@
+/**
+ * Model-based tests (fast-check): random sequences of enqueue (duplicates, conflicts),
+ * claim, claimMany, apply, applyMany with mixed outcomes, fail with valid and stale
+ * leases, clock moves onto and across lease and backoff boundaries, crashes before and
+ * after COMMIT, and redrive under handler v1 or v2, run on the real store (a SQLite file,
+ * a PostgreSQL schema; only the clock is modelled) and on the reference model of
+ * tests/model/reference.ts. Invariants and agreement are checked after every step.
+ *
+ * `ONCEQ_MODEL_RUNS` (default 30) sets the runs per backend, `ONCEQ_MODEL_SEED` replays
+ * a seed. A failure prints fast-check's seed, path and shrunk step sequence.
+ */
+import { afterAll, beforeAll, describe, test } from 'bun:test';
+import fc from 'fast-check';
+import { Model } from './model/reference.ts';
+import { checkInvariants, type Run, runStep } from './model/run.ts';
+import { stepArb } from './model/steps.ts';
+import {
+  type BackendFactory,
+  type OpenedStore,
+  postgresFactory,
+  sqliteFactory,
+  T0,
+  type TestClock,
+  testClock,
+} from './support/factories.ts';
+
+const RUNS = Number(process.env.ONCEQ_MODEL_RUNS ?? 30);
+const SEED =
+  process.env.ONCEQ_MODEL_SEED === undefined ? undefined : Number(process.env.ONCEQ_MODEL_SEED);
+const MAX_STEPS = 40;
+const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
+
+function modelSuite(factory: BackendFactory): void {
+  const available = factory.available();
+  const skip = available !== true && !REQUIRED;
+  if (skip) console.warn(`model.test.ts: ${factory.name} skipped: ${available}`);
+  describe.skipIf(skip)(`model: ${factory.name}`, () => {
+    let opened: OpenedStore;
+    let clock: TestClock;
+    beforeAll(async () => {
+      clock = testClock(T0);
+      opened = await factory.open(clock);
+    });
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    test(`${RUNS} random sequences of up to ${MAX_STEPS} steps agree with the reference model`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(stepArb, { minLength: 5, maxLength: MAX_STEPS, size: 'max' }),
+          async (steps) => {
+            const { store } = opened;
+            await store.db.deleteFrom('effects').execute();
+            await store.db.deleteFrom('messages').execute();
+            clock.set(T0);
+            const run: Run = {
+              store,
+              clock,
+              model: new Model(T0),
+              leases: [],
+              generations: new Map(),
+            };
+            for (const step of steps) {
+              await runStep(run, step);
+              await checkInvariants(run);
+            }
+          },
+        ),
+        { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+      );
+    }, 300_000);
+  });
+}
+
+modelSuite(sqliteFactory);
+modelSuite(postgresFactory);

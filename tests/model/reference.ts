@@ -1,0 +1,219 @@
+/**
+ * The reference model of the model-based test (tests/model.test.ts): the protocol of
+ * onceq in a few dozen lines of plain TypeScript, one map of messages and nothing else.
+ * It knows nothing of SQL, transactions or backends; the test runs the same steps on the
+ * real store and on this model and demands the same answers and the same state.
+ */
+
+/** Defaults of the protocol: 3 attempts a cycle, backoff 2^(attempt-1) seconds. */
+export const MAX_ATTEMPTS = 3;
+export const backoff = (attempt: number) => 2 ** Math.max(0, attempt - 1);
+
+/** The payloads a step can enqueue: the text as sent and what the store must keep. */
+export const PAYLOADS = [
+  // 0 and 1 are the same payload written two ways (a duplicate, not a conflict).
+  {
+    text: '{"category":"book","amount_cents":100}',
+    canonical: '{"amount_cents":100,"category":"book"}',
+  },
+  {
+    text: '{ "amount_cents": 100, "category": "book" }',
+    canonical: '{"amount_cents":100,"category":"book"}',
+  },
+  // Unknown to v1, accepted by v2: the redrive-after-upgrade story.
+  {
+    text: '{"category":"toy","amount_cents":300}',
+    canonical: '{"amount_cents":300,"category":"toy"}',
+  },
+  // A float amount: a different payload from 100, and invalid for both handlers.
+  {
+    text: '{"category":"pen","amount_cents":100.0}',
+    canonical: '{"amount_cents":100.0,"category":"pen"}',
+  },
+  // An extra field the handlers ignore; bytes beyond ASCII kept as they are.
+  {
+    text: '{"note":"über","category":"pen","amount_cents":200}',
+    canonical: '{"amount_cents":200,"category":"pen","note":"über"}',
+  },
+] as const;
+
+/** What a handler does with a payload in the model: an effect, or a failure. */
+export type HandlerChoice = 'v1' | 'v2' | 'temporary' | 'permanent' | 'throw';
+
+type Verdict =
+  | { effect: { category: string; amountCents: number } }
+  | { fail: 'temporary' | 'permanent'; code: string };
+
+const V1 = new Set(['book', 'pen', 'bag']);
+const V2 = new Set([...V1, 'toy']);
+
+/** The model's handler: v1/v2 by the spec's rules, or a scripted failure. */
+export function verdict(choice: HandlerChoice, canonical: string): Verdict {
+  if (choice === 'temporary') return { fail: 'temporary', code: 'model_temporary' };
+  if (choice === 'permanent') return { fail: 'permanent', code: 'model_permanent' };
+  if (choice === 'throw') return { fail: 'temporary', code: 'handler_error' };
+  const payload = PAYLOADS.find((p) => p.canonical === canonical);
+  if (payload === undefined) throw new Error(`model: unknown payload ${canonical}`);
+  const category = /"category":"(\w+)"/.exec(canonical)?.[1] ?? '';
+  const amount = /"amount_cents":([0-9.]+)/.exec(canonical)?.[1] ?? '';
+  const known = choice === 'v1' ? V1 : V2;
+  if (!known.has(category) || !/^[0-9]+$/.test(amount)) {
+    return { fail: 'permanent', code: 'invalid_payload' };
+  }
+  return { effect: { category, amountCents: Number(amount) } };
+}
+
+export interface ModelMessage {
+  eventId: string;
+  payload: string;
+  state: 'ready' | 'leased' | 'done' | 'dead';
+  attempts: number;
+  generation: number;
+  availableAt: number;
+  leaseUntil: number | null;
+  lastErrorCode: string | null;
+  effect: { category: string; amountCents: number } | null;
+}
+
+export interface ModelLease {
+  eventId: string;
+  generation: number;
+}
+
+/** The whole model: messages by id and the clock. */
+export class Model {
+  readonly messages = new Map<string, ModelMessage>();
+  now: number;
+  constructor(now: number) {
+    this.now = now;
+  }
+
+  /** `'conflict'` (nothing written) or the counts; lines are [eventId, payload index]. */
+  enqueue(
+    lines: readonly (readonly [string, number])[],
+  ): 'conflict' | { accepted: number; duplicates: number } {
+    const seen = new Map<string, string>();
+    let accepted = 0;
+    let duplicates = 0;
+    for (const [id, p] of lines) {
+      const canonical = (PAYLOADS[p] as (typeof PAYLOADS)[number]).canonical;
+      const known = seen.get(id) ?? this.messages.get(id)?.payload;
+      if (known === undefined) {
+        seen.set(id, canonical);
+        accepted++;
+      } else if (known === canonical) duplicates++;
+      else return 'conflict';
+    }
+    for (const [id, canonical] of seen) {
+      if (this.messages.has(id)) continue;
+      this.messages.set(id, {
+        eventId: id,
+        payload: canonical,
+        state: 'ready',
+        attempts: 0,
+        generation: 0,
+        availableAt: this.now,
+        leaseUntil: null,
+        lastErrorCode: null,
+        effect: null,
+      });
+    }
+    return { accepted, duplicates };
+  }
+
+  /** Lazy recovery, then up to `limit` claims by (availableAt, eventId). */
+  claim(limit: number, leaseSeconds: number): ModelLease[] {
+    for (const m of this.messages.values()) {
+      if (m.state === 'leased' && (m.leaseUntil as number) <= this.now) {
+        m.lastErrorCode = 'lease_expired';
+        if (m.attempts < MAX_ATTEMPTS) {
+          m.state = 'ready';
+          m.availableAt = m.leaseUntil as number;
+        } else {
+          m.state = 'dead';
+        }
+        m.leaseUntil = null;
+      }
+    }
+    const picks = [...this.messages.values()]
+      .filter((m) => m.state === 'ready' && m.availableAt <= this.now)
+      .sort((a, b) => a.availableAt - b.availableAt || (a.eventId < b.eventId ? -1 : 1))
+      .slice(0, limit);
+    return picks.map((m) => {
+      m.state = 'leased';
+      m.attempts++;
+      m.generation++;
+      m.leaseUntil = this.now + leaseSeconds;
+      return { eventId: m.eventId, generation: m.generation };
+    });
+  }
+
+  /** Whether `lease` still holds now: leased, same generation, now < leaseUntil. */
+  holds(lease: ModelLease): boolean {
+    const m = this.messages.get(lease.eventId);
+    return (
+      m !== undefined &&
+      m.state === 'leased' &&
+      m.generation === lease.generation &&
+      this.now < (m.leaseUntil as number)
+    );
+  }
+
+  /** Applies one held lease (the caller checked {@link holds}); returns the outcome. */
+  apply(lease: ModelLease, choice: HandlerChoice): 'done' | 'retry' | 'dead' {
+    const m = this.messages.get(lease.eventId) as ModelMessage;
+    const v = verdict(choice, m.payload);
+    if ('effect' in v) {
+      m.state = 'done';
+      m.leaseUntil = null;
+      m.effect = v.effect;
+      return 'done';
+    }
+    return this.fail(lease, v.fail, v.code);
+  }
+
+  /** Records a failure for one held lease. */
+  fail(lease: ModelLease, kind: 'temporary' | 'permanent', code: string): 'retry' | 'dead' {
+    const m = this.messages.get(lease.eventId) as ModelMessage;
+    m.leaseUntil = null;
+    m.lastErrorCode = code;
+    if (kind === 'temporary' && m.attempts < MAX_ATTEMPTS) {
+      m.state = 'ready';
+      m.availableAt = this.now + backoff(m.attempts);
+      return 'retry';
+    }
+    m.state = 'dead';
+    m.availableAt = this.now;
+    return 'dead';
+  }
+
+  /** `'refused'` when some id is unknown or not dead (nothing changes); else the ids. */
+  redrive(ids: readonly string[] | 'all'): 'refused' | string[] {
+    if (ids !== 'all') {
+      if (ids.some((id) => this.messages.get(id)?.state !== 'dead')) return 'refused';
+    }
+    const chosen = [...this.messages.values()].filter(
+      (m) => m.state === 'dead' && (ids === 'all' || ids.includes(m.eventId)),
+    );
+    for (const m of chosen) {
+      m.state = 'ready';
+      m.attempts = 0;
+      m.availableAt = this.now;
+      m.leaseUntil = null;
+    }
+    return chosen.map((m) => m.eventId).sort();
+  }
+
+  totals(): { totals: Record<string, number>; total: number; effects: number } {
+    const totals: Record<string, number> = {};
+    let total = 0;
+    let effects = 0;
+    for (const m of this.messages.values()) {
+      if (m.effect === null) continue;
+      effects++;
+      totals[m.effect.category] = (totals[m.effect.category] ?? 0) + m.effect.amountCents;
+      total += m.effect.amountCents;
+    }
+    return { totals, total, effects };
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * PostgreSQL under fire, with real `onceq` processes: backends terminated with
+ * `pg_terminate_backend`, and the server restarted with `pg_ctl restart -m immediate`,
+ * while `onceq enqueue` and three `onceq work` loops run. Every run must end with exit 0
+ * or exit 1 and exactly one `onceq:` sentence, never a stack trace or a code frame;
+ * after a calm drain nothing is lost or doubled.
+ *
+ * The terminate storm uses a fresh database on the suite's cluster (DATABASE_URL). The
+ * restart storm starts a **second, dedicated throwaway cluster** (scripts/pg-cluster.sh
+ * with its own state file and ports), so the shared cluster is never restarted, and stops
+ * it in afterAll even when a test failed. Without PostgreSQL binaries the restart storm
+ * is skipped with a visible reason, except under CI or ONCEQ_REQUIRE_POSTGRES=1.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  clusterState,
+  expectedFacts,
+  freshDatabase,
+  pgStorm,
+  type StormReport,
+  storeFacts,
+  terminateBackends,
+} from './support/pg-storm.ts';
+import { runProcess } from './support/spawn.ts';
+import { rng } from './support/storm.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
+const CLUSTER_SCRIPT = resolve(import.meta.dir, '../scripts/pg-cluster.sh');
+const EVENTS = 100;
+/** Generous: on a loaded two-core machine one CLI run can take seconds. */
+const STORM_TIMEOUT_MS = 240_000;
+const SEED = Number(process.env.ONCEQ_STORM_SEED ?? Date.now() % 1_000_000);
+
+function describeReport(report: StormReport): string {
+  return `${report.runs.length} runs, ${report.disruptions} disruptions, ${report.refused} runs exited 1, ${report.breaches.length} broke the one-sentence contract (${report.traceLines} stack-trace lines), seed ${SEED}`;
+}
+
+function expectContractKept(report: StormReport): void {
+  // The breaches themselves, so a failure shows the offending stderr.
+  expect(report.breaches).toEqual([]);
+  expect(report.traceLines).toBe(0);
+}
+
+if (!DATABASE_URL && !REQUIRED) {
+  console.warn('storm-postgres.test.ts: skipped: DATABASE_URL is not set (run `bun run test`)');
+}
+
+describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminated', () => {
+  test(
+    'enqueue and three work loops under pg_terminate_backend: one sentence or success, nothing lost or doubled',
+    async () => {
+      if (!DATABASE_URL)
+        throw new Error('DATABASE_URL is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
+      const database = await freshDatabase(DATABASE_URL);
+      try {
+        const random = rng(SEED);
+        const report = await pgStorm({
+          url: database.url,
+          events: EVENTS,
+          perFile: 50,
+          workers: 3,
+          runsPerWorker: 6,
+          disrupt: () => terminateBackends(DATABASE_URL, database.name),
+          gapMs: [400, 1200],
+          random,
+        });
+        console.log(`terminate storm: ${describeReport(report)}`);
+        expect(report.disruptions).toBeGreaterThan(0);
+        expectContractKept(report);
+        expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
+      } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The restart storm: its own cluster.
+
+const restartState = join(mkdtempSync(join(tmpdir(), 'onceq-storm-pg-')), 'pg.state');
+let restartUrl: string | undefined;
+/** PostgreSQL server binaries where scripts/pg-cluster.sh looks for them. */
+const HAVE_BINARIES =
+  Bun.spawnSync(['bash', '-c', 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'], {
+    stdout: 'ignore',
+    stderr: 'ignore',
+  }).exitCode === 0;
+const RESTART_SKIP = (!DATABASE_URL && !REQUIRED) || (!HAVE_BINARIES && !REQUIRED);
+if (!HAVE_BINARIES && !REQUIRED) {
+  console.warn('storm-postgres.test.ts: restart storm skipped: no PostgreSQL server binaries');
+}
+
+function clusterCommand(command: 'start' | 'stop') {
+  const firstPort = Number(process.env.ONCEQ_PG_FIRST_PORT ?? 54330) + 20;
+  return Bun.spawnSync(['bash', CLUSTER_SCRIPT, command], {
+    env: { ...process.env, ONCEQ_PG_STATE: restartState, ONCEQ_PG_FIRST_PORT: String(firstPort) },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+}
+
+beforeAll(() => {
+  if (RESTART_SKIP) return;
+  const started = clusterCommand('start');
+  if (started.exitCode === 0) restartUrl = started.stdout.toString().trim();
+  else throw new Error(`could not start the restart cluster:\n${started.stderr.toString()}`);
+});
+
+afterAll(() => {
+  clusterCommand('stop');
+  rmSync(resolve(restartState, '..'), { recursive: true, force: true });
+});
+
+/** `pg_ctl restart -m immediate` of the dedicated cluster (as its OS owner when root). */
+async function restartServer(): Promise<number> {
+  const { dir, bindir } = clusterState(restartState);
+  const pgCtl = [join(bindir, 'pg_ctl'), '-D', join(dir, 'data'), '-l', join(dir, 'server.log')];
+  const owner = process.env.ONCEQ_PG_OS_USER ?? 'postgres';
+  const asOwner = process.getuid?.() === 0 ? ['runuser', '-u', owner, '--'] : [];
+  const result = await runProcess(
+    [...asOwner, ...pgCtl, '-m', 'immediate', '-w', '-t', '60', 'restart'],
+    { cwd: dir },
+  );
+  if (result.code !== 0) throw new Error(`pg_ctl restart failed: ${result.stderr}${result.stdout}`);
+  return 1;
+}
+
+describe.skipIf(RESTART_SKIP)('storm: PostgreSQL server restarted', () => {
+  test(
+    'enqueue and three work loops under pg_ctl restart -m immediate: one sentence or success, nothing lost or doubled',
+    async () => {
+      if (restartUrl === undefined) throw new Error('the restart cluster did not start');
+      const database = await freshDatabase(restartUrl);
+      try {
+        const report = await pgStorm({
+          url: database.url,
+          events: EVENTS,
+          perFile: 50,
+          workers: 3,
+          runsPerWorker: 6,
+          disrupt: restartServer,
+          gapMs: [1500, 3000],
+          random: rng(SEED + 1),
+        });
+        console.log(`restart storm: ${describeReport(report)}`);
+        expect(report.disruptions).toBeGreaterThan(0);
+        expectContractKept(report);
+        expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
+      } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,115 @@
+/**
+ * The kill storm of tests/storm-kill.test.ts: several real `onceq work` processes on one
+ * store, SIGKILLed at random moments and preferably while leases are live, in three
+ * phases of the model clock 31 s apart (so killed leases expire, are recovered, and a
+ * message killed three times goes dead). Then a calm drain, a redrive of the DLQ and a
+ * final drain: every event must end `done` with exactly one effect.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  contractBreach,
+  runOnceqRun,
+  STORM_NOW,
+  type StormProcess,
+  type StormRun,
+  startOnceq,
+  writeBatchFiles,
+} from './storm.ts';
+
+export interface KillStormPlan {
+  /** `--db` value: a SQLite file or a PostgreSQL URL. */
+  db: string;
+  events: number;
+  workers: number;
+  runsPerWorker: number;
+  /** How many leases are live right now (read beside the workers, never through them). */
+  liveLeases: () => Promise<number>;
+  random: () => number;
+}
+
+export interface KillStormReport {
+  runs: StormRun[];
+  /** Runs (work or claim) that really ended by SIGKILL. */
+  killed: number;
+  kills: number;
+  /** Kills that hit while the store showed live leases. */
+  killsAtLiveLeases: number;
+  breaches: string[];
+}
+
+/** Three phases: the second and third start after every lease of the one before expired. */
+const PHASES = [STORM_NOW, STORM_NOW + 31, STORM_NOW + 62];
+
+export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
+  const cwd = mkdtempSync(join(tmpdir(), 'onceq-kill-storm-'));
+  try {
+    const db = ['--db', plan.db];
+    for (const file of writeBatchFiles(join(cwd, 'in'), plan.events, 100)) {
+      const run = await runOnceqRun(['enqueue', file, ...db, '--now', String(STORM_NOW)], cwd);
+      if (run.code !== 0) throw new Error(`enqueue before the storm failed:\n${run.stderr}`);
+    }
+    const runs: StormRun[] = [];
+    /** Running processes and when each started. */
+    const running = new Map<StormProcess, number>();
+    const workerLoop = async (worker: number) => {
+      for (let i = 0; i < plan.runsPerWorker; i++) {
+        const phase = PHASES[Math.floor((i * PHASES.length) / plan.runsPerWorker)] as number;
+        // Now and then a `claim` whose process ends holding the lease: a holder that
+        // vanished after its claim, whose lease must expire and be recovered.
+        const args =
+          (i + worker) % 3 === 2
+            ? ['claim', ...db, '--now', String(phase)]
+            : ['work', ...db, '--now', String(phase), '--batch', '5', '--max', '15'];
+        const proc = startOnceq(args, cwd);
+        running.set(proc, performance.now());
+        const run = await proc.done;
+        running.delete(proc);
+        runs.push(run);
+      }
+    };
+    let kills = 0;
+    let killsAtLiveLeases = 0;
+    let calm = false;
+    const killer = async () => {
+      while (!calm) {
+        await Bun.sleep(800 + plan.random() * 1500);
+        if (calm || running.size === 0) continue;
+        // Prefer a moment with live leases: look for up to ~1.5 s before killing anyway.
+        let live = await plan.liveLeases();
+        for (let look = 0; look < 30 && live === 0 && !calm; look++) {
+          await Bun.sleep(50);
+          live = await plan.liveLeases();
+        }
+        // The longest-running process: past its start-up, most likely mid-work.
+        const victim = [...running].sort((a, b) => a[1] - b[1])[0]?.[0];
+        if (victim === undefined) continue;
+        victim.kill('SIGKILL');
+        kills++;
+        if (live > 0) killsAtLiveLeases++;
+      }
+    };
+    const loops = Promise.all(Array.from({ length: plan.workers }, (_, i) => workerLoop(i)));
+    const killing = killer();
+    await loops;
+    calm = true;
+    await killing;
+
+    const late = STORM_NOW + 200;
+    for (const args of [
+      ['work', ...db, '--now', String(late)],
+      ['redrive', '--all', ...db, '--now', String(late + 1)],
+      ['work', ...db, '--now', String(late + 1)],
+    ]) {
+      const run = await runOnceqRun(args, cwd);
+      if (run.code !== 0)
+        throw new Error(`calm run failed: onceq ${args.join(' ')}\n${run.stderr}`);
+    }
+    const breaches = runs.map(contractBreach).filter((b): b is string => b !== undefined);
+    const killed = runs.filter((r) => r.signal !== null).length;
+    return { runs, killed, kills, killsAtLiveLeases, breaches };
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
