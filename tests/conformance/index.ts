@@ -12,6 +12,7 @@ import { batchSuite } from './batch.ts';
 import { claimSuite } from './claim.ts';
 import { enqueueSuite } from './enqueue.ts';
 import { failuresSuite } from './failures.ts';
+import { leaseServiceSuite } from './lease-service.ts';
 import { listSuite } from './list.ts';
 import { processesSuite } from './processes.ts';
 import { redriveSuite } from './redrive.ts';
@@ -22,6 +23,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   claimSuite(name, factory);
   applySuite(name, factory);
   failuresSuite(name, factory);
+  leaseServiceSuite(name, factory);
   redriveSuite(name, factory);
   listSuite(name, factory);
   batchSuite(name, factory);

@@ -39,6 +39,12 @@ export { isPostgresUrl, openStore } from './open.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
 export { enqueue } from './protocol/enqueue.ts';
+export {
+  type ExtendedLease,
+  type ExtendManyResult,
+  extend,
+  extendMany,
+} from './protocol/extend.ts';
 export { type FailResult, fail } from './protocol/fail.ts';
 export { type HoldClaimOptions, holdClaim } from './protocol/hold.ts';
 export { dlq, show, status } from './protocol/inspect.ts';
@@ -59,6 +65,14 @@ export {
   type RedriveSelection,
   redrive,
 } from './protocol/redrive.ts';
+export { type ReleaseManyResult, release, releaseMany } from './protocol/release.ts';
+export {
+  applyAsync,
+  type HandlerResult,
+  runHandler,
+  type Settlement,
+  settleMany,
+} from './protocol/settle.ts';
 export type { Database, EffectsTable, MessagesTable } from './schema.ts';
 export {
   FAILURE_KINDS,
@@ -69,6 +83,7 @@ export {
 } from './states.ts';
 export {
   type ApplyOutcome,
+  type AsyncHandler,
   DEFAULT_PROTOCOL,
   type Effect,
   type EnqueueResult,
@@ -80,5 +95,6 @@ export {
   type MessageView,
   type ProtocolOptions,
   type StatusReport,
+  type WorkerHandlerContext,
 } from './types.ts';
 export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';

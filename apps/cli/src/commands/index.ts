@@ -4,6 +4,7 @@ import { completeCommand } from './complete.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
 import { enqueueCommand } from './enqueue.ts';
+import { extendCommand } from './extend.ts';
 import { failCommand } from './fail.ts';
 import { redriveCommand } from './redrive.ts';
 import { setupCommand } from './setup.ts';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   claimCommand,
   completeCommand,
   failCommand,
+  extendCommand,
   statusCommand,
   showCommand,
   dlqCommand,

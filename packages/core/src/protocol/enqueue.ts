@@ -2,7 +2,7 @@ import type { Store } from '../backend/backend.ts';
 import { defineStatement } from '../backend/prepared.ts';
 import { type ParsedBatch, parseBatch } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
-import { stateLiteral } from '../transitions.ts';
+import { notifyWorkers, stateLiteral } from '../transitions.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /**
@@ -53,6 +53,7 @@ export async function enqueue(
       );
       i += size;
     }
+    if (fresh.length > 0) await notifyWorkers(store, x);
     return {
       accepted: fresh.length,
       duplicates: batch.duplicates + (batch.entries.length - fresh.length),

@@ -4,7 +4,7 @@ import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import type { Database } from '../schema.ts';
-import { stateLiteral, toRedriven } from '../transitions.ts';
+import { notifyWorkers, stateLiteral, toRedriven } from '../transitions.ts';
 import type { Handler } from '../types.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -20,7 +20,9 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.writeTransaction(async (trx) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(trx, selection);
-    return toRedriven(trx, selection, now);
+    const redriven = await toRedriven(trx, selection, now);
+    if (redriven.length > 0) await notifyWorkers(store, trx);
+    return redriven;
   });
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
+import { listenForWake } from './listen.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
 /** The schema the tables live in when `options.schema` is not given. */
@@ -183,6 +184,8 @@ export async function openPostgresStore(
     transact,
     autocommit,
     busyRetries: () => retries,
+    listen: (onWake, onError) =>
+      listenForWake({ connectionString, options: startupOptions }, schema, url, onWake, onError),
     close: () => db.destroy(),
   };
 }
