@@ -5,7 +5,9 @@ import {
   enqueue,
   extend,
   extendMany,
+  fail,
   LeaseLostError,
+  queueSnapshot,
   release,
   releaseMany,
   show,
@@ -136,6 +138,37 @@ export function leaseServiceSuite(name: string, factory: BackendFactory): void {
       expect(released).toEqual([b.eventId]);
       expect(lost.map((l) => l.eventId)).toEqual([a.eventId]);
       expect((await show(store, b.eventId)).state).toBe('ready');
+    });
+  });
+
+  describe(`${name}: queue snapshot`, () => {
+    const env = freshStore(factory);
+
+    test('reports counts, money and the oldest ready and dead times in one consistent read', async () => {
+      const { store, clock } = env();
+      await enqueue(store, batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 5))));
+      clock.set(1003);
+      await enqueue(store, batch(line('E0003', paid('bag', 7))));
+      let snap = await queueSnapshot(store);
+      expect([snap.oldestReadyAt, snap.oldestDeadAt, snap.now]).toEqual([1000, null, 1003]);
+      const a = await mustClaim(store); // E0001
+      await apply(store, a, handlers.v1);
+      const b = await mustClaim(store); // E0002
+      clock.set(1004);
+      await fail(store, b, { kind: 'permanent', code: 'manual' });
+      clock.set(1010);
+      snap = await queueSnapshot(store);
+      expect(snap.report).toEqual({
+        messages: { ready: 1, leased: 0, done: 1, dead: 1 },
+        effects: 1,
+        totals: { book: 100 },
+        total: 100,
+      });
+      expect([snap.oldestReadyAt, snap.oldestDeadAt]).toEqual([1003, 1004]);
+      // A ready message still in backoff is not "waiting": it is not claimable yet.
+      const c = await mustClaim(store); // E0003
+      await fail(store, c, { kind: 'temporary', code: 'down' }); // ready at 1011
+      expect((await queueSnapshot(store)).oldestReadyAt).toBeNull();
     });
   });
 }

@@ -38,6 +38,7 @@ export {
 export { isPostgresUrl, openStore } from './open.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
+export { type NextDue, nextDue, type WaitingReport, waitingReport } from './protocol/due.ts';
 export { enqueue } from './protocol/enqueue.ts';
 export {
   type ExtendedLease,
@@ -73,6 +74,7 @@ export {
   type Settlement,
   settleMany,
 } from './protocol/settle.ts';
+export { type QueueSnapshot, queueSnapshot } from './protocol/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable } from './schema.ts';
 export {
   FAILURE_KINDS,

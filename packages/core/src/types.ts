@@ -34,6 +34,8 @@ export interface Lease extends LeaseRef {
   readonly leaseUntil: number;
   /** Canonical payload text as claimed. For display only: apply re-reads the stored payload. */
   readonly payload: string;
+  /** When the message became claimable (enqueue, end of backoff, redrive): the claim time minus this is its queue wait. */
+  readonly availableAt: number;
 }
 
 /** The business result of one message. */
