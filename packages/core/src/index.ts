@@ -77,6 +77,29 @@ export {
 export { type QueueSnapshot, queueSnapshot } from './protocol/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable } from './schema.ts';
 export {
+  createLog,
+  LOG_FORMATS,
+  type LogFields,
+  type LogFormat,
+  silentLog,
+  type WorkerLog,
+} from './service/log.ts';
+export {
+  type MetricsServer,
+  OUTCOMES,
+  type Outcome,
+  serveMetrics,
+  WorkerMetrics,
+} from './service/metrics.ts';
+export { STOP_SIGNALS, stopOnSignals } from './service/signals.ts';
+export {
+  type StopOptions,
+  type StopResult,
+  Worker,
+  type WorkerOptions,
+  type WorkerSummary,
+} from './service/worker.ts';
+export {
   FAILURE_KINDS,
   type FailureKind,
   isMessageState,

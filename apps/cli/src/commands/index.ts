@@ -11,12 +11,14 @@ import { setupCommand } from './setup.ts';
 import { showCommand } from './show.ts';
 import { statusCommand } from './status.ts';
 import { workCommand } from './work.ts';
+import { workerCommand } from './worker.ts';
 
 /** Every command, in the order `onceq --help` lists them (SPEC §7). */
 export const COMMANDS: readonly AnyCommand[] = [
   setupCommand,
   enqueueCommand,
   workCommand,
+  workerCommand,
   claimCommand,
   completeCommand,
   failCommand,
