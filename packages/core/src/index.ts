@@ -60,6 +60,7 @@ export {
   type MessageFilter,
   type MessagePage,
 } from './protocol/list.ts';
+export { previewRedriveWith } from './protocol/preview.ts';
 export {
   previewRedrive,
   type RedrivePreview,

@@ -12,6 +12,7 @@ export {
   /** A failure that is retried with backoff (e.g. a dependency is down). */
   TemporaryFailure,
 } from '../../core/src/errors.ts';
+export type { JsonObject } from '../../core/src/json/value.ts';
 export type {
   AsyncHandler,
   Effect,

@@ -20,6 +20,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Stop once nothing is claimable now (`onceq work` semantics). Default false: run until stopped. */
   drain?: boolean;
+  /** Stop after this many claimed messages (with `drain`). Default: no limit. */
+  max?: number;
   /** Longest idle poll, ms. Default 1000, or 5000 where the store has LISTEN/NOTIFY. */
   pollMaxMs?: number;
   /** Where the worker's lines go. Default: nowhere. */
@@ -86,6 +88,7 @@ export class Worker {
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
   readonly #drain: boolean;
+  readonly #max: number;
   readonly #log: WorkerLog;
   readonly #metrics: WorkerMetrics | undefined;
   readonly #wakeup: Wakeup;
@@ -114,6 +117,7 @@ export class Worker {
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
     this.#drain = options.drain ?? false;
+    this.#max = options.max ?? Number.POSITIVE_INFINITY;
     this.#log = options.log ?? silentLog;
     this.#metrics = options.metrics;
     const notifies = store.listen !== undefined;
@@ -225,10 +229,10 @@ export class Worker {
   }
 
   async #run(): Promise<void> {
-    while (this.#state === 'running') {
+    while (this.#state === 'running' && this.#summary.claimed < this.#max) {
       try {
         const leases = await claimMany(this.#store, {
-          limit: this.#batch,
+          limit: Math.min(this.#batch, this.#max - this.#summary.claimed),
           leaseSeconds: this.#leaseSeconds,
         });
         this.#storeError = undefined;
@@ -249,7 +253,7 @@ export class Worker {
         await this.#wakeup.sleep(null);
       }
     }
-    if (this.#drain && this.#state === 'running') await this.#end(true, 0);
+    if (this.#state === 'running') await this.#end(true, 0);
   }
 
   async #process(leases: Lease[]): Promise<void> {
