@@ -17,7 +17,7 @@ export class Wakeup {
   readonly maxMs: number;
   #idleMs: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #resolve: (() => void) | undefined;
+  #resolve: ((woken: boolean) => void) | undefined;
   #pending = false;
 
   constructor(options: WakeupOptions = {}) {
@@ -43,29 +43,28 @@ export class Wakeup {
   /**
    * Sleeps for the current idle delay, or until `dueAtMs` (epoch ms) when that is
    * sooner, or until {@link wake}; then doubles the idle delay up to `maxMs`.
-   * Returns how long it slept, ms.
+   * Resolves `true` when {@link wake} ended it, `false` when the time ran out.
    */
-  async sleep(dueAtMs: number | null): Promise<number> {
+  async sleep(dueAtMs: number | null): Promise<boolean> {
     const started = Date.now();
     let delay = this.#idleMs;
     if (dueAtMs !== null) delay = Math.max(0, Math.min(delay, dueAtMs - started));
     this.#idleMs = Math.min(this.#idleMs * 2, this.maxMs);
     if (this.#pending) {
       this.#pending = false;
-      return 0;
+      return true;
     }
-    await new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       this.#resolve = resolve;
-      this.#timer = setTimeout(() => this.#finish(), delay);
+      this.#timer = setTimeout(() => this.#finish(false), delay);
     });
-    return Date.now() - started;
   }
 
-  #finish(): void {
+  #finish(woken = true): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const resolve = this.#resolve;
     this.#resolve = undefined;
-    resolve?.();
+    resolve?.(woken);
   }
 }

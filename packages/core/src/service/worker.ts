@@ -242,10 +242,7 @@ export class Worker {
           continue;
         }
         if (this.#drain) break;
-        const due = await nextDue(this.#store);
-        const next = [due.readyAt, due.leaseExpiresAt].filter((t): t is number => t !== null);
-        // Integer seconds: due at second S means claimable once the clock reads S.
-        await this.#wakeup.sleep(next.length > 0 ? Math.min(...next) * 1000 : null);
+        await this.#idle();
       } catch (error) {
         const why = describe(error);
         if (this.#storeError !== why) this.#log.write('store_error', `${why}; retrying`);
@@ -254,6 +251,22 @@ export class Worker {
       }
     }
     if (this.#state === 'running') await this.#end(true, 0);
+  }
+
+  /**
+   * Nothing was claimable: sleep, and before claiming again (a write transaction) peek
+   * with one read statement whether anything is due, so an idle worker costs a read per
+   * poll. Returns when something is due, a NOTIFY or stop() woke it, or it stopped.
+   */
+  async #idle(): Promise<void> {
+    while (this.#state === 'running') {
+      const due = await nextDue(this.#store);
+      const next = [due.readyAt, due.leaseExpiresAt].filter((t): t is number => t !== null);
+      const earliest = next.length > 0 ? Math.min(...next) : null;
+      if (earliest !== null && earliest <= this.#store.clock()) return;
+      // Integer seconds: due at second S means claimable once the clock reads S.
+      if (await this.#wakeup.sleep(earliest === null ? null : earliest * 1000)) return;
+    }
   }
 
   async #process(leases: Lease[]): Promise<void> {
