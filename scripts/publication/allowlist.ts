@@ -32,6 +32,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'examples/*.jsonl',
   'examples/package.json',
   'examples/**/*.ts',
+  'docs/*.md',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */
