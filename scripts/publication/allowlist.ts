@@ -32,6 +32,9 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'tests/fixtures/**/*.{jsonl,json}',
   'scripts/**/*.{ts,sh}',
   'examples/*.jsonl',
+  'examples/package.json',
+  'examples/**/*.ts',
+  'docs/*.md',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */

@@ -14,6 +14,7 @@ import { claimSuite } from './claim.ts';
 import { enqueueSuite } from './enqueue.ts';
 import { failuresSuite } from './failures.ts';
 import { fenceSuite } from './fence.ts';
+import { leaseServiceSuite } from './lease-service.ts';
 import { listSuite } from './list.ts';
 import { processesSuite } from './processes.ts';
 import { redriveSuite } from './redrive.ts';
@@ -26,6 +27,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   applyFaultsSuite(name, factory);
   failuresSuite(name, factory);
   fenceSuite(name, factory);
+  leaseServiceSuite(name, factory);
   redriveSuite(name, factory);
   listSuite(name, factory);
   batchSuite(name, factory);

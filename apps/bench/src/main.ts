@@ -14,7 +14,7 @@
 import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import type { SectionContext, TargetRow } from './context.ts';
-import { options } from './options.ts';
+import { options, type Section } from './options.ts';
 import { findPostgres, probePostgres } from './postgres.ts';
 import { section, table, writeJson } from './report.ts';
 import { sqliteFactory } from './scenarios/processing.ts';
@@ -22,6 +22,7 @@ import { anchorsSection } from './sections/anchors.ts';
 import { enqueueSection } from './sections/enqueue.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
+import { serviceSection } from './sections/service.ts';
 import { statusSection } from './sections/status.ts';
 import { removeScratch, scratchDir } from './util.ts';
 
@@ -66,7 +67,8 @@ async function main(): Promise<void> {
       process.exit(130);
     });
   let pgSkip: string | null = null;
-  if (opts.only.has('pg') || opts.only.has('anchors')) {
+  // Sections that measure PostgreSQL too.
+  if (['pg', 'service', 'anchors'].some((s) => opts.only.has(s as Section))) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
       enqueueSection,
       processingSection,
       statusSection,
+      serviceSection,
       overheadSection,
       anchorsSection,
     ])

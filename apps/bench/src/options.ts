@@ -1,7 +1,15 @@
 /** The flags of `bun run bench`, parsed once; a bad flag is one line and exit 2. */
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'anchors'] as const;
+export const SECTIONS = [
+  'sqlite',
+  'pg',
+  'enqueue',
+  'status',
+  'overhead',
+  'service',
+  'anchors',
+] as const;
 /** Sections run when neither --only nor --anchors says otherwise. */
 const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors');
 export type Section = (typeof SECTIONS)[number];

@@ -49,7 +49,14 @@ export {
 export { isPostgresUrl, openStore } from './open.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
+export { type NextDue, nextDue, type WaitingReport, waitingReport } from './protocol/due.ts';
 export { enqueue } from './protocol/enqueue.ts';
+export {
+  type ExtendedLease,
+  type ExtendManyResult,
+  extend,
+  extendMany,
+} from './protocol/extend.ts';
 export { type FailResult, fail } from './protocol/fail.ts';
 export { type HoldClaimOptions, holdClaim } from './protocol/hold.ts';
 export { dlq, show, status } from './protocol/inspect.ts';
@@ -64,13 +71,46 @@ export {
   type MessageFilter,
   type MessagePage,
 } from './protocol/list.ts';
+export { previewRedriveWith } from './protocol/preview.ts';
 export {
   previewRedrive,
   type RedrivePreview,
   type RedriveSelection,
   redrive,
 } from './protocol/redrive.ts';
+export { type ReleaseManyResult, release, releaseMany } from './protocol/release.ts';
+export {
+  applyAsync,
+  type HandlerResult,
+  runHandler,
+  type Settlement,
+  settleMany,
+} from './protocol/settle.ts';
+export { type QueueSnapshot, queueSnapshot } from './protocol/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable } from './schema.ts';
+export {
+  createLog,
+  LOG_FORMATS,
+  type LogFields,
+  type LogFormat,
+  silentLog,
+  type WorkerLog,
+} from './service/log.ts';
+export {
+  type MetricsServer,
+  OUTCOMES,
+  type Outcome,
+  serveMetrics,
+  WorkerMetrics,
+} from './service/metrics.ts';
+export { STOP_SIGNALS, stopOnSignals } from './service/signals.ts';
+export {
+  type StopOptions,
+  type StopResult,
+  Worker,
+  type WorkerOptions,
+  type WorkerSummary,
+} from './service/worker.ts';
 export {
   FAILURE_KINDS,
   type FailureKind,
@@ -80,6 +120,7 @@ export {
 } from './states.ts';
 export {
   type ApplyOutcome,
+  type AsyncHandler,
   DEFAULT_PROTOCOL,
   type Effect,
   type EnqueueResult,
@@ -91,5 +132,6 @@ export {
   type MessageView,
   type ProtocolOptions,
   type StatusReport,
+  type WorkerHandlerContext,
 } from './types.ts';
 export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';

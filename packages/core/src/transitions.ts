@@ -417,3 +417,87 @@ export async function toRedriven(
   const rows = await query.returning('event_id').execute();
   return rows.map((r) => r.event_id).sort();
 }
+
+// ---------------------------------------------------------------------------
+// The service's transitions (issue 10): lease extension, release, worker wake-up.
+// Both fenced in SQL exactly like the ACK: state `leased`, same generation, lease not
+// run out at `now`; the caller counts the rows and zero means the lease was lost.
+
+/** leased → leased with `lease_until = now + seconds`: the worker's heartbeat. */
+const extendLease = defineStatement('extend', ({ db, p }) =>
+  db
+    .updateTable('messages')
+    .set({ lease_until: p.value<number>('leaseUntil'), updated_at: p.value<number>('now') })
+    .where('event_id', '=', p.value<string>('id'))
+    .where('generation', '=', p.value<number>('generation'))
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now')),
+);
+
+/** Extends one lease to `leaseUntil`; returns the rows changed (0 = the lease is lost). */
+export function toExtended(
+  x: Executor,
+  lease: LeaseRef,
+  now: number,
+  leaseUntil: number,
+): Promise<number> {
+  return x.changes(extendLease, {
+    id: lease.eventId,
+    generation: lease.generation,
+    now,
+    leaseUntil,
+  });
+}
+
+/**
+ * leased → ready, available now, the claim's attempt given back (`attempts - 1`, never
+ * below 0). `generation` stays where the claim put it: the releasing holder (or anyone
+ * with its token) can never ACK, and the next claim issues a newer generation.
+ */
+const releaseLease = defineStatement('release', ({ db, p }) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({
+      state: stateLiteral('ready'),
+      available_at: p.value<number>('now'),
+      lease_until: null,
+      attempts: eb
+        .case()
+        .when('attempts', '>', 0)
+        .then(eb('attempts', '-', 1))
+        .else(0)
+        .end(),
+      updated_at: p.value<number>('now'),
+    }))
+    .where('event_id', '=', p.value<string>('id'))
+    .where('generation', '=', p.value<number>('generation'))
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now')),
+);
+
+/** Releases one lease; returns the rows changed (0 = the lease is lost). */
+export function toReleased(x: Executor, lease: LeaseRef, now: number): Promise<number> {
+  return x.changes(releaseLease, { id: lease.eventId, generation: lease.generation, now });
+}
+
+/** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
+export const WAKE_CHANNEL = 'onceq_wake';
+
+/**
+ * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
+ * rollback): enqueue and redrive wake sleeping workers of this schema at once.
+ */
+const notifyWake = defineStatement(
+  'notify-wake',
+  () => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, current_schema())`,
+);
+
+/** Wakes LISTENing workers where the backend has notifications; a no-op elsewhere. */
+export async function notifyWorkers(
+  store: Store,
+  via: Executor | Transaction<Database>,
+): Promise<void> {
+  if (store.listen === undefined) return;
+  if ('rows' in via) await via.rows(notifyWake, {});
+  else await sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, current_schema())`.execute(via);
+}

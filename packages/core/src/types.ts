@@ -34,6 +34,8 @@ export interface Lease extends LeaseRef {
   readonly leaseUntil: number;
   /** Canonical payload text as claimed. For display only: apply re-reads the stored payload. */
   readonly payload: string;
+  /** When the message became claimable (enqueue, end of backoff, redrive): the claim time minus this is its queue wait. */
+  readonly availableAt: number;
 }
 
 /** The business result of one message. */
@@ -56,6 +58,26 @@ export interface HandlerContext {
   readonly attempt: number;
   readonly generation: number;
 }
+
+/**
+ * What a handler run by the long-running worker (or {@link applyAsync}) gets: the
+ * message's identity and a `signal` that fires when the worker lost the lease (a refused
+ * heartbeat) or is forced to stop, so a slow handler can give up early. Its result would
+ * be refused anyway: the ACK is fenced on the generation.
+ */
+export interface WorkerHandlerContext extends HandlerContext {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A handler that may be async: runs **outside** the write transaction on the payload
+ * read under its lease's generation; its effect is then written with a fenced ACK at
+ * that generation. Every sync {@link Handler} is one.
+ */
+export type AsyncHandler = (
+  payload: JsonObject,
+  message: WorkerHandlerContext,
+) => Effect | Promise<Effect>;
 
 export interface EnqueueResult {
   accepted: number;

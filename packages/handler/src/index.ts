@@ -12,7 +12,20 @@ export {
   /** A failure that is retried with backoff (e.g. a dependency is down). */
   TemporaryFailure,
 } from '../../core/src/errors.ts';
-export type { Effect, Handler, HandlerContext } from '../../core/src/types.ts';
+export type { JsonObject } from '../../core/src/json/value.ts';
+export type {
+  AsyncHandler,
+  Effect,
+  Handler,
+  HandlerContext,
+  WorkerHandlerContext,
+} from '../../core/src/types.ts';
+export {
+  type HandlerModule,
+  HandlerModuleError,
+  isHandlerPath,
+  loadHandlerModule,
+} from './module.ts';
 export {
   type Acceptance,
   accepts,

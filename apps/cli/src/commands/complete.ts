@@ -1,41 +1,40 @@
-import { apply } from '@onceq/core';
-import { getHandler, type HandlerVersion } from '@onceq/handler';
+import { apply, applyAsync } from '@onceq/core';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { resolveHandler } from '../config.ts';
 import { UsageError } from '../errors.ts';
+import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
 import { toJson } from '../output.ts';
 
 interface CompleteArgs {
   eventId: string;
   generation: number;
-  handler: HandlerVersion;
+  handler: HandlerChoice;
 }
 
 export const completeCommand = defineCommand<CompleteArgs>({
   name: 'complete',
   summary: 'run the handler on the stored payload and apply + ACK (or dead on invalid_payload)',
-  usage: 'complete <id> --generation G [--handler v1|v2]',
+  usage: 'complete <id> --generation G [--handler v1|v2|./file.ts]',
   flags: [
     ['--generation <G>', 'the generation the claim returned (the fencing token); required'],
-    ['--handler <v1|v2>', 'handler version (default: config "handler", then v1)'],
+    HANDLER_FLAG_HELP,
   ],
   options: { generation: { type: 'string' }, handler: { type: 'string' } },
   opensStore: true,
-  parse({ values, positionals, config }) {
+  async parse({ values, positionals, config, ctx }) {
     const [eventId] = expectPositionals(positionals, ['<id>'], 'complete') as [string];
     return {
       eventId,
       generation: requireGeneration(intFlag(values, 'generation'), 'complete'),
-      handler: resolveHandler(stringFlag(values, 'handler'), config),
+      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
     };
   },
   async run(args, { store, json, ctx }) {
-    const outcome = await apply(
-      store,
-      { eventId: args.eventId, generation: args.generation },
-      getHandler(args.handler),
-    );
+    const lease = { eventId: args.eventId, generation: args.generation };
+    const outcome =
+      args.handler.kind === 'builtin'
+        ? await apply(store, lease, args.handler.handler)
+        : await applyAsync(store, lease, args.handler.handler);
     if (outcome.outcome === 'done') {
       const { category, amountCents } = outcome.effect;
       ctx.out(
@@ -46,7 +45,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               category,
               amount_cents: amountCents,
             })
-          : `${outcome.eventId} done: ${category} ${amountCents} (handler ${args.handler})`,
+          : `${outcome.eventId} done: ${category} ${amountCents} (handler ${args.handler.name})`,
       );
     } else if (outcome.outcome === 'dead') {
       ctx.out(
@@ -57,7 +56,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               code: outcome.code,
               detail: outcome.detail,
             })
-          : `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail} (handler ${args.handler})`,
+          : `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail} (handler ${args.handler.name})`,
       );
     } else {
       ctx.out(

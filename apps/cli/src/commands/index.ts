@@ -4,21 +4,25 @@ import { completeCommand } from './complete.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
 import { enqueueCommand } from './enqueue.ts';
+import { extendCommand } from './extend.ts';
 import { failCommand } from './fail.ts';
 import { redriveCommand } from './redrive.ts';
 import { setupCommand } from './setup.ts';
 import { showCommand } from './show.ts';
 import { statusCommand } from './status.ts';
 import { workCommand } from './work.ts';
+import { workerCommand } from './worker.ts';
 
 /** Every command, in the order `onceq --help` lists them (SPEC §7). */
 export const COMMANDS: readonly AnyCommand[] = [
   setupCommand,
   enqueueCommand,
   workCommand,
+  workerCommand,
   claimCommand,
   completeCommand,
   failCommand,
+  extendCommand,
   statusCommand,
   showCommand,
   dlqCommand,

@@ -1,27 +1,26 @@
-import { previewRedrive, type RedriveSelection, redrive } from '@onceq/core';
-import { getHandler, type HandlerVersion } from '@onceq/handler';
+import { previewRedrive, previewRedriveWith, type RedriveSelection, redrive } from '@onceq/core';
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { resolveHandler } from '../config.ts';
 import { UsageError } from '../errors.ts';
+import { chooseHandler, type HandlerChoice } from '../handler-choice.ts';
 import { plural, table, toJson } from '../output.ts';
 
 interface RedriveArgs {
   selection: RedriveSelection;
   /** Set for `--dry-run`: the handler the preview runs. */
-  dryRun: HandlerVersion | null;
+  dryRun: HandlerChoice | null;
 }
 
 export const redriveCommand = defineCommand<RedriveArgs>({
   name: 'redrive',
   summary: 'return dead messages to ready for a new cycle (or preview with --dry-run)',
-  usage: 'redrive (<id>…|--all) [--dry-run [--handler v1|v2]]',
+  usage: 'redrive (<id>…|--all) [--dry-run [--handler v1|v2|./file.ts]]',
   flags: [
     ['<id>…', 'the dead messages to redrive (anything not dead refuses the whole call)'],
     ['--all', 'every dead message'],
     ['--dry-run', 'change nothing: say which messages the handler would now accept'],
     [
-      '--handler <v1|v2>',
+      '--handler <v1|v2|./file.ts>',
       'with --dry-run: the handler to try (default: config "handler", then v1)',
     ],
   ],
@@ -31,7 +30,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     handler: { type: 'string' },
   },
   opensStore: true,
-  parse({ values, positionals, config }) {
+  async parse({ values, positionals, config, ctx }) {
     const all = boolFlag(values, 'all') === true;
     if (all && positionals.length > 0)
       throw new UsageError('redrive takes event ids or --all, not both');
@@ -45,17 +44,21 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     }
     return {
       selection: all ? 'all' : [...new Set(positionals)],
-      dryRun: dryRun ? resolveHandler(handlerFlag, config) : null,
+      dryRun: dryRun ? await chooseHandler(handlerFlag, config, ctx.cwd) : null,
     };
   },
   async run(args, { store, json, ctx }) {
     if (args.dryRun !== null) {
-      const preview = await previewRedrive(store, args.selection, getHandler(args.dryRun));
+      const choice = args.dryRun;
+      const preview =
+        choice.kind === 'builtin'
+          ? await previewRedrive(store, args.selection, choice.handler)
+          : await previewRedriveWith(store, args.selection, choice.handler);
       if (json) {
         ctx.out(
           toJson({
             dry_run: true,
-            handler: args.dryRun,
+            handler: choice.name,
             messages: preview.map((p) => ({
               event_id: p.eventId,
               accepted: p.accepted,
@@ -67,7 +70,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
         return 0;
       }
       const accepted = preview.filter((p) => p.accepted).length;
-      ctx.out(`dry run with handler ${args.dryRun}, nothing changed:`);
+      ctx.out(`dry run with handler ${choice.name}, nothing changed:`);
       const rows = preview.map((p) => [
         p.eventId,
         p.accepted ? 'accepted' : 'rejected',
@@ -75,7 +78,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
       ]);
       for (const line of table(rows)) ctx.out(`  ${line}`);
       ctx.out(
-        `${accepted} of ${plural(preview.length, 'dead message')} would be accepted by ${args.dryRun}`,
+        `${accepted} of ${plural(preview.length, 'dead message')} would be accepted by ${choice.name}`,
       );
       return 0;
     }

@@ -1,4 +1,4 @@
-import { MESSAGE_STATES, type StatusReport, status } from '@onceq/core';
+import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot, type StatusReport } from '@onceq/core';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { table, toJson } from '../output.ts';
@@ -15,15 +15,36 @@ export const statusCommand = defineCommand<null>({
     return null;
   },
   async run(_args, { store, json, ctx }) {
-    const report = await status(store);
+    const snapshot = await queueSnapshot(store);
+    const { report } = snapshot;
+    const ages = queueAges(snapshot);
     if (json) {
-      ctx.out(toJson({ ...report, store: { kind: store.kind, location: store.location } }));
+      ctx.out(
+        toJson({
+          ...report,
+          oldest_ready_age_seconds: ages.ready,
+          oldest_dead_age_seconds: ages.dead,
+          store: { kind: store.kind, location: store.location },
+        }),
+      );
     } else {
       for (const line of formatStatus(report, `${store.location} (${store.kind})`)) ctx.out(line);
+      ctx.out(`oldest ready  ${formatAge(ages.ready)}`);
+      ctx.out(`oldest dead   ${formatAge(ages.dead)}`);
     }
     return 0;
   },
 });
+
+/** Seconds the oldest claimable message has waited and the oldest dead one has lain there. */
+export function queueAges(s: QueueSnapshot): { ready: number | null; dead: number | null } {
+  const age = (t: number | null) => (t === null ? null : Math.max(0, s.now - t));
+  return { ready: age(s.oldestReadyAt), dead: age(s.oldestDeadAt) };
+}
+
+function formatAge(seconds: number | null): string {
+  return seconds === null ? '-' : `${seconds} s`;
+}
 
 /**
  * The status for people: counts by state, then money by category, aligned.

@@ -56,6 +56,13 @@ export interface Store {
   autocommit<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
   busyRetries(): number;
+  /**
+   * Backends with notifications (PostgreSQL): opens a dedicated connection that LISTENs
+   * for enqueue and redrive commits in this store and calls `onWake` for each; `onError`
+   * gets a lost connection (the caller falls back to polling). Resolves to a function
+   * that closes the connection. Absent where the backend has none (SQLite polls).
+   */
+  listen?(onWake: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -61,6 +61,7 @@ function toLeases(rows: readonly ClaimedRow[]): Lease[] {
         attempt: Number(row.attempts),
         leaseUntil: Number(row.lease_until),
         payload: row.payload,
+        availableAt: Number(row.available_at),
       }),
   );
 }

@@ -3,7 +3,7 @@ import { defineStatement } from '../backend/prepared.ts';
 import { type ParsedBatch, parseBatch } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import { stateLiteral } from '../transitions.ts';
+import { notifyWorkers, stateLiteral } from '../transitions.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /**
@@ -54,6 +54,7 @@ export async function enqueue(
       );
       i += size;
     }
+    if (fresh.length > 0) await notifyWorkers(store, x);
     crashPoint('mid-enqueue');
     return {
       accepted: fresh.length,

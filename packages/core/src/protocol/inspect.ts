@@ -2,46 +2,18 @@ import type { Store } from '../backend/backend.ts';
 import { NotFoundError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import type { JsonObject } from '../json/value.ts';
-import { MESSAGE_STATES, type MessageState } from '../states.ts';
 import { stateLiteral } from '../transitions.ts';
 import type { MessageView, StatusReport } from '../types.ts';
+import { queueSnapshot } from './snapshot.ts';
 
 /**
- * Counts by state, number of effects, money totals by category. Reads stored values
- * only: an expired lease still counts as `leased` until the next claim recovers it.
+ * Counts by state, number of effects, money totals by category, read in **one
+ * statement** (one snapshot: `done` and `effects` always agree; see
+ * {@link queueSnapshot}). Reads stored values only: an expired lease still counts as
+ * `leased` until the next claim recovers it.
  */
 export async function status(store: Store): Promise<StatusReport> {
-  const [states, categories] = await Promise.all([
-    store.db
-      .selectFrom('messages')
-      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('state')
-      .execute(),
-    store.db
-      .selectFrom('effects')
-      .select([
-        'category',
-        (eb) => eb.fn.countAll<number>().as('n'),
-        (eb) => eb.fn.sum<number>('amount_cents').as('cents'),
-      ])
-      .groupBy('category')
-      .orderBy('category')
-      .execute(),
-  ]);
-  const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
-    MessageState,
-    number
-  >;
-  for (const row of states) messages[row.state] = Number(row.n);
-  const totals: Record<string, number> = {};
-  let effects = 0;
-  let total = 0;
-  for (const row of categories) {
-    totals[row.category] = Number(row.cents);
-    effects += Number(row.n);
-    total += Number(row.cents);
-  }
-  return { messages, effects, totals, total };
+  return (await queueSnapshot(store)).report;
 }
 
 const MESSAGE_COLUMNS = [

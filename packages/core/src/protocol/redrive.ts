@@ -5,7 +5,7 @@ import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
 import type { Database } from '../schema.ts';
-import { stateLiteral, toRedriven } from '../transitions.ts';
+import { notifyWorkers, stateLiteral, toRedriven } from '../transitions.ts';
 import type { Handler } from '../types.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -22,6 +22,7 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(store, trx, selection);
     const moved = await toRedriven(trx, selection, now);
+    if (moved.length > 0) await notifyWorkers(store, trx);
     crashPoint('mid-redrive');
     return moved;
   });

@@ -8,7 +8,8 @@ import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isRetryable } from './errors.ts';
+import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
+import { listenForWake } from './listen.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
 /** The schema the tables live in when `options.schema` is not given. */
@@ -184,6 +185,8 @@ export async function openPostgresStore(
     transact,
     autocommit,
     busyRetries: () => retries,
+    listen: (onWake, onError) =>
+      listenForWake({ connectionString, options: startupOptions }, schema, url, onWake, onError),
     close: () => db.destroy(),
   };
 }

@@ -1,0 +1,146 @@
+import {
+  createLog,
+  DEFAULT_BATCH,
+  LOG_FORMATS,
+  type LogFormat,
+  type MetricsServer,
+  type StopResult,
+  serveMetrics,
+  stopOnSignals,
+  Worker,
+  WorkerMetrics,
+  type WorkerSummary,
+} from '@onceq/core';
+import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
+import { plural, toJson } from '../output.ts';
+
+/** Default `--shutdown-timeout`, seconds. */
+export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
+
+interface WorkerArgs {
+  handler: HandlerChoice;
+  batch: number | undefined;
+  leaseSeconds: number | undefined;
+  concurrency: number;
+  shutdownTimeout: number;
+  metricsPort: number | undefined;
+  logFormat: LogFormat;
+}
+
+export const workerCommand = defineCommand<WorkerArgs>({
+  name: 'worker',
+  summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
+  usage:
+    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json]',
+  flags: [
+    HANDLER_FLAG_HELP,
+    ['--batch <N>', `messages per claim (default ${DEFAULT_BATCH})`],
+    [
+      '--lease <S>',
+      'lease length in seconds, renewed every third while a handler runs (default 30)',
+    ],
+    ['--concurrency <N>', 'handlers running at once, for async handlers (default 1)'],
+    [
+      '--shutdown-timeout <S>',
+      `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
+    ],
+    ['--metrics-port <P>', 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P'],
+    ['--log-format <f>', 'human (default) or json: one line per batch and per event, on stderr'],
+    ['example', 'onceq worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
+  ],
+  options: {
+    handler: { type: 'string' },
+    batch: { type: 'string' },
+    lease: { type: 'string' },
+    concurrency: { type: 'string' },
+    'shutdown-timeout': { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'log-format': { type: 'string' },
+  },
+  opensStore: true,
+  async parse({ values, positionals, config, ctx }) {
+    expectPositionals(positionals, [], 'worker');
+    const logFormat = stringFlag(values, 'log-format') ?? 'human';
+    if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+      throw new UsageError(`--log-format must be human or json, got ${JSON.stringify(logFormat)}`);
+    }
+    return {
+      batch: intFlag(values, 'batch', { min: 1 }),
+      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
+      shutdownTimeout:
+        intFlag(values, 'shutdown-timeout', { min: 0, max: 86_400 }) ?? DEFAULT_SHUTDOWN_TIMEOUT,
+      metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
+      logFormat: logFormat as LogFormat,
+      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const log = createLog(args.logFormat, (line) => ctx.err(line));
+    const metrics = new WorkerMetrics(store);
+    const worker = new Worker(store, args.handler.handler, {
+      ...(args.batch === undefined ? {} : { batch: args.batch }),
+      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      concurrency: args.concurrency,
+      log,
+      metrics,
+    });
+    let server: MetricsServer | undefined;
+    if (args.metricsPort !== undefined) {
+      try {
+        server = serveMetrics(args.metricsPort, metrics, () => worker.health());
+      } catch (error) {
+        throw new UsageError(
+          `--metrics-port ${args.metricsPort}: cannot listen on 127.0.0.1 (${(error as Error).message})`,
+        );
+      }
+    }
+    const stopped = stopOnSignals(worker, { timeoutMs: args.shutdownTimeout * 1000, log });
+    await worker.start();
+    if (server !== undefined) {
+      log.write('metrics', `serving /metrics and /healthz on http://127.0.0.1:${server.port}`, {
+        port: server.port,
+      });
+    }
+    log.write('handler', `handler ${args.handler.name}${provenance(args.handler)}`, {
+      handler: args.handler.name,
+    });
+    const result = await stopped;
+    const line = summaryLine(args.handler.name, result);
+    ctx.out(json ? toJson(summaryJson(args.handler.name, result)) : line);
+    if (!result.graceful) {
+      // Exit at once: abandoned leases expire and are recovered as silent deaths.
+      process.exit(1);
+    }
+    await server?.stop();
+    return 0;
+  },
+});
+
+function provenance(choice: HandlerChoice): string {
+  return choice.kind === 'module' ? ` from ${choice.path}` : ' (built in)';
+}
+
+function describe(s: WorkerSummary): string {
+  const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`, `${s.lost} lost`];
+  parts.push(`${s.released} released`);
+  return `claimed ${plural(s.claimed, 'message')}: ${parts.join(', ')}`;
+}
+
+export function summaryLine(handler: string, result: StopResult): string {
+  return result.graceful
+    ? `worker stopped gracefully (handler ${handler}): ${describe(result.summary)}`
+    : `worker stopped at once (handler ${handler}), ${plural(result.abandoned, 'message')} abandoned to lease expiry: ${describe(result.summary)}`;
+}
+
+function summaryJson(handler: string, result: StopResult) {
+  return {
+    handler,
+    graceful: result.graceful,
+    abandoned: result.abandoned,
+    ...result.summary,
+  };
+}

@@ -1,0 +1,223 @@
+import type { Store } from '../backend/backend.ts';
+import type { Executor } from '../backend/prepared.ts';
+import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { parseJson } from '../json/parse.ts';
+import { isJsonObject } from '../json/value.ts';
+import {
+  insertEffectRows,
+  readForFence,
+  toDone,
+  toDoneWithEffects,
+  toFailed,
+} from '../transitions.ts';
+import type {
+  ApplyOutcome,
+  AsyncHandler,
+  Effect,
+  FailInput,
+  LeaseRef,
+  WorkerHandlerContext,
+} from '../types.ts';
+import type { ApplyManyResult } from './apply.ts';
+import { fenceViolation } from './apply.ts';
+
+/** What a handler made of one message: an effect, or a failure to record. */
+export type HandlerResult = { effect: Effect } | { failure: FailInput };
+
+/** One handler result to record against the lease it was computed under. */
+export interface Settlement {
+  lease: LeaseRef;
+  result: HandlerResult;
+}
+
+/**
+ * Runs a (possibly async) handler on a stored payload **outside** any transaction and
+ * turns what it returns or throws into a {@link HandlerResult}: a `HandlerFailure` keeps
+ * its kind and code, anything else thrown is a temporary `handler_error`, a payload
+ * that is not an object is a permanent `invalid_payload`.
+ */
+export async function runHandler(
+  handler: AsyncHandler,
+  payloadText: string,
+  context: WorkerHandlerContext,
+): Promise<HandlerResult> {
+  try {
+    const payload = parseJson(payloadText);
+    if (!isJsonObject(payload)) {
+      return {
+        failure: {
+          kind: 'permanent',
+          code: 'invalid_payload',
+          detail: 'the stored payload is not a JSON object',
+        },
+      };
+    }
+    return { effect: await handler(payload, context) };
+  } catch (error) {
+    if (error instanceof HandlerFailure) {
+      return { failure: { kind: error.kind, code: error.code, detail: error.message } };
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      failure: {
+        kind: 'temporary',
+        code: 'handler_error',
+        detail: `the handler threw: ${message}`,
+      },
+    };
+  }
+}
+
+/**
+ * Records handler results computed outside the transaction: the effect and the ACK of
+ * each success in one write transaction, fenced in SQL at the generation the result was
+ * computed under, exactly like {@link apply}'s second half (fence read, effect INSERT,
+ * clock read again, fenced ACK; on PostgreSQL effects + ACK as one statement).
+ *
+ * Why this stays exactly-once although the handler ran outside: the payload it ran on
+ * was read from the database under the same generation (by the claim, or by
+ * {@link applyAsync}'s fenced read), and a stored payload never changes (a conflicting
+ * enqueue is refused, redrive keeps it). The ACK commits only while the message is still
+ * `leased` at that generation with time left, in the same transaction as the effect;
+ * every other claim bumps the generation. So at most one result per message commits,
+ * and the one that commits was computed from the stored payload.
+ */
+export async function settleMany(
+  store: Store,
+  settlements: readonly Settlement[],
+): Promise<ApplyManyResult> {
+  const lost: LeaseLostError[] = [];
+  let pending = [...settlements];
+  while (pending.length > 0) {
+    const missed: LeaseLostError[] = [];
+    try {
+      const outcomes = await store.transact((x) => {
+        missed.length = 0;
+        return settleInTransaction(store, x, pending, missed);
+      });
+      return { outcomes, lost: [...lost, ...missed] };
+    } catch (error) {
+      if (!(error instanceof ExpiredDuringSettle)) throw error;
+      lost.push(...error.lost);
+      const gone = new Set(error.lost.map((l) => l.eventId));
+      pending = pending.filter((s) => !gone.has(s.lease.eventId));
+    }
+  }
+  return { outcomes: [], lost };
+}
+
+/**
+ * Apply with a handler that may be async and slow: a short fenced read of the stored
+ * payload, the handler outside any transaction, then {@link settleMany} at the same
+ * generation. Throws {@link LeaseLostError} when the lease does not hold at either end.
+ */
+export async function applyAsync(
+  store: Store,
+  lease: LeaseRef,
+  handler: AsyncHandler,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<ApplyOutcome> {
+  const row = await store.transact(async (x) => {
+    const [found] = await readForFence(store, x, [lease]);
+    const why = fenceViolation(found, lease, store.clock());
+    if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
+    return found as NonNullable<typeof found>;
+  });
+  const result = await runHandler(handler, row.payload, {
+    eventId: lease.eventId,
+    generation: lease.generation,
+    attempt: Number(row.attempts),
+    signal,
+  });
+  const { outcomes, lost } = await settleMany(store, [{ lease, result }]);
+  if (lost[0] !== undefined) throw lost[0];
+  return outcomes[0] as ApplyOutcome;
+}
+
+class ExpiredDuringSettle extends Error {
+  readonly lost: LeaseLostError[];
+  constructor(lost: LeaseLostError[]) {
+    super('leases expired during settle');
+    this.lost = lost;
+  }
+}
+
+async function settleInTransaction(
+  store: Store,
+  x: Executor,
+  settlements: readonly Settlement[],
+  lost: LeaseLostError[],
+): Promise<ApplyOutcome[]> {
+  const now = store.clock();
+  const leases = settlements.map((s) => s.lease);
+  const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
+  const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
+  const failed: { lease: LeaseRef; attempts: number; failure: FailInput }[] = [];
+  for (const { lease, result } of settlements) {
+    const row = rows.get(lease.eventId);
+    const why = fenceViolation(row, lease, now);
+    if (why !== null) {
+      lost.push(new LeaseLostError(lease.eventId, lease.generation, why));
+      continue;
+    }
+    const stored = row as NonNullable<typeof row>;
+    if ('effect' in result) {
+      succeeded.push({ lease, leaseUntil: Number(stored.lease_until), effect: result.effect });
+    } else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
+  }
+
+  const outcomes: ApplyOutcome[] = [];
+  if (succeeded.length > 0) {
+    const fused = store.capabilities.fusedStatements;
+    if (!fused) {
+      await insertEffectRows(
+        x,
+        succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
+        now,
+      );
+    }
+    const later = store.clock();
+    const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
+    if (expired.length > 0) {
+      throw new ExpiredDuringSettle(
+        expired.map(
+          ({ lease, leaseUntil }) =>
+            new LeaseLostError(
+              lease.eventId,
+              lease.generation,
+              `the lease expired at ${leaseUntil} during apply (now ${later})`,
+            ),
+        ),
+      );
+    }
+    const acked = fused
+      ? await toDoneWithEffects(x, succeeded, now, later)
+      : await toDone(
+          x,
+          succeeded.map((s) => s.lease),
+          later,
+        );
+    if (acked !== succeeded.length) {
+      throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
+    }
+    for (const { lease, effect } of succeeded) {
+      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect });
+    }
+  }
+  for (const { lease, attempts, failure } of failed) {
+    const next = await toFailed(store, x, lease, attempts, failure, now);
+    const detail = failure.detail ?? '';
+    outcomes.push(
+      next.state === 'dead'
+        ? { eventId: lease.eventId, outcome: 'dead', code: failure.code, detail }
+        : {
+            eventId: lease.eventId,
+            outcome: 'retry',
+            code: failure.code,
+            detail,
+            availableAt: next.availableAt,
+          },
+    );
+  }
+  return outcomes;
+}
