@@ -109,12 +109,13 @@ export async function runService(
     return v1(payload, ctx);
   };
   const concurrencyRate: Record<number, number> = {};
-  const slowMessages = Math.min(messages, 400);
+  const slowMessages = Math.min(messages, 512);
   for (const concurrency of [1, 8]) {
     const s = await open(`c${concurrency}`);
     await fill(s.store, slowMessages);
     const ms = await timed(async () => {
-      const w = new Worker(s.store, slow, { batch: 50, concurrency, drain: true });
+      // A batch that is a multiple of 8, so the last round of 8 lanes is full.
+      const w = new Worker(s.store, slow, { batch: 64, concurrency, drain: true });
       await w.start();
       await w.finished();
     });

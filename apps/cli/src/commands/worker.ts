@@ -126,7 +126,7 @@ function provenance(choice: HandlerChoice): string {
 
 function describe(s: WorkerSummary): string {
   const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`, `${s.lost} lost`];
-  parts.push(`${s.released} released`);
+  parts.push(`${s.released} released`, `${plural(s.extended, 'lease extension')}`);
   return `claimed ${plural(s.claimed, 'message')}: ${parts.join(', ')}`;
 }
 
