@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { SQL } from 'bun';
 import {
   type Clock,
+  type IdPolicy,
   type ModelClock,
   modelClock,
   openStore,
@@ -37,7 +38,8 @@ export interface OpenedStore {
 
 export interface BackendFactory {
   name: string;
-  open(clock: Clock): Promise<OpenedStore>;
+  /** A fresh store; `idPolicy` is `openStore`'s option (default: the store's own, lesson). */
+  open(clock: Clock, idPolicy?: IdPolicy): Promise<OpenedStore>;
   /** `true` when the backend can run here, else the reason it cannot. */
   available(): boolean | string;
 }
@@ -48,12 +50,12 @@ export interface BackendFactory {
 export const sqliteFactory: BackendFactory = {
   name: 'sqlite',
   available: () => true,
-  async open(clock) {
+  async open(clock, idPolicy) {
     const dir = mkdtempSync(join(tmpdir(), 'onceq-conformance-'));
     const target = join(dir, 'onceq.db');
     let store: Store;
     try {
-      store = await openStore(target, { clock });
+      store = await openStore(target, { clock, ...(idPolicy ? { idPolicy } : {}) });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -96,7 +98,7 @@ export const postgresFactory: BackendFactory = {
   name: 'postgres',
   available: () =>
     process.env.DATABASE_URL ? true : 'DATABASE_URL not set (set it to run against PostgreSQL)',
-  async open(clock) {
+  async open(clock, idPolicy) {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error('postgres factory: DATABASE_URL is not set');
     const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
@@ -110,7 +112,7 @@ export const postgresFactory: BackendFactory = {
     };
     let store: Store;
     try {
-      store = await openStore(url, { schema, clock });
+      store = await openStore(url, { schema, clock, ...(idPolicy ? { idPolicy } : {}) });
     } catch (error) {
       await dropSchema().catch(() => {});
       throw error;

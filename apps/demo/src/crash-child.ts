@@ -138,7 +138,8 @@ async function main(args: string[]): Promise<void> {
       report({ eventId: lease.eventId, generation: lease.generation, inserted: false });
       process.exit(4);
     }
-    const effect = handlers.v1(parseJson(row.payload) as JsonObject, {
+    // A leased row always has its payload (only done/dead rows can be pruned).
+    const effect = handlers.v1(parseJson(row.payload as string) as JsonObject, {
       eventId: lease.eventId,
       generation: lease.generation,
       attempt: Number(row.attempts),

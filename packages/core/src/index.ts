@@ -22,6 +22,7 @@ export {
   NotFoundError,
   OnceqError,
   PermanentFailure,
+  PrunedError,
   StoreBusyError,
   StoreUnavailableError,
   TemporaryFailure,
@@ -59,7 +60,7 @@ export {
   type RedriveSelection,
   redrive,
 } from './protocol/redrive.ts';
-export type { Database, EffectsTable, MessagesTable } from './schema.ts';
+export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
   FAILURE_KINDS,
   type FailureKind,
@@ -82,3 +83,28 @@ export {
   type StatusReport,
 } from './types.ts';
 export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';
+export {
+  DEFAULT_PRUNE_CHUNK,
+  PRUNABLE_STATES,
+  type PrunableState,
+  type PruneOptions,
+  type PruneResult,
+  PruneArgumentError,
+  prune,
+} from './streams/prune.ts';
+export {
+  describeIdPolicy,
+  formatIdPolicy,
+  GENERAL_POLICY,
+  ID_POLICY_KINDS,
+  type IdPolicy,
+  type IdPolicyKind,
+  InvalidIdPolicyError,
+  idMatcher,
+  LESSON_POLICY,
+  MAX_EVENT_ID_BYTES,
+  MAX_PATTERN_LENGTH,
+  parseIdPolicy,
+} from './streams/id-policy.ts';
+export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './streams/meta.ts';
+export { payloadSha256 } from './streams/enqueue-checks.ts';
