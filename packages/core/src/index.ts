@@ -108,3 +108,11 @@ export {
 } from './streams/id-policy.ts';
 export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './streams/meta.ts';
 export { payloadSha256 } from './streams/enqueue-checks.ts';
+export { type DoctorOptions, doctor } from './streams/doctor.ts';
+export {
+  type DoctorReport,
+  FINDING_SEVERITIES,
+  type Finding,
+  type FindingSeverity,
+} from './streams/doctor-types.ts';
+export { BackupRefusedError, type BackupResult, backup, statusOfFile } from './streams/backup.ts';
