@@ -112,11 +112,21 @@ async function expectUpgraded0003(store: Store) {
     pruned_at: null,
   });
   await store.db.insertInto('messages').values(row('orders-17:883421')).execute();
-  await expect(store.db.insertInto('messages').values(row('has space')).execute()).rejects.toThrow();
-  await expect(store.db.insertInto('messages').values(row('x'.repeat(201))).execute()).rejects.toThrow();
+  await expect(
+    store.db.insertInto('messages').values(row('has space')).execute(),
+  ).rejects.toThrow();
+  await expect(
+    store.db
+      .insertInto('messages')
+      .values(row('x'.repeat(201)))
+      .execute(),
+  ).rejects.toThrow();
   // The other CHECKs are still there: leased without lease_until, a pruned ready row.
   await expect(
-    store.db.insertInto('messages').values({ ...row('E0100'), state: 'leased' }).execute(),
+    store.db
+      .insertInto('messages')
+      .values({ ...row('E0100'), state: 'leased' })
+      .execute(),
   ).rejects.toThrow();
   await expect(
     store.db
@@ -165,22 +175,25 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
 });
 
 const url = process.env.DATABASE_URL;
-test.skipIf(!url)('postgres: a schema of 0002 gets 0003 on open, data and open lease intact', async () => {
-  const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const target = url as string;
-  try {
-    await postgresStoreAt(target, schema, '0002_lease_index_partial', async (db) => {
-      await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
-    });
-    const store = await openStore(target, { schema, clock: testClock(1005) });
+test.skipIf(!url)(
+  'postgres: a schema of 0002 gets 0003 on open, data and open lease intact',
+  async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const target = url as string;
     try {
-      await expectUpgraded0003(store);
+      await postgresStoreAt(target, schema, '0002_lease_index_partial', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectUpgraded0003(store);
+      } finally {
+        await store.close();
+      }
     } finally {
-      await store.close();
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
     }
-  } finally {
-    const admin = new SQL(target);
-    await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.close();
-  }
-});
+  },
+);

@@ -79,7 +79,10 @@ export function idPolicySuite(name: string, factory: BackendFactory): void {
         duplicates: 0,
       });
       const error = await rejection(
-        enqueue(store, batch(line('xevt_3Q9x', paid('book', 1)), line('evt_3Q9x!', paid('pen', 1)))),
+        enqueue(
+          store,
+          batch(line('xevt_3Q9x', paid('book', 1)), line('evt_3Q9x!', paid('pen', 1))),
+        ),
         BatchRejectedError,
       );
       expect(error.issues.map((i) => i.line)).toEqual([1, 2]);
@@ -94,7 +97,10 @@ export function idPolicySuite(name: string, factory: BackendFactory): void {
       clock.advance(100);
       expect((await prune(store, { doneOlderThanSeconds: 10 })).done).toBe(2);
       const before = await snapshot(store);
-      const error = await rejection(setIdPolicy(store, parseIdPolicy('lesson')), IdPolicyRefusedError);
+      const error = await rejection(
+        setIdPolicy(store, parseIdPolicy('lesson')),
+        IdPolicyRefusedError,
+      );
       expect([error.code, error.exitCode]).toEqual(['id_policy_refused', 4]);
       expect(error.offenders).toEqual(['evt_1']);
       expect(error.message).toContain('the policy stays general');

@@ -32,10 +32,7 @@ export function pruneSuite(name: string, factory: BackendFactory): void {
       await enqueueDemo(store);
       await work(store, handlers.v1);
       clock.advance(31 * DAY);
-      await enqueue(
-        store,
-        batch(line('E0005', paid('bag', 700)), line('E0006', paid('pen', 600))),
-      );
+      await enqueue(store, batch(line('E0005', paid('bag', 700)), line('E0006', paid('pen', 600))));
       expect((await claim(store))?.eventId).toBe('E0005');
       return store;
     }
@@ -106,7 +103,10 @@ export function pruneSuite(name: string, factory: BackendFactory): void {
       const error = await rejection(
         enqueue(
           store,
-          batch(line('E0100', paid('bag', 1)), line('E0001', '{"category":"book","amount_cents":10000.0}')),
+          batch(
+            line('E0100', paid('bag', 1)),
+            line('E0001', '{"category":"book","amount_cents":10000.0}'),
+          ),
         ),
         BatchRejectedError,
       );

@@ -68,30 +68,15 @@ export {
   MESSAGE_STATES,
   type MessageState,
 } from './states.ts';
+export { BackupRefusedError, type BackupResult, backup, statusOfFile } from './streams/backup.ts';
+export { type DoctorOptions, doctor } from './streams/doctor.ts';
 export {
-  type ApplyOutcome,
-  DEFAULT_PROTOCOL,
-  type Effect,
-  type EnqueueResult,
-  type FailInput,
-  type Handler,
-  type HandlerContext,
-  type Lease,
-  type LeaseRef,
-  type MessageView,
-  type ProtocolOptions,
-  type StatusReport,
-} from './types.ts';
-export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';
-export {
-  DEFAULT_PRUNE_CHUNK,
-  PRUNABLE_STATES,
-  type PrunableState,
-  type PruneOptions,
-  type PruneResult,
-  PruneArgumentError,
-  prune,
-} from './streams/prune.ts';
+  type DoctorReport,
+  FINDING_SEVERITIES,
+  type Finding,
+  type FindingSeverity,
+} from './streams/doctor-types.ts';
+export { payloadSha256 } from './streams/enqueue-checks.ts';
 export {
   describeIdPolicy,
   formatIdPolicy,
@@ -107,12 +92,27 @@ export {
   parseIdPolicy,
 } from './streams/id-policy.ts';
 export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './streams/meta.ts';
-export { payloadSha256 } from './streams/enqueue-checks.ts';
-export { type DoctorOptions, doctor } from './streams/doctor.ts';
 export {
-  type DoctorReport,
-  FINDING_SEVERITIES,
-  type Finding,
-  type FindingSeverity,
-} from './streams/doctor-types.ts';
-export { BackupRefusedError, type BackupResult, backup, statusOfFile } from './streams/backup.ts';
+  DEFAULT_PRUNE_CHUNK,
+  PRUNABLE_STATES,
+  type PrunableState,
+  PruneArgumentError,
+  type PruneOptions,
+  type PruneResult,
+  prune,
+} from './streams/prune.ts';
+export {
+  type ApplyOutcome,
+  DEFAULT_PROTOCOL,
+  type Effect,
+  type EnqueueResult,
+  type FailInput,
+  type Handler,
+  type HandlerContext,
+  type Lease,
+  type LeaseRef,
+  type MessageView,
+  type ProtocolOptions,
+  type StatusReport,
+} from './types.ts';
+export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker.ts';

@@ -10,12 +10,14 @@ import { streamsSchema } from './0003_streams.ts';
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
  * per backend. Append new ones; never edit a released one.
  */
-export const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] =
-  [
-    { name: '0001_initial', statements: initialSchema },
-    { name: '0002_lease_index_partial', statements: leaseIndexPartial },
-    { name: '0003_streams', statements: streamsSchema },
-  ];
+export const MIGRATIONS: readonly {
+  name: string;
+  statements: Record<BackendKind, readonly string[]>;
+}[] = [
+  { name: '0001_initial', statements: initialSchema },
+  { name: '0002_lease_index_partial', statements: leaseIndexPartial },
+  { name: '0003_streams', statements: streamsSchema },
+];
 
 class InCodeMigrations implements MigrationProvider {
   readonly #kind: BackendKind;

@@ -32,7 +32,10 @@ export async function enqueue(
     const now = store.clock();
     const [policyRow] = await x.rows(readIdPolicyRow, {});
     checkIds(batch.entries, policyRow?.value);
-    const stored = new Map<string, { payload: string | null; sha256: string | null; prunedAt: number | null }>();
+    const stored = new Map<
+      string,
+      { payload: string | null; sha256: string | null; prunedAt: number | null }
+    >();
     const ids = batch.entries.map((e) => e.eventId);
     for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
       const chunk = ids.slice(i, i + LOOKUP_CHUNK);
@@ -98,10 +101,10 @@ const lookup = defineStatement<{
   payload_sha256: string | null;
   pruned_at: number | null;
 }>('enqueue-lookup', ({ db, p, n }) =>
-    db
-      .selectFrom('messages')
-      .select(['event_id', 'payload', 'payload_sha256', 'pruned_at'])
-      .where('event_id', 'in', p.list<string>('ids', n)),
+  db
+    .selectFrom('messages')
+    .select(['event_id', 'payload', 'payload_sha256', 'pruned_at'])
+    .where('event_id', 'in', p.list<string>('ids', n)),
 );
 
 const insertMessages = defineStatement('enqueue-insert', ({ db, p, n }) => {

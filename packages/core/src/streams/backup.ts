@@ -42,7 +42,7 @@ export interface BackupResult {
 export async function backup(store: Store, file: string): Promise<BackupResult> {
   if (store.kind !== 'sqlite') {
     throw new BackupRefusedError(
-      'onceq backup copies SQLite stores only; back up a PostgreSQL store with pg_dump (see docs/operations.md), nothing was written',
+      'backup copies SQLite stores only; back up a PostgreSQL store with pg_dump (see docs/operations.md), nothing was written',
     );
   }
   if (existsSync(file)) {
@@ -59,7 +59,9 @@ export async function backup(store: Store, file: string): Promise<BackupResult> 
       linkSync(temporary, file);
     } catch (error) {
       if ((error as { code?: string }).code === 'EEXIST') {
-        throw new BackupRefusedError(`backup file ${file} already exists; onceq never overwrites one`);
+        throw new BackupRefusedError(
+          `backup file ${file} already exists; onceq never overwrites one`,
+        );
       }
       throw error;
     }

@@ -17,9 +17,9 @@ export async function checkSchemaVersion(store: Store): Promise<{
   version: string | null;
   findings: Finding[];
 }> {
-  const { rows } = await sql<{ name: string }>`select name from onceq_migrations order by name`.execute(
-    store.db,
-  );
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from onceq_migrations order by name`.execute(store.db);
   const applied = rows.map((r) => r.name);
   const known = MIGRATIONS.map((m) => m.name);
   const findings: Finding[] = [];
@@ -102,12 +102,15 @@ async function postgresSchemas(store: Store): Promise<[SchemaMap, SchemaMap]> {
   const scratch = `onceq_doctor_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
   try {
     await store.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(trx);
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+        trx,
+      );
       const live = (rows[0] as { schema: string }).schema;
       await sql.raw(`CREATE SCHEMA ${scratch}`).execute(trx);
       await sql.raw(`SET LOCAL search_path TO ${scratch}`).execute(trx);
       for (const migration of MIGRATIONS) {
-        for (const statement of migration.statements.postgres) await sql.raw(statement).execute(trx);
+        for (const statement of migration.statements.postgres)
+          await sql.raw(statement).execute(trx);
       }
       const read = async (schema: string): Promise<SchemaMap> => {
         const strip = (text: string) => normalize(text.split(`${schema}.`).join(''));

@@ -4,11 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Store } from '../backend/backend.ts';
-import {
-  checkIdPolicy,
-  checkInvariants,
-  checkStaleLeases,
-} from './doctor-invariants.ts';
+import { checkIdPolicy, checkInvariants, checkStaleLeases } from './doctor-invariants.ts';
 import { checkSchemaDrift, checkSchemaVersion } from './doctor-schema.ts';
 import type { DoctorReport, Finding } from './doctor-types.ts';
 

@@ -14,7 +14,8 @@ export function checkIds(entries: readonly BatchEntry[], policyText: string | un
   const fits = idMatcher(policy);
   const issues: BatchIssue[] = [];
   for (const entry of entries) {
-    if (!fits(entry.eventId)) issues.push({ line: entry.line, reason: idRefusal(entry.eventId, policy) });
+    if (!fits(entry.eventId))
+      issues.push({ line: entry.line, reason: idRefusal(entry.eventId, policy) });
   }
   if (issues.length > 0) throw new BatchRejectedError(issues.slice(0, 20));
 }

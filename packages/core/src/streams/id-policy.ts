@@ -59,7 +59,10 @@ export function parseIdPolicy(text: string): IdPolicy {
     try {
       new RegExp(`^(?:${source})$`);
     } catch (error) {
-      throw new InvalidIdPolicyError(text, `not a valid regular expression (${(error as Error).message})`);
+      throw new InvalidIdPolicyError(
+        text,
+        `not a valid regular expression (${(error as Error).message})`,
+      );
     }
     return Object.freeze({ kind: 'pattern', source });
   }

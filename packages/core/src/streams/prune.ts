@@ -102,7 +102,12 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
       ? await countPrunable(store, state, before)
       : await pruneState(store, state, before, now, chunk, options.onChunk);
   }
-  if (options.vacuum && !options.dryRun && store.kind === 'sqlite' && result.done + result.dead > 0) {
+  if (
+    options.vacuum &&
+    !options.dryRun &&
+    store.kind === 'sqlite' &&
+    result.done + result.dead > 0
+  ) {
     await sql`VACUUM`.execute(store.db);
     result.vacuumed = true;
   }
