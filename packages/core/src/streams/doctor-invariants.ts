@@ -13,6 +13,8 @@ const EXAMPLES = 5;
 
 interface Invariant {
   check: string;
+  /** What the rows are: `message` or `effect`. */
+  noun: 'message' | 'effect';
   /** What is wrong with each row found, completing "N messages …". */
   what: string;
   /** Selects `event_id` of every violating row. */
@@ -28,31 +30,36 @@ const hexMismatch = (store: Store) =>
 export const INVARIANTS: readonly Invariant[] = [
   {
     check: 'done_without_effect',
-    what: 'are done without an effect (every done message has exactly one)',
+    noun: 'message',
+    what: 'done without an effect (every done message has exactly one)',
     rows: () => sql`select m.event_id from messages m left join effects e on e.event_id = m.event_id
       where m.state = 'done' and e.event_id is null`,
   },
   {
     check: 'effect_without_done',
-    what: 'have an effect but are not done (only done messages have one)',
+    noun: 'message',
+    what: 'with an effect but not done (only done messages have one)',
     rows: () => sql`select m.event_id from effects e join messages m on m.event_id = e.event_id
       where m.state <> 'done'`,
   },
   {
     check: 'effect_without_message',
-    what: 'are effects whose message does not exist',
+    noun: 'effect',
+    what: 'without a message',
     rows: () => sql`select e.event_id from effects e left join messages m on m.event_id = e.event_id
       where m.event_id is null`,
   },
   {
     check: 'lease_mismatch',
-    what: "break leased ⇔ lease_until (a lease_until exactly when state = 'leased')",
+    noun: 'message',
+    what: "breaking leased ⇔ lease_until (a lease_until exactly when state = 'leased')",
     rows: () => sql`select event_id from messages
       where (state = 'leased' and lease_until is null) or (state <> 'leased' and lease_until is not null)`,
   },
   {
     check: 'attempts_out_of_bounds',
-    what: 'have attempts outside their bounds (0 ≤ attempts ≤ max attempts, ≤ generation; ready below max)',
+    noun: 'message',
+    what: 'with attempts out of bounds (0 ≤ attempts ≤ max attempts and ≤ generation; ready below max)',
     rows: (store) => {
       const max = store.protocol.maxAttempts;
       return sql`select event_id from messages
@@ -62,7 +69,8 @@ export const INVARIANTS: readonly Invariant[] = [
   },
   {
     check: 'tombstone_inconsistent',
-    what: 'are inconsistent tombstones (pruned: no payload, a 64-hex SHA-256, done or dead; not pruned: a payload, no hash)',
+    noun: 'message',
+    what: 'with an inconsistent tombstone (pruned: no payload, a 64-hex SHA-256, done or dead; else a payload, no hash)',
     rows: (store) => sql`select event_id from messages
       where (pruned_at is not null and (payload is not null or payload_sha256 is null
           or state not in ('done', 'dead') or ${hexMismatch(store)}))
@@ -85,7 +93,7 @@ export async function checkInvariants(store: Store): Promise<Finding[]> {
     findings.push({
       check: invariant.check,
       severity: 'problem',
-      message: `${n} message${n === 1 ? '' : 's'} ${invariant.what}: ${ids.join(', ')}${n > ids.length ? ', …' : ''}`,
+      message: `${n} ${invariant.noun}${n === 1 ? '' : 's'} ${invariant.what}: ${ids.join(', ')}${n > ids.length ? ', …' : ''}`,
     });
   }
   return findings;

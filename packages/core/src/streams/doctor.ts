@@ -33,9 +33,16 @@ export interface DoctorOptions {
 export async function doctor(store: Store, options: DoctorOptions = {}): Promise<DoctorReport> {
   const checks: string[] = [];
   const findings: Finding[] = [];
+  // A check that throws (a corrupt page, a missing table) is a problem of its own; the
+  // other checks still run.
   const run = async (name: string, check: () => Promise<Finding[]>) => {
     checks.push(name);
-    findings.push(...(await check()));
+    try {
+      findings.push(...(await check()));
+    } catch (error) {
+      const why = (error as Error).message.replace(/\s+/g, ' ');
+      findings.push({ check: name, severity: 'problem', message: `the check failed: ${why}` });
+    }
   };
   let version: string | null = null;
   await run('schema_version', async () => {
