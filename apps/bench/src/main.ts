@@ -6,7 +6,7 @@
  *   --runs N           repetitions of every measurement (median, min–max); default 3
  *   --messages N       messages per processing run, ≤ 10000 (event ids E0000–E9999); default 10000
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
- *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
+ *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead, streams
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */
@@ -28,6 +28,7 @@ import {
   sqliteFactory,
 } from './scenarios/processing.ts';
 import { runPgStatus, runSqliteStatus, type StatusResult } from './scenarios/status.ts';
+import { runStreams } from './scenarios/streams.ts';
 import {
   errorText,
   fmtMs,
@@ -39,7 +40,7 @@ import {
 } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
-const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead'] as const;
+const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'streams'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const TARGETS = {
@@ -468,6 +469,70 @@ async function main(): Promise<void> {
           measured: `${rateCell(full.rate)} lines/s`,
           met: full.rate.median >= TARGETS.enqueue,
         });
+    }
+
+    // ---- streams: real ids, 1,000,000 messages, prune under load ----
+    if (opts.only.has('streams')) {
+      log('streams (general ids, 1,000,000 messages, prune under load) …');
+      const r = await runStreams(scratch, {
+        messages: opts.quick ? 100_000 : 1_000_000,
+        repeats: opts.runs,
+        log,
+      });
+      results.streams = r;
+      out.push(
+        section(
+          `Streams: UUID ids, a store of ${r.large.messages} messages, prune under load (SQLite FULL)`,
+        ),
+      );
+      out.push(
+        table(
+          ['measure', 'value'],
+          [
+            ['enqueue, lesson ids (lines/s)', rateCell(r.enqueue.lessonRate)],
+            ['enqueue, random UUIDv4 ids, general (lines/s)', rateCell(r.enqueue.generalRate)],
+            [
+              'enqueue, time-ordered 36-char ids, general (lines/s)',
+              rateCell(r.enqueue.orderedRate),
+            ],
+            [`build ${r.large.messages} messages (ms)`, String(Math.round(r.large.buildMs))],
+            ['claim (ms)', msCell(r.large.claimMs)],
+            ['status (ms)', msCell(r.large.statusMs)],
+            [`prune ${r.prune.pruned} done (ms)`, String(Math.round(r.prune.pruneMs))],
+            [
+              'worker alone / during prune (msg/s)',
+              `${fmtRate(r.prune.baselineRate)} / ${fmtRate(r.prune.duringRate)}`,
+            ],
+          ],
+        ),
+      );
+      targets.push(
+        {
+          target: 'enqueue with random 36-char UUIDv4 ids (general) ≥ 0.9× lesson ids',
+          measured: `${r.enqueue.ratio.toFixed(2)}×`,
+          met: r.enqueue.ratio >= 0.9,
+        },
+        {
+          target: 'enqueue with time-ordered 36-char ids (general) ≥ 0.9× lesson ids',
+          measured: `${r.enqueue.orderedRatio.toFixed(2)}×`,
+          met: r.enqueue.orderedRatio >= 0.9,
+        },
+        {
+          target: `claim on ${r.large.messages} messages < 10 ms`,
+          measured: `${msCell(r.large.claimMs)} ms`,
+          met: r.large.claimMs.median < 10,
+        },
+        {
+          target: `status on ${r.large.messages} messages < 100 ms`,
+          measured: `${msCell(r.large.statusMs)} ms`,
+          met: r.large.statusMs.median < 100,
+        },
+        {
+          target: 'prune of 100,000 slows a running worker < 20 %',
+          measured: `${Math.round(r.prune.slowdown * 100)} % slower`,
+          met: r.prune.slowdown < 0.2,
+        },
+      );
     }
 
     // ---- processing ----

@@ -134,21 +134,29 @@ async function pruneState(
   onChunk: PruneOptions['onChunk'],
 ): Promise<number> {
   let pruned = 0;
-  let after = '';
+  let after: { availableAt: number; eventId: string } | null = null;
   for (;;) {
     // Read outside the write lock; the payload of a finished message never changes.
-    const rows = await store.db
+    // Keyset pages in `messages_claim` order (state, available_at, event_id): each page
+    // is a range scan from the cursor, never a scan of every done row.
+    let query = store.db
       .selectFrom('messages')
-      .select(['event_id', 'payload'])
+      .select(['event_id', 'payload', 'available_at'])
       .where('state', '=', stateLiteral(state))
       .where('pruned_at', 'is', null)
       .where('updated_at', '<', before)
-      .where('event_id', '>', after)
+      .orderBy('available_at')
       .orderBy('event_id')
-      .limit(chunk)
-      .execute();
+      .limit(chunk);
+    if (after !== null) {
+      query = query.where(
+        sql<boolean>`(available_at, event_id) > (${after.availableAt}, ${after.eventId})`,
+      );
+    }
+    const rows = await query.execute();
     if (rows.length === 0) break;
-    after = (rows[rows.length - 1] as { event_id: string }).event_id;
+    const last = rows[rows.length - 1] as { event_id: string; available_at: number };
+    after = { availableAt: Number(last.available_at), eventId: last.event_id };
     const hashes = rows.map((r) => [r.event_id, payloadSha256(r.payload as string)] as const);
     pruned += await store.writeTransaction(async (trx) => {
       const result = await trx
