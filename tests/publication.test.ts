@@ -85,6 +85,8 @@ describe('allowlist', () => {
       'tests/node_modules/x/index.ts',
       'packages/core/dist/index.ts',
       'apps/cli/src/queue.db-wal',
+      'docs/backup.db',
+      'docs/nested/notes.md',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: false });
     }
@@ -96,6 +98,7 @@ describe('allowlist', () => {
       'tests/fixtures/batch.jsonl',
       'scripts/publication/check.ts',
       'examples/orders.jsonl',
+      'docs/operations.md',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: true });
     }

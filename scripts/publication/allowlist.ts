@@ -30,6 +30,8 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'tests/fixtures/**/*.{jsonl,json}',
   'scripts/**/*.{ts,sh}',
   'examples/*.jsonl',
+  // the project's own reference
+  'docs/*.md',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */
