@@ -1,6 +1,6 @@
 /** The id-policy and tombstone checks enqueue runs inside its transaction. */
 import { createHash } from 'node:crypto';
-import type { BatchEntry } from '../batch/parse-batch.ts';
+import { type BatchEntry, MAX_BATCH_ISSUES } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from './id-policy.ts';
 
@@ -17,7 +17,14 @@ export function checkIds(entries: readonly BatchEntry[], policyText: string | un
     if (!fits(entry.eventId))
       issues.push({ line: entry.line, reason: idRefusal(entry.eventId, policy) });
   }
-  if (issues.length > 0) throw new BatchRejectedError(issues.slice(0, 20));
+  if (issues.length > MAX_BATCH_ISSUES) {
+    const more = issues.length - MAX_BATCH_ISSUES;
+    issues.splice(MAX_BATCH_ISSUES, more, {
+      line: 0,
+      reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
+    });
+  }
+  if (issues.length > 0) throw new BatchRejectedError(issues);
 }
 
 /** Hex SHA-256 of a canonical payload's UTF-8 bytes: what a tombstone keeps. */
