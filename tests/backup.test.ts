@@ -144,10 +144,7 @@ test('backup never overwrites, and refuses a PostgreSQL store without connecting
   // Port 9 on 127.0.0.1: nothing listens; an attempt to connect would be exit 1, not 2.
   // Built in pieces so the publication secret check does not flag a test URL.
   const url = ['postgres://u', 's3cret@127.0.0.1:9/db'].join(':');
-  const pg = await runOnceq(
-    ['backup', join(dir, 'pg.db'), '--db', url],
-    dir,
-  );
+  const pg = await runOnceq(['backup', join(dir, 'pg.db'), '--db', url], dir);
   expect(pg.code).toBe(2);
   expect(pg.stderr).toContain('pg_dump');
   expect(pg.stderr + pg.stdout).not.toContain('s3cret');
