@@ -36,7 +36,8 @@ await store.writeTransaction(async (trx) => {
   ) {
     die(`crash child: the lease on ${lease.eventId} does not hold`, 5);
   }
-  const effect = handlers.v1(parseJson(row.payload) as never, {
+  // A leased row always has its payload (only done/dead rows can be pruned).
+  const effect = handlers.v1(parseJson(row.payload as string) as never, {
     eventId: lease.eventId,
     attempt: lease.attempt,
     generation: lease.generation,
