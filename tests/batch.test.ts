@@ -113,7 +113,7 @@ describe('parseBatch rejects bad lines', () => {
 
   test('rejects an event_id that is not E followed by four digits', () => {
     expect(issuesOf(line('E12'))[0]?.reason).toBe(
-      'event_id "E12" must match E followed by four digits (E0000 to E9999)',
+      'event_id "E12" must match E followed by four digits (E0000 to E9999) under the store\'s id policy lesson',
     );
     for (const bad of [
       'E12345',

@@ -18,6 +18,7 @@ import { runCli } from '../apps/cli/src/cli.ts';
 import type { Context } from '../apps/cli/src/context.ts';
 import { CancelledError } from '../apps/cli/src/errors.ts';
 import type { Prompter } from '../apps/cli/src/setup/prompter.ts';
+import { formatIdPolicy, getIdPolicy, openStore } from '../packages/core/src/index.ts';
 import { cliSandbox, json } from './support/cli.ts';
 
 type Answer = string | boolean | typeof CANCEL;
@@ -84,17 +85,29 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The id policy recorded in a SQLite store. */
+async function storePolicy(path: string): Promise<string> {
+  const store = await openStore(path);
+  try {
+    return formatIdPolicy(await getIdPolicy(store));
+  } finally {
+    await store.close();
+  }
+}
+
 const readConfig = (dir: string) =>
   JSON.parse(readFileSync(join(dir, 'onceq.config.json'), 'utf8'));
 
 describe('setup with prompts (fake prompter)', () => {
   test('answers → store created, sample loaded, worker run once, config written', async () => {
     const dir = tempDir();
-    const fake = fakePrompter(['store.db', true, 'v2', true]);
+    const fake = fakePrompter(['store.db', true, 'v2', true, 'general']);
     const { ctx, err } = terminal(dir, fake.prompter);
     expect(await runCli(['setup', '--now', '1000'], ctx)).toBe(0);
     expect(err).toEqual([]);
-    expect(fake.asked).toHaveLength(4);
+    expect(fake.asked).toHaveLength(5);
+    expect(fake.asked[4]).toContain('id policy');
+    expect(await storePolicy(join(dir, 'store.db'))).toBe('general');
     expect(fake.asked[0]).toContain('store');
     expect(readConfig(dir)).toEqual({ db: 'store.db', handler: 'v2' });
     expect(existsSync(join(dir, 'store.db'))).toBe(true);
@@ -112,7 +125,7 @@ describe('setup with prompts (fake prompter)', () => {
 
   test('the defaults: an empty answer takes ./onceq.db; v1 sends the toy to the DLQ', async () => {
     const dir = tempDir();
-    const fake = fakePrompter(['', true, 'v1', true]);
+    const fake = fakePrompter(['', true, 'v1', true, 'lesson']);
     const { ctx } = terminal(dir, fake.prompter);
     expect(await runCli(['setup', '--now', '1000'], ctx)).toBe(0);
     expect(readConfig(dir)).toEqual({ db: './onceq.db', handler: 'v1' });
@@ -135,10 +148,10 @@ describe('setup with prompts (fake prompter)', () => {
 
   test('some flags: only the rest is asked', async () => {
     const dir = tempDir();
-    const fake = fakePrompter([false, false]);
+    const fake = fakePrompter([false, false, 'lesson']);
     const { ctx } = terminal(dir, fake.prompter);
     expect(await runCli(['setup', '--db', 'y.db', '--handler', 'v1'], ctx)).toBe(0);
-    expect(fake.asked).toHaveLength(2);
+    expect(fake.asked).toHaveLength(3);
     expect(fake.asked.join(' ')).not.toContain('handler');
   });
 
@@ -152,6 +165,23 @@ describe('setup with prompts (fake prompter)', () => {
     expect(fake.shown).toContain('cancel setup cancelled, nothing written');
     expect(readFileSync(join(dir, 'onceq.config.json'), 'utf8')).toBe(before);
     expect(readdirSync(dir).sort()).toEqual(['onceq.config.json']);
+  });
+
+  test('the id policy: pattern asks for the regex and records it; --id-policy answers without a prompt', async () => {
+    const dir = tempDir();
+    const fake = fakePrompter(['p.db', false, 'v1', false, 'pattern', 'evt_[0-9]+']);
+    const { ctx } = terminal(dir, fake.prompter);
+    expect(await runCli(['setup', '--now', '1000'], ctx)).toBe(0);
+    expect(await storePolicy(join(dir, 'p.db'))).toBe('pattern:evt_[0-9]+');
+    const flagged = tempDir();
+    const quiet = fakePrompter([]);
+    const args = ['setup', '--yes', '--db', 'g.db', '--id-policy', 'general', '--no-run'];
+    expect(await runCli(args, terminal(flagged, quiet.prompter).ctx)).toBe(0);
+    expect(quiet.asked).toEqual([]);
+    expect(await storePolicy(join(flagged, 'g.db'))).toBe('general');
+    const bad = terminal(tempDir(), fakePrompter([]).prompter);
+    expect(await runCli(['setup', '--yes', '--id-policy', 'pattern:('], bad.ctx)).toBe(2);
+    expect(bad.err.join('\n')).toContain('invalid id policy');
   });
 
   test('the existing config gives the defaults', async () => {

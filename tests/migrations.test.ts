@@ -5,8 +5,18 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claim, claimMany, enqueue, openStore, show } from '../packages/core/src/index.ts';
-import { batch, line, paid, testClock } from './support/factories.ts';
+import { SQL } from 'bun';
+import {
+  claimMany,
+  formatIdPolicy,
+  getIdPolicy,
+  openStore,
+  type Store,
+  show,
+  status,
+} from '../packages/core/src/index.ts';
+import { testClock } from './support/factories.ts';
+import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'onceq-migrations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,18 +35,14 @@ const leaseIndexSql = (path: string) => {
 test('a store of 0001 gets the partial messages_lease of 0002 on open, its leases still recovered', async () => {
   const path = join(dir, 'old.db');
   const clock = testClock();
-  // Build the store, then put it back the way 0001 left it: the full index, and no
-  // record of 0002.
-  const store = await openStore(path, { clock });
-  await enqueue(store, batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 200))));
-  const lease = await claim(store, { leaseSeconds: 2 });
-  expect(lease?.eventId).toBe('E0001');
-  await store.close();
-  const raw = new Database(path);
-  raw.run('DROP INDEX messages_lease');
-  raw.run('CREATE INDEX messages_lease ON messages (state, lease_until)');
-  raw.run("DELETE FROM onceq_migrations WHERE name = '0002_lease_index_partial'");
-  raw.close();
+  // A store exactly as 0001 left it (the full index, no 0002 or later), holding E0001
+  // leased at generation 1 until 1002 and E0002 ready since 1000.
+  await sqliteStoreAt(path, '0001_initial', (raw) => {
+    raw.run(`INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+      lease_until, enqueued_at, updated_at) VALUES
+      ('E0001', '{"amount_cents":100,"category":"book"}', 'leased', 1, 1, 1000, 1002, 1000, 1000),
+      ('E0002', '{"amount_cents":200,"category":"pen"}', 'ready', 0, 0, 1000, NULL, 1000, 1000)`);
+  });
   expect(leaseIndexSql(path)).toBe('CREATE INDEX messages_lease ON messages (state, lease_until)');
 
   clock.set(1005);
@@ -57,3 +63,137 @@ test('a store of 0001 gets the partial messages_lease of 0002 on open, its lease
     await upgraded.close();
   }
 });
+
+/** A 0002 store: E0001 leased (generation 1, until 1002), E0002 ready, E0003 done with its effect, E0004 dead. */
+const STORE_0002_ROWS = `INSERT INTO messages (event_id, payload, state, attempts, generation,
+  available_at, lease_until, last_error_code, enqueued_at, updated_at) VALUES
+  ('E0001', '{"amount_cents":100,"category":"book"}', 'leased', 1, 1, 1000, 1002, NULL, 1000, 1000),
+  ('E0002', '{"amount_cents":200,"category":"pen"}', 'ready', 0, 0, 1000, NULL, NULL, 1000, 1000),
+  ('E0003', '{"amount_cents":300,"category":"bag"}', 'done', 1, 1, 1000, NULL, NULL, 1000, 1001),
+  ('E0004', '{"amount_cents":400,"category":"toy"}', 'dead', 1, 1, 1000, NULL, 'invalid_payload', 1000, 1001)`;
+const EFFECT_0002 = `INSERT INTO effects (event_id, category, amount_cents, created_at) VALUES ('E0003', 'bag', 300, 1001)`;
+
+async function expectUpgraded0003(store: Store) {
+  // Recorded policy: the lesson's, so an upgraded store means what it meant before.
+  expect(formatIdPolicy(await getIdPolicy(store))).toBe('lesson');
+  // Data intact, the money included, and the open lease of E0001 still recovered.
+  expect(await status(store)).toEqual({
+    messages: { ready: 1, leased: 1, done: 1, dead: 1 },
+    effects: 1,
+    totals: { bag: 300 },
+    total: 300,
+  });
+  const leases = await claimMany(store, { limit: 2 });
+  expect(leases.map((l) => [l.eventId, l.generation])).toEqual([
+    ['E0002', 1],
+    ['E0001', 2],
+  ]);
+  // The effects foreign key survived the rebuild: an effect for an unknown message fails.
+  await expect(
+    store.db
+      .insertInto('effects')
+      .values({ event_id: 'E9999', category: 'book', amount_cents: 1, created_at: 1 })
+      .execute(),
+  ).rejects.toThrow();
+  // The relaxed id CHECK: a general id goes in, a space or a 201-byte id never does.
+  const row = (event_id: string) => ({
+    event_id,
+    payload: '{}',
+    state: 'ready' as const,
+    attempts: 0,
+    generation: 0,
+    available_at: 1,
+    lease_until: null,
+    last_error_code: null,
+    last_error_detail: null,
+    enqueued_at: 1,
+    updated_at: 1,
+    payload_sha256: null,
+    pruned_at: null,
+  });
+  await store.db.insertInto('messages').values(row('orders-17:883421')).execute();
+  await expect(
+    store.db.insertInto('messages').values(row('has space')).execute(),
+  ).rejects.toThrow();
+  await expect(
+    store.db
+      .insertInto('messages')
+      .values(row('x'.repeat(201)))
+      .execute(),
+  ).rejects.toThrow();
+  // The other CHECKs are still there: leased without lease_until, a pruned ready row.
+  await expect(
+    store.db
+      .insertInto('messages')
+      .values({ ...row('E0100'), state: 'leased' })
+      .execute(),
+  ).rejects.toThrow();
+  await expect(
+    store.db
+      .insertInto('messages')
+      .values({ ...row('E0101'), payload: null, payload_sha256: 'a'.repeat(64), pruned_at: 5 })
+      .execute(),
+  ).rejects.toThrow();
+}
+
+test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombstone columns), data and open lease intact', async () => {
+  const path = join(dir, 'store-0002.db');
+  await sqliteStoreAt(path, '0002_lease_index_partial', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const clock = testClock(1005);
+  const store = await openStore(path, { clock });
+  try {
+    await expectUpgraded0003(store);
+    // Still STRICT, every index of 0001/0002 rebuilt, no table left from the rebuild.
+    const raw = new Database(path, { readonly: true });
+    try {
+      const objects = raw
+        .query<{ type: string; name: string; sql: string | null }, []>(
+          "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'onceq_migrations%' ORDER BY name",
+        )
+        .all();
+      expect(objects.map((o) => `${o.type}:${o.name}`)).toEqual([
+        'table:effects',
+        'index:effects_category',
+        'table:messages',
+        'index:messages_claim',
+        'index:messages_lease',
+        'table:onceq_meta',
+      ]);
+      for (const o of objects.filter((x) => x.type === 'table')) expect(o.sql).toEndWith('STRICT');
+      expect(leaseIndexSql(path)).toBe(
+        "CREATE INDEX messages_lease ON messages (lease_until) WHERE state = 'leased'",
+      );
+    } finally {
+      raw.close();
+    }
+  } finally {
+    await store.close();
+  }
+});
+
+const url = process.env.DATABASE_URL;
+test.skipIf(!url)(
+  'postgres: a schema of 0002 gets 0003 on open, data and open lease intact',
+  async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const target = url as string;
+    try {
+      await postgresStoreAt(target, schema, '0002_lease_index_partial', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectUpgraded0003(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  },
+);

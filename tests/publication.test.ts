@@ -87,6 +87,8 @@ describe('allowlist', () => {
       'apps/cli/src/queue.db-wal',
       'docs/notes.txt',
       'docs/sub/deep.md',
+      'docs/backup.db',
+      'docs/nested/notes.md',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: false });
     }
@@ -99,6 +101,7 @@ describe('allowlist', () => {
       'scripts/publication/check.ts',
       'examples/orders.jsonl',
       'docs/testing.md',
+      'docs/operations.md',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: true });
     }

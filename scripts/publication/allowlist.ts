@@ -34,6 +34,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'examples/*.jsonl',
   'examples/package.json',
   'examples/**/*.ts',
+  // the project's own reference
   'docs/*.md',
 ];
 

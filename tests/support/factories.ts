@@ -15,6 +15,7 @@ import { SQL } from 'bun';
 import { sql } from '../../packages/core/node_modules/kysely';
 import {
   type Clock,
+  type IdPolicy,
   type ModelClock,
   modelClock,
   openStore,
@@ -54,7 +55,8 @@ export interface OpenedStore {
 
 export interface BackendFactory {
   name: string;
-  open(clock: Clock): Promise<OpenedStore>;
+  /** A fresh store; `idPolicy` is `openStore`'s option (default: the store's own, lesson). */
+  open(clock: Clock, idPolicy?: IdPolicy): Promise<OpenedStore>;
   /** `true` when the backend can run here, else the reason it cannot. */
   available(): boolean | string;
 }
@@ -65,12 +67,12 @@ export interface BackendFactory {
 export const sqliteFactory: BackendFactory = {
   name: 'sqlite',
   available: () => true,
-  async open(clock) {
+  async open(clock, idPolicy) {
     const dir = mkdtempSync(join(tmpdir(), 'onceq-conformance-'));
     const target = join(dir, 'onceq.db');
     let store: Store;
     try {
-      store = await openStore(target, { clock });
+      store = await openStore(target, { clock, ...(idPolicy ? { idPolicy } : {}) });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -125,7 +127,7 @@ export const postgresFactory: BackendFactory = {
   name: 'postgres',
   available: () =>
     process.env.DATABASE_URL ? true : 'DATABASE_URL not set (set it to run against PostgreSQL)',
-  async open(clock) {
+  async open(clock, idPolicy) {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error('postgres factory: DATABASE_URL is not set');
     const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
@@ -139,7 +141,7 @@ export const postgresFactory: BackendFactory = {
     };
     let store: Store;
     try {
-      store = await openStore(url, { schema, clock });
+      store = await openStore(url, { schema, clock, ...(idPolicy ? { idPolicy } : {}) });
     } catch (error) {
       await dropSchema().catch(() => {});
       throw error;

@@ -24,6 +24,7 @@ import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { serviceSection } from './sections/service.ts';
 import { statusSection } from './sections/status.ts';
+import { streamsSection } from './sections/streams.ts';
 import { removeScratch, scratchDir } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
       processingSection,
       statusSection,
       serviceSection,
+      streamsSection,
       overheadSection,
       anchorsSection,
     ])

@@ -8,6 +8,7 @@ export const SECTIONS = [
   'status',
   'overhead',
   'service',
+  'streams',
   'anchors',
 ] as const;
 /** Sections run when neither --only nor --anchors says otherwise. */

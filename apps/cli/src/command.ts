@@ -37,6 +37,8 @@ export interface Command<A> {
   summary: string;
   /** The synopsis after `onceq `. */
   usage: string;
+  /** Command lines a user would type, shown under `--help` (optional). */
+  examples?: readonly string[];
   /** Command flags for `--help`: [flag, description]. */
   flags: readonly [string, string][];
   options: ParseArgsOptionsConfig;

@@ -28,6 +28,9 @@ export function commandHelp(command: AnyCommand): string[] {
   if (command.flags.length > 0) {
     lines.push('', 'flags:', ...table(command.flags).map((l) => `  ${l}`));
   }
+  if (command.examples !== undefined && command.examples.length > 0) {
+    lines.push('', 'examples:', ...command.examples.map((e) => `  ${e}`));
+  }
   lines.push(
     '',
     'global flags:',

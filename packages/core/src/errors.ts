@@ -68,6 +68,22 @@ export class NotDeadError extends OnceqError {
   }
 }
 
+/**
+ * The message's payload was removed by `onceq prune` (only a tombstone is left), so the
+ * operation that needs it (redrive) is refused. Exit code 4.
+ */
+export class PrunedError extends OnceqError {
+  readonly eventId: string;
+  constructor(eventId: string, operation: string) {
+    super(
+      'pruned',
+      4,
+      `${operation} refused: ${eventId} was pruned (only its id, final state and payload hash are kept); nothing changed`,
+    );
+    this.eventId = eventId;
+  }
+}
+
 /** The store could not be opened or reached (bad path, server down). Exit code 1. */
 export class StoreUnavailableError extends OnceqError {
   constructor(message: string, options?: ErrorOptions) {

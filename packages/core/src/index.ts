@@ -22,6 +22,7 @@ export {
   NotFoundError,
   OnceqError,
   PermanentFailure,
+  PrunedError,
   STORAGE_FAULTS,
   StorageError,
   type StorageFault,
@@ -87,7 +88,7 @@ export {
   settleMany,
 } from './protocol/settle.ts';
 export { type QueueSnapshot, queueSnapshot } from './protocol/snapshot.ts';
-export type { Database, EffectsTable, MessagesTable } from './schema.ts';
+export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
   createLog,
   LOG_FORMATS,
@@ -118,6 +119,39 @@ export {
   MESSAGE_STATES,
   type MessageState,
 } from './states.ts';
+export { BackupRefusedError, type BackupResult, backup, statusOfFile } from './streams/backup.ts';
+export { type DoctorOptions, doctor } from './streams/doctor.ts';
+export {
+  type DoctorReport,
+  FINDING_SEVERITIES,
+  type Finding,
+  type FindingSeverity,
+} from './streams/doctor-types.ts';
+export { payloadSha256 } from './streams/enqueue-checks.ts';
+export {
+  describeIdPolicy,
+  formatIdPolicy,
+  GENERAL_POLICY,
+  ID_POLICY_KINDS,
+  type IdPolicy,
+  type IdPolicyKind,
+  InvalidIdPolicyError,
+  idMatcher,
+  LESSON_POLICY,
+  MAX_EVENT_ID_BYTES,
+  MAX_PATTERN_LENGTH,
+  parseIdPolicy,
+} from './streams/id-policy.ts';
+export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './streams/meta.ts';
+export {
+  DEFAULT_PRUNE_CHUNK,
+  PRUNABLE_STATES,
+  type PrunableState,
+  PruneArgumentError,
+  type PruneOptions,
+  type PruneResult,
+  prune,
+} from './streams/prune.ts';
 export {
   type ApplyOutcome,
   type AsyncHandler,

@@ -1,5 +1,6 @@
 import type { OpenStoreOptions, Store } from './backend/backend.ts';
 import { openSqliteStore } from './backend/sqlite/open.ts';
+import { adoptIdPolicy } from './streams/meta.ts';
 
 /** True for a `postgres://` or `postgresql://` URL: the store is a PostgreSQL database. */
 export function isPostgresUrl(target: string): boolean {
@@ -9,11 +10,27 @@ export function isPostgresUrl(target: string): boolean {
 /**
  * Opens a store and applies pending migrations: a PostgreSQL database for a
  * `postgres://` URL, else a SQLite file at that path (created if missing).
+ *
+ * `options.idPolicy` is the event id policy the store is created with (default: the
+ * store keeps what it has, `lesson` for a new one). An empty store takes it; a store
+ * that holds messages under another policy is refused (`IdPolicyRefusedError`, exit 4):
+ * changing a policy is the explicit `setIdPolicy`.
  */
 export async function openStore(target: string, options: OpenStoreOptions = {}): Promise<Store> {
+  let store: Store;
   if (isPostgresUrl(target)) {
     const { openPostgresStore } = await import('./backend/postgres/open.ts');
-    return openPostgresStore(target, options);
+    store = await openPostgresStore(target, options);
+  } else {
+    store = await openSqliteStore(target, options);
   }
-  return openSqliteStore(target, options);
+  if (options.idPolicy !== undefined) {
+    try {
+      await adoptIdPolicy(store, options.idPolicy);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
 }

@@ -3,8 +3,11 @@ import type { MessageState } from './states.ts';
 /** Row types of the store, shared by both backends (SQLite and PostgreSQL). */
 export interface MessagesTable {
   event_id: string;
-  /** Canonical JSON text of the payload (SPEC §2). */
-  payload: string;
+  /**
+   * Canonical JSON text of the payload (SPEC §2); `null` once pruned (`pruned_at` set),
+   * when only {@link MessagesTable.payload_sha256} remains for dedup.
+   */
+  payload: string | null;
   state: MessageState;
   attempts: number;
   generation: number;
@@ -15,6 +18,10 @@ export interface MessagesTable {
   last_error_detail: string | null;
   enqueued_at: number;
   updated_at: number;
+  /** Hex SHA-256 of the canonical payload, set exactly when pruned (migration 0003). */
+  payload_sha256: string | null;
+  /** When `onceq prune` removed the payload; `null` while the payload is stored. */
+  pruned_at: number | null;
 }
 
 export interface EffectsTable {
@@ -24,7 +31,14 @@ export interface EffectsTable {
   created_at: number;
 }
 
+/** Store-wide settings (migration 0003): `id_policy`. */
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
 export interface Database {
   messages: MessagesTable;
   effects: EffectsTable;
+  onceq_meta: MetaTable;
 }

@@ -403,7 +403,10 @@ export async function toFailed(
   return { state, availableAt };
 }
 
-/** dead → ready for a new cycle: attempts reset to 0, generation and payload kept. */
+/**
+ * dead → ready for a new cycle: attempts reset to 0, generation and payload kept. A
+ * pruned dead message (no payload) is never redriven.
+ */
 export async function toRedriven(
   trx: Transaction<Database>,
   eventIds: readonly string[] | 'all',
@@ -412,7 +415,8 @@ export async function toRedriven(
   let query = trx
     .updateTable('messages')
     .set({ state: 'ready', attempts: 0, available_at: now, lease_until: null, updated_at: now })
-    .where('state', '=', stateLiteral('dead'));
+    .where('state', '=', stateLiteral('dead'))
+    .where('pruned_at', 'is', null);
   if (eventIds !== 'all') query = query.where('event_id', 'in', eventIds);
   const rows = await query.returning('event_id').execute();
   return rows.map((r) => r.event_id).sort();

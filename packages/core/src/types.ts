@@ -99,8 +99,10 @@ export interface FailInput {
 /** One stored message as `show` and `dlq` report it. */
 export interface MessageView {
   eventId: string;
-  payload: JsonObject;
-  payloadText: string;
+  /** `null` once `onceq prune` removed it: see {@link MessageView.prunedAt}. */
+  payload: JsonObject | null;
+  /** Canonical payload text; `null` once pruned. */
+  payloadText: string | null;
   state: MessageState;
   attempts: number;
   generation: number;
@@ -111,6 +113,10 @@ export interface MessageView {
   enqueuedAt: number;
   updatedAt: number;
   effect: Effect | null;
+  /** When the payload was pruned (only `done`/`dead` messages), else `null`. */
+  prunedAt: number | null;
+  /** Hex SHA-256 of the pruned canonical payload (what dedup compares), else `null`. */
+  payloadSha256: string | null;
 }
 
 export interface StatusReport {

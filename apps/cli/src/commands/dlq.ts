@@ -25,7 +25,8 @@ export const dlqCommand = defineCommand<null>({
             generation: m.generation,
             last_error: m.lastErrorCode,
             last_error_detail: m.lastErrorDetail,
-            payload: new RawJson(m.payloadText),
+            // dlq() leaves pruned messages out: the payload is always there.
+            payload: new RawJson(m.payloadText ?? 'null'),
           })),
         ),
       );
@@ -44,7 +45,7 @@ export const dlqCommand = defineCommand<null>({
           m.attempts,
           m.generation,
           m.lastErrorCode ?? '-',
-          m.payloadText,
+          m.payloadText ?? '-',
         ]),
       ],
       ['left', 'right', 'right', 'left', 'left'],

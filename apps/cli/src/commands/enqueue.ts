@@ -1,6 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { BatchRejectedError, enqueue, type ParsedBatch, parseBatch } from '@onceq/core';
+import {
+  BatchRejectedError,
+  enqueue,
+  GENERAL_POLICY,
+  type ParsedBatch,
+  parseBatch,
+} from '@onceq/core';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -24,7 +30,8 @@ export const enqueueCommand = defineCommand({
       file === '-'
         ? await readStdinWithin(MAX_BATCH_BYTES)
         : await readBatchFile(resolve(ctx.cwd, file), file);
-    return parseBatch(bytes);
+    // The widest id envelope here; enqueue checks the store's own id policy in its transaction.
+    return parseBatch(bytes, GENERAL_POLICY);
   },
   async run(batch, { store, json, ctx }) {
     const result = await enqueue(store, batch);

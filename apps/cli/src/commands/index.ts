@@ -1,11 +1,15 @@
 import type { AnyCommand } from '../command.ts';
+import { backupCommand } from './backup.ts';
 import { claimCommand } from './claim.ts';
 import { completeCommand } from './complete.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
+import { doctorCommand } from './doctor.ts';
 import { enqueueCommand } from './enqueue.ts';
 import { extendCommand } from './extend.ts';
 import { failCommand } from './fail.ts';
+import { idPolicyCommand } from './id-policy.ts';
+import { pruneCommand } from './prune.ts';
 import { redriveCommand } from './redrive.ts';
 import { setupCommand } from './setup.ts';
 import { showCommand } from './show.ts';
@@ -28,6 +32,10 @@ export const COMMANDS: readonly AnyCommand[] = [
   dlqCommand,
   redriveCommand,
   demoCommand,
+  idPolicyCommand,
+  pruneCommand,
+  doctorCommand,
+  backupCommand,
 ];
 
 export function findCommand(name: string): AnyCommand | undefined {

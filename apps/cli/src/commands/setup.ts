@@ -1,3 +1,4 @@
+import { formatIdPolicy, parseIdPolicy } from '@onceq/core';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { CONFIG_FILE, passwordOf, readConfig, resolveHandler } from '../config.ts';
@@ -23,12 +24,17 @@ export const setupCommand = defineCommand<SetupArgs>({
   name: 'setup',
   summary:
     'guided setup: store, schema, sample events, handler, first run; writes onceq.config.json',
-  usage: 'setup [--db <path>] [--handler v1|v2] [--sample|--no-sample] [--run|--no-run] [--yes]',
+  usage:
+    'setup [--db <path>] [--handler v1|v2] [--sample|--no-sample] [--run|--no-run] [--id-policy <policy>] [--yes]',
   flags: [
     ['--db <path|postgres://…>', 'the store (default: the current config, else ./onceq.db)'],
     ['--handler <v1|v2>', 'handler version to write into the config (default v1)'],
     ['--sample, --no-sample', 'load the 5 sample events (default: yes)'],
     ['--run, --no-run', 'run the worker once and show the status (default: yes)'],
+    [
+      '--id-policy <policy>',
+      'event ids the store accepts: lesson (E0000-E9999, default), general, pattern:<regex>',
+    ],
     ['-y, --yes', 'take the default for every question not answered by a flag'],
   ],
   options: {
@@ -36,6 +42,7 @@ export const setupCommand = defineCommand<SetupArgs>({
     sample: { type: 'boolean' },
     run: { type: 'boolean' },
     yes: { type: 'boolean', short: 'y' },
+    'id-policy': { type: 'string' },
   },
   // Setup asks where the store lives first, then opens it itself.
   opensStore: false,
@@ -54,6 +61,8 @@ export const setupCommand = defineCommand<SetupArgs>({
     if (sample !== undefined) flags.sample = sample;
     const run = boolFlag(values, 'run');
     if (run !== undefined) flags.run = run;
+    const idPolicy = stringFlag(values, 'id-policy');
+    if (idPolicy !== undefined) flags.idPolicy = formatIdPolicy(parseIdPolicy(idPolicy));
     return { flags, yes: boolFlag(values, 'yes') === true };
   },
   async run({ flags, yes }, { ctx, json, clock }) {

@@ -34,7 +34,10 @@ export function messageJson(view: MessageView): Record<string, unknown> {
     last_error_detail: view.lastErrorDetail,
     enqueued_at: view.enqueuedAt,
     updated_at: view.updatedAt,
-    payload: new RawJson(view.payloadText),
+    payload: view.payloadText === null ? null : new RawJson(view.payloadText),
+    ...(view.prunedAt === null
+      ? {}
+      : { pruned_at: view.prunedAt, payload_sha256: view.payloadSha256 }),
     effect:
       view.effect === null
         ? null
@@ -55,7 +58,7 @@ function formatMessage(view: MessageView): string[] {
     ['last_error_detail', dash(view.lastErrorDetail)],
     ['enqueued_at', view.enqueuedAt],
     ['updated_at', view.updatedAt],
-    ['payload', view.payloadText],
+    ['payload', view.payloadText ?? `(pruned at ${view.prunedAt}, sha256 ${view.payloadSha256})`],
     ['effect', view.effect === null ? '-' : `${view.effect.category} ${view.effect.amountCents}`],
   ]);
 }

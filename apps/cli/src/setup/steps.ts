@@ -11,6 +11,7 @@ import {
   enqueue,
   isPostgresUrl,
   openStore,
+  parseIdPolicy,
   type StatusReport,
   status,
   type WorkSummary,
@@ -19,6 +20,7 @@ import {
 import { getHandler, HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler';
 import { formatStatus } from '../commands/status.ts';
 import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { askIdPolicy } from './id-policy-step.ts';
 import type { Prompter } from './prompter.ts';
 
 /** Answers given on the command line; each one skips its prompt. */
@@ -27,6 +29,8 @@ export interface SetupFlags {
   handler?: HandlerVersion;
   sample?: boolean;
   run?: boolean;
+  /** `lesson`, `general` or `pattern:<regex>`. */
+  idPolicy?: string;
 }
 
 export interface SetupAnswers {
@@ -35,6 +39,8 @@ export interface SetupAnswers {
   handler: HandlerVersion;
   sample: boolean;
   run: boolean;
+  /** The store's event id policy; `undefined` keeps the store's own (`lesson` for a new one). */
+  idPolicy?: string | undefined;
 }
 
 /** The flag that answers each prompt, for the no-terminal hint. */
@@ -43,6 +49,7 @@ export const SETUP_FLAGS: Record<keyof SetupAnswers, string> = {
   handler: '--handler v1|v2',
   sample: '--sample/--no-sample',
   run: '--run/--no-run',
+  idPolicy: '--id-policy lesson|general|pattern:<regex>',
 };
 
 const HANDLER_HINTS: Record<HandlerVersion, string> = { v1: 'book, pen, bag', v2: 'v1 + toy' };
@@ -97,7 +104,9 @@ export async function resolveAnswers(
       initialValue: defaults.run,
     }),
   );
-  return { db: db.trim() === '' ? defaults.db : db.trim(), handler, sample, run };
+  // Asked last; without a prompt and a flag the store keeps its policy (no default).
+  const idPolicy = flags.idPolicy ?? (prompter ? await askIdPolicy(prompter) : undefined);
+  return { db: db.trim() === '' ? defaults.db : db.trim(), handler, sample, run, idPolicy };
 }
 
 export interface SetupDeps {
@@ -134,7 +143,10 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
   spin.start('Opening the store and applying migrations');
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = await openStore(target, { clock: deps.clock });
+    store = await openStore(target, {
+      clock: deps.clock,
+      ...(answers.idPolicy === undefined ? {} : { idPolicy: parseIdPolicy(answers.idPolicy) }),
+    });
   } catch (error) {
     spin.error('Could not open the store');
     throw error;

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../schema.ts';
+import type { IdPolicy } from '../streams/id-policy.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { Executor, SlotValues, Statement } from './prepared.ts';
 
@@ -77,4 +78,9 @@ export interface OpenStoreOptions {
   onQuery?: (sql: string, parameters: readonly unknown[]) => void;
   /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
   schema?: string;
+  /**
+   * The event id policy to create the store with (`openStore` only). Default: none, the
+   * store keeps its recorded policy (`lesson` for a new store).
+   */
+  idPolicy?: IdPolicy;
 }

@@ -6,6 +6,7 @@ import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { canonicalize } from '../json/canonical.ts';
 import { JsonParseError, parseJson } from '../json/parse.ts';
 import { isJsonObject, type JsonValue } from '../json/value.ts';
+import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from '../streams/id-policy.ts';
 
 /** A batch file holds at most this many bytes (SPEC §2). */
 export const MAX_BATCH_BYTES = 1_000_000;
@@ -49,10 +50,19 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * ("the batch has no events") rather than accepted as a no-op, since it is almost always a
  * wrong file or an empty pipe.
  *
+ * `idPolicy` (default `lesson`, the `^E[0-9]{4}$` above) says which event ids are valid; a
+ * refused id's issue names the policy. `enqueue` checks the store's own policy again
+ * inside its transaction, so a caller that parses before opening the store (the CLI)
+ * may pass `general` here, the widest envelope.
+ *
  * @throws BatchRejectedError listing every bad line (up to {@link MAX_BATCH_ISSUES}, then one
  * `… and N more problems` issue); line 0 marks a problem with the file as a whole.
  */
-export function parseBatch(input: Uint8Array | string): ParsedBatch {
+export function parseBatch(
+  input: Uint8Array | string,
+  idPolicy: IdPolicy = LESSON_POLICY,
+): ParsedBatch {
+  const fits = idMatcher(idPolicy);
   let text: string;
   if (typeof input === 'string') {
     const bytes = input.length > MAX_BATCH_BYTES / 3 ? Buffer.byteLength(input, 'utf8') : 0;
@@ -80,7 +90,7 @@ export function parseBatch(input: Uint8Array | string): ParsedBatch {
     lines++;
     if (lines > MAX_BATCH_LINES) break;
     const line = i + 1;
-    const parsed = parseLine(raw);
+    const parsed = parseLine(raw, fits, idPolicy);
     if (typeof parsed === 'string') {
       issues.push({ line, reason: parsed });
       continue;
@@ -116,7 +126,11 @@ export function parseBatch(input: Uint8Array | string): ParsedBatch {
 }
 
 /** A valid line's event id and canonical payload, or the reason it is invalid. */
-function parseLine(raw: string): { eventId: string; payload: string } | string {
+function parseLine(
+  raw: string,
+  fits: (id: string) => boolean,
+  idPolicy: IdPolicy,
+): { eventId: string; payload: string } | string {
   let value: JsonValue;
   try {
     value = parseJson(raw);
@@ -140,9 +154,7 @@ function parseLine(raw: string): { eventId: string; payload: string } | string {
   }
   const eventId = value.event_id as JsonValue;
   if (typeof eventId !== 'string') return `event_id must be a string, not ${kindOf(eventId)}`;
-  if (!isEventId(eventId)) {
-    return `event_id ${quote(eventId)} must match E followed by four digits (E0000 to E9999)`;
-  }
+  if (!fits(eventId)) return idRefusal(eventId, idPolicy);
   const payload = value.payload as JsonValue;
   if (!isJsonObject(payload)) return `payload must be a JSON object, not ${kindOf(payload)}`;
   const text = canonicalize(payload);
@@ -154,15 +166,6 @@ function parseLine(raw: string): { eventId: string; payload: string } | string {
     }
   }
   return { eventId, payload: text };
-}
-
-function isEventId(s: string): boolean {
-  if (s.length !== 5 || s.charCodeAt(0) !== 0x45 /* E */) return false;
-  for (let i = 1; i < 5; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return false;
-  }
-  return true;
 }
 
 /** Only JSON whitespace (space, tab, CR): an ignored line. */

@@ -4,16 +4,20 @@ import type { BackendKind } from '../backend/backend.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { initialSchema } from './0001_initial.ts';
 import { leaseIndexPartial } from './0002_lease_index_partial.ts';
+import { streamsSchema } from './0003_streams.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
  * per backend. Append new ones; never edit a released one.
  */
-const MIGRATIONS: readonly { name: string; statements: Record<BackendKind, readonly string[]> }[] =
-  [
-    { name: '0001_initial', statements: initialSchema },
-    { name: '0002_lease_index_partial', statements: leaseIndexPartial },
-  ];
+export const MIGRATIONS: readonly {
+  name: string;
+  statements: Record<BackendKind, readonly string[]>;
+}[] = [
+  { name: '0001_initial', statements: initialSchema },
+  { name: '0002_lease_index_partial', statements: leaseIndexPartial },
+  { name: '0003_streams', statements: streamsSchema },
+];
 
 class InCodeMigrations implements MigrationProvider {
   readonly #kind: BackendKind;
@@ -32,6 +36,27 @@ class InCodeMigrations implements MigrationProvider {
     }
     return out;
   }
+}
+
+/**
+ * Applies the migrations up to and including `name`, and no later one: a store as an
+ * earlier release left it, for upgrade tests. Throws when one fails.
+ */
+export async function migrateTo(
+  db: Kysely<unknown>,
+  kind: BackendKind,
+  name: string,
+  schema?: string,
+): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: new InCodeMigrations(kind),
+    migrationTableName: 'onceq_migrations',
+    migrationLockTableName: 'onceq_migrations_lock',
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error !== undefined) throw error;
 }
 
 /** Applies pending migrations, each in a transaction of its own. Throws when one fails. */

@@ -28,6 +28,8 @@ const MESSAGE_COLUMNS = [
   'messages.last_error_detail',
   'messages.enqueued_at',
   'messages.updated_at',
+  'messages.pruned_at',
+  'messages.payload_sha256',
   'effects.category',
   'effects.amount_cents',
 ] as const;
@@ -44,7 +46,7 @@ type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrTh
 export function toView(row: Row): MessageView {
   return {
     eventId: row.event_id,
-    payload: parseJson(row.payload) as JsonObject,
+    payload: row.payload === null ? null : (parseJson(row.payload) as JsonObject),
     payloadText: row.payload,
     state: row.state,
     attempts: Number(row.attempts),
@@ -59,6 +61,8 @@ export function toView(row: Row): MessageView {
       row.category === null
         ? null
         : { category: row.category, amountCents: Number(row.amount_cents) },
+    prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
+    payloadSha256: row.payload_sha256,
   };
 }
 
@@ -69,10 +73,15 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
   return toView(row);
 }
 
-/** The dead-letter queue: every `dead` message with its original payload, by event id. */
+/**
+ * The dead-letter queue: every `dead` message with its original payload, by event id.
+ * A pruned dead message (`onceq prune --dead-older-than`) has no payload left to decide
+ * on or redrive: it leaves the DLQ, while `status` still counts it as dead.
+ */
 export async function dlq(store: Store): Promise<MessageView[]> {
   const rows = await baseQuery(store)
     .where('messages.state', '=', stateLiteral('dead'))
+    .where('messages.pruned_at', 'is', null)
     .orderBy('messages.event_id')
     .execute();
   return rows.map(toView);

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Store } from '../backend/backend.ts';
-import { HandlerFailure, NotDeadError, NotFoundError } from '../errors.ts';
+import { HandlerFailure, NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
@@ -42,10 +42,13 @@ async function assertAllDead(
   if (ids.length === 0) return;
   const query = trx
     .selectFrom('messages')
-    .select(['event_id', 'state'])
+    .select(['event_id', 'state', 'pruned_at'])
     .where('event_id', 'in', ids);
   const rows = await (store.capabilities.skipLocked ? query.forUpdate() : query).execute();
   refuseUnlessAllDead(ids, rows);
+  // A pruned dead message has no payload left to process (streams/prune.ts).
+  const pruned = rows.find((r) => r.pruned_at !== null);
+  if (pruned !== undefined) throw new PrunedError(pruned.event_id, 'redrive');
 }
 
 /** Throws {@link NotFoundError} for the first unknown id, else {@link NotDeadError} for any live one. */
@@ -89,6 +92,10 @@ export async function previewRedrive(
   const rows = await query.execute();
   if (selection !== 'all') refuseUnlessAllDead(selection, rows);
   return rows.map((row) => {
+    if (row.payload === null) {
+      const detail = 'the payload was pruned; only its hash is kept';
+      return { eventId: row.event_id, accepted: false, code: 'pruned', detail };
+    }
     try {
       const payload = parseJson(row.payload);
       if (!isJsonObject(payload))

@@ -1,0 +1,290 @@
+/**
+ * Real event streams (SQLite, synchronous FULL):
+ *
+ * 1. Enqueue of 1000-line batches with 36-character ids on a `general` store vs the
+ *    lesson's `E0000`–`E9999` on a `lesson` store (same payloads): target ≥ 0.9×. Two
+ *    kinds of 36-character ids: random UUIDv4, and time-ordered ones (UUIDv7-like, as
+ *    ULIDs, KSUIDs or offsets are): random keys land all over the primary-key and
+ *    claim-index B-trees, so each commit writes many more pages.
+ * 2. claim and `status` on a store of 1,000,000 messages with UUID ids (80 % done with
+ *    effects, 10 % ready, 5 % leased, 5 % dead): targets < 10 ms and < 100 ms.
+ * 3. prune of 100,000 old done messages while one worker process runs at full speed
+ *    (batch 100): the worker's rate during the prune vs a run without it, target < 20 %
+ *    slower.
+ *
+ * Large stores are built with bun:sqlite directly (prepared INSERTs, 50,000 rows per
+ * transaction) on the schema `openStore` created, not through the CLI: the rows are the
+ * real store's shape, the ids real UUIDs, no CHECK bypassed. No ANALYZE is run: a real
+ * store never runs it either.
+ */
+import { Database as BunDatabase } from 'bun:sqlite';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { claim, enqueue, GENERAL_POLICY, openStore, prune, status } from '@onceq/core';
+import { runChildren } from '../spawn.ts';
+import { removeDb, type Spread, spread } from '../util.ts';
+
+export interface StreamsResult {
+  enqueue: {
+    lessonRate: Spread;
+    /** Random UUIDv4 ids. */
+    generalRate: Spread;
+    ratio: number;
+    /** Time-ordered 36-character ids. */
+    orderedRate: Spread;
+    orderedRatio: number;
+  };
+  large: { messages: number; buildMs: number; claimMs: Spread; statusMs: Spread };
+  prune: {
+    pruned: number;
+    pruneMs: number;
+    baselineRate: number;
+    duringRate: number;
+    slowdown: number;
+    readyForWorker: number;
+  };
+}
+
+const CATEGORIES = ['book', 'pen', 'bag'] as const;
+
+function payload(i: number): string {
+  const category = CATEGORIES[i % 3];
+  return `{"amount_cents":${1 + ((i * 7919) % 99_999)},"category":"${category}","note":"bench ${i}"}`;
+}
+
+/** 1000-line batches: `count` lines, ids from `id(i)`. */
+function jsonl(count: number, id: (i: number) => string): Uint8Array[] {
+  const encoder = new TextEncoder();
+  const out: Uint8Array[] = [];
+  for (let start = 0; start < count; start += 1000) {
+    const lines: string[] = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      lines.push(`{"event_id":"${id(i)}","payload":${payload(i)}}`);
+    }
+    out.push(encoder.encode(`${lines.join('\n')}\n`));
+  }
+  return out;
+}
+
+async function enqueueRate(path: string, input: Uint8Array[], general: boolean): Promise<number> {
+  removeDb(path);
+  const store = await openStore(path, general ? { idPolicy: GENERAL_POLICY } : {});
+  let lines = 0;
+  const t0 = performance.now();
+  try {
+    for (const batch of input) lines += (await enqueue(store, batch)).accepted;
+  } finally {
+    await store.close();
+  }
+  const ms = performance.now() - t0;
+  removeDb(path);
+  return (lines / ms) * 1000;
+}
+
+export interface Fill {
+  done: number;
+  ready: number;
+  leased: number;
+  dead: number;
+  /** `updated_at` of done/dead rows (their finish time). */
+  finishedAt: number;
+  now: number;
+}
+
+/** Adds rows with UUID ids to an existing (migrated, general) store file; returns ms taken. */
+export function fillStore(path: string, fill: Fill): number {
+  const t0 = performance.now();
+  const raw = new BunDatabase(path);
+  raw.run('PRAGMA journal_mode = WAL');
+  raw.run('PRAGMA synchronous = NORMAL');
+  const message = raw.prepare(
+    `INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+       lease_until, last_error_code, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const effect = raw.prepare(
+    'INSERT INTO effects (event_id, category, amount_cents, created_at) VALUES (?, ?, ?, ?)',
+  );
+  const plan: [string, number][] = [
+    ['done', fill.done],
+    ['ready', fill.ready],
+    ['leased', fill.leased],
+    ['dead', fill.dead],
+  ];
+  let i = 0;
+  const chunk = raw.transaction((state: string, n: number) => {
+    for (let k = 0; k < n; k++, i++) {
+      const id = crypto.randomUUID();
+      const finished = state === 'done' || state === 'dead';
+      message.run(
+        id,
+        payload(i),
+        state,
+        state === 'ready' ? 0 : 1,
+        state === 'ready' ? 0 : 1,
+        fill.finishedAt,
+        state === 'leased' ? fill.now + 3600 : null,
+        state === 'dead' ? 'invalid_payload' : null,
+        fill.finishedAt,
+        finished ? fill.finishedAt : fill.now,
+      );
+      if (state === 'done') {
+        effect.run(id, CATEGORIES[i % 3] as string, 1 + ((i * 7919) % 99_999), fill.finishedAt);
+      }
+    }
+  });
+  for (const [state, total] of plan) {
+    for (let left = total; left > 0; left -= 50_000) chunk(state, Math.min(50_000, left));
+  }
+  message.finalize();
+  effect.finalize();
+  raw.close(false);
+  return performance.now() - t0;
+}
+
+export async function runStreams(
+  scratch: string,
+  opts: { messages: number; repeats: number; log: (text: string) => void },
+): Promise<StreamsResult> {
+  const { log } = opts;
+  // ---- 1. enqueue: lesson ids vs 36-character ids ----
+  const lessonInput = jsonl(10_000, (i) => `E${String(i).padStart(4, '0')}`);
+  const generalInput = jsonl(10_000, () => crypto.randomUUID());
+  const orderedInput = jsonl(
+    10_000,
+    (i) => `0190a1b2-c3d4-7e5f-8a9b-${String(i).padStart(12, '0')}`,
+  );
+  const path = join(scratch, 'streams-enqueue.db');
+  await enqueueRate(path, lessonInput, false); // warm-up
+  const lesson: number[] = [];
+  const general: number[] = [];
+  const ordered: number[] = [];
+  // Interleaved, so a noisy minute hurts each kind alike.
+  for (let r = 0; r < Math.max(5, opts.repeats); r++) {
+    lesson.push(await enqueueRate(path, lessonInput, false));
+    general.push(await enqueueRate(path, generalInput, true));
+    ordered.push(await enqueueRate(path, orderedInput, true));
+  }
+  const enqueueResult = {
+    lessonRate: spread(lesson),
+    generalRate: spread(general),
+    ratio: spread(general).median / spread(lesson).median,
+    orderedRate: spread(ordered),
+    orderedRatio: spread(ordered).median / spread(lesson).median,
+  };
+  log(
+    `  enqueue lesson ${Math.round(enqueueResult.lessonRate.median)}, random 36-char ${Math.round(enqueueResult.generalRate.median)}, ordered 36-char ${Math.round(enqueueResult.orderedRate.median)} lines/s`,
+  );
+
+  // ---- 2. claim and status on 1,000,000 messages ----
+  const now = Math.floor(Date.now() / 1000);
+  const big = join(scratch, 'streams-large.db');
+  removeDb(big);
+  await (await openStore(big, { idPolicy: GENERAL_POLICY })).close();
+  const n = opts.messages;
+  const buildMs = fillStore(big, {
+    done: n * 0.8,
+    ready: n * 0.1,
+    leased: n * 0.05,
+    dead: n * 0.05,
+    finishedAt: now - 86_400,
+    now,
+  });
+  log(`  built ${n} messages in ${Math.round(buildMs)} ms`);
+  const claimMs: number[] = [];
+  const statusMs: number[] = [];
+  const store = await openStore(big);
+  try {
+    await status(store); // warm the page cache once, as a running system would be
+    for (let r = 0; r < 50; r++) {
+      const t0 = performance.now();
+      const lease = await claim(store);
+      claimMs.push(performance.now() - t0);
+      if (lease === null) throw new Error('bench: nothing to claim in the large store');
+    }
+    for (let r = 0; r < Math.max(5, opts.repeats * 3); r++) {
+      const t0 = performance.now();
+      await status(store);
+      statusMs.push(performance.now() - t0);
+    }
+  } finally {
+    await store.close();
+    removeDb(big);
+  }
+  const large = { messages: n, buildMs, claimMs: spread(claimMs), statusMs: spread(statusMs) };
+  log(
+    `  claim ${large.claimMs.median.toFixed(2)} ms, status ${large.statusMs.median.toFixed(1)} ms`,
+  );
+
+  // ---- 3. prune 100,000 while one worker runs ----
+  const base = join(scratch, 'streams-prune-base.db');
+  removeDb(base);
+  await (await openStore(base, { idPolicy: GENERAL_POLICY })).close();
+  const readyForWorker = 60_000;
+  fillStore(base, {
+    done: 100_000,
+    ready: readyForWorker,
+    leased: 0,
+    dead: 0,
+    finishedAt: now - 40 * 86_400,
+    now,
+  });
+  const copies = [join(scratch, 'streams-prune-a.db'), join(scratch, 'streams-prune-b.db')];
+  for (const copy of copies) copyFileSync(base, copy);
+  removeDb(base);
+  const spec = (target: string) => ({
+    impl: 'core' as const,
+    target,
+    synchronous: 'FULL' as const,
+    batch: 100,
+  });
+  // Baseline: the worker alone.
+  const [alone] = await runChildren([spec(copies[0] as string)]);
+  if (alone === undefined || alone.error) throw new Error(`bench: worker failed: ${alone?.error}`);
+  const baselineRate = (alone.done / (alone.endMs - alone.startMs)) * 1000;
+  // The same store, the worker started, then prune in this process (its own connection).
+  const pruneStore = await openStore(copies[1] as string);
+  let pruneMs = 0;
+  let pruned = 0;
+  let doneAtPruneEnd = 0;
+  let workerDone = false;
+  const worker = runChildren([spec(copies[1] as string)]).then((r) => {
+    workerDone = true;
+    return r;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300)); // let the worker get going
+  const doneAtPruneStart = await countDone(pruneStore);
+  const t0 = performance.now();
+  pruned = (await prune(pruneStore, { doneOlderThanSeconds: 30 * 86_400 })).done;
+  pruneMs = performance.now() - t0;
+  const stillRunning = !workerDone;
+  doneAtPruneEnd = await countDone(pruneStore);
+  await pruneStore.close();
+  const [during] = await worker;
+  if (during === undefined || during.error)
+    throw new Error(`bench: worker failed: ${during?.error}`);
+  // Rate inside the prune window; if the worker finished first, its whole run overlapped.
+  const duringRate = stillRunning
+    ? ((doneAtPruneEnd - doneAtPruneStart) / pruneMs) * 1000
+    : (during.done / (during.endMs - during.startMs)) * 1000;
+  for (const copy of copies) removeDb(copy);
+  log(
+    `  prune ${pruned} in ${Math.round(pruneMs)} ms; worker ${Math.round(baselineRate)} → ${Math.round(duringRate)} msg/s${stillRunning ? '' : ' (worker finished first)'}`,
+  );
+  return {
+    enqueue: enqueueResult,
+    large,
+    prune: {
+      pruned,
+      pruneMs,
+      baselineRate,
+      duringRate,
+      slowdown: 1 - duringRate / baselineRate,
+      readyForWorker,
+    },
+  };
+}
+
+/** Done messages that are not pruned yet count as well: all done rows (the worker's progress + the old ones). */
+async function countDone(store: Awaited<ReturnType<typeof openStore>>): Promise<number> {
+  return (await status(store)).messages.done;
+}

@@ -1,0 +1,53 @@
+import { type DoctorReport, doctor } from '@onceq/core';
+import { boolFlag, expectPositionals, intFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { toJson } from '../output.ts';
+
+/** Exit code when the doctor found a problem: the store is refused as it stands. */
+export const DOCTOR_PROBLEM_EXIT = 3;
+
+interface DoctorArgs {
+  fix: boolean;
+  staleLeaseSeconds?: number;
+}
+
+export const doctorCommand = defineCommand<DoctorArgs>({
+  name: 'doctor',
+  summary: 'check the store: schema, integrity, invariants, stale leases (exit 3 on a problem)',
+  usage: 'doctor [--fix] [--stale-lease <seconds>]',
+  examples: ['onceq doctor', 'onceq doctor --json --db postgres://onceq@db/onceq || exit 1'],
+  flags: [
+    ['--fix', 'PostgreSQL: run ANALYZE where planner statistics are missing'],
+    ['--stale-lease <seconds>', 'warn about leases expired longer ago than this (default 3600)'],
+  ],
+  options: { fix: { type: 'boolean' }, 'stale-lease': { type: 'string' } },
+  opensStore: true,
+  parse({ values, positionals }) {
+    expectPositionals(positionals, [], 'doctor');
+    const stale = intFlag(values, 'stale-lease', { min: 1 });
+    return {
+      fix: boolFlag(values, 'fix') === true,
+      ...(stale === undefined ? {} : { staleLeaseSeconds: stale }),
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const report = await doctor(store, args);
+    if (json) ctx.out(toJson(report));
+    else for (const line of describe(report)) ctx.out(line);
+    return report.healthy ? 0 : DOCTOR_PROBLEM_EXIT;
+  },
+});
+
+/** One line per finding, then a verdict. */
+function describe(report: DoctorReport): string[] {
+  const lines = report.findings.map(
+    (f) => `${f.fixed ? 'fixed' : f.severity}: ${f.check}: ${f.message}`,
+  );
+  const problems = report.findings.filter((f) => f.severity === 'problem' && !f.fixed).length;
+  lines.push(
+    problems === 0
+      ? `healthy: ${report.location} (${report.kind}, ${report.schemaVersion}), ${report.checks.length} checks`
+      : `${problems} problem${problems === 1 ? '' : 's'} in ${report.location} (${report.kind})`,
+  );
+  return lines;
+}

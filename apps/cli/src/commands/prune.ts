@@ -1,0 +1,94 @@
+import { type PruneResult, prune } from '@onceq/core';
+import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { parseDuration } from '../duration.ts';
+import { UsageError } from '../errors.ts';
+import { toJson } from '../output.ts';
+
+interface PruneArgs {
+  doneOlderThanSeconds?: number;
+  deadOlderThanSeconds?: number;
+  dryRun: boolean;
+  vacuum: boolean;
+  chunkSize?: number;
+}
+
+export const pruneCommand = defineCommand<PruneArgs>({
+  name: 'prune',
+  summary: 'remove old finished payloads, keep tombstones so repeats stay duplicates',
+  usage:
+    'prune [--done-older-than <age>] [--dead-older-than <age>] [--dry-run] [--vacuum] [--chunk N]',
+  examples: [
+    'onceq prune --done-older-than 30d --dry-run',
+    'onceq prune --done-older-than 30d --dead-older-than 90d',
+  ],
+  flags: [
+    [
+      '--done-older-than <age>',
+      'done messages finished longer ago than this: 30d, 12h, 90m, 3600s',
+    ],
+    ['--dead-older-than <age>', 'dead messages (they leave the DLQ and cannot be redriven)'],
+    ['--dry-run', 'count what would go, change nothing'],
+    ['--vacuum', 'SQLite: VACUUM afterwards to shrink the file (locks it for the duration)'],
+    ['--chunk <N>', 'rows per write transaction (default 500, at most 5000)'],
+  ],
+  options: {
+    'done-older-than': { type: 'string' },
+    'dead-older-than': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    vacuum: { type: 'boolean' },
+    chunk: { type: 'string' },
+  },
+  opensStore: true,
+  parse({ values, positionals }) {
+    expectPositionals(positionals, [], 'prune');
+    const done = stringFlag(values, 'done-older-than');
+    const dead = stringFlag(values, 'dead-older-than');
+    if (done === undefined && dead === undefined) {
+      throw new UsageError(
+        'prune needs --done-older-than or --dead-older-than (ready and leased messages are never pruned)',
+      );
+    }
+    const args: PruneArgs = {
+      dryRun: boolFlag(values, 'dry-run') === true,
+      vacuum: boolFlag(values, 'vacuum') === true,
+    };
+    if (done !== undefined) args.doneOlderThanSeconds = parseDuration(done, '--done-older-than');
+    if (dead !== undefined) args.deadOlderThanSeconds = parseDuration(dead, '--dead-older-than');
+    const chunk = intFlag(values, 'chunk', { min: 1, max: 5000 });
+    if (chunk !== undefined) args.chunkSize = chunk;
+    if (args.dryRun && args.vacuum) throw new UsageError('--vacuum does nothing with --dry-run');
+    return args;
+  },
+  async run(args, { store, json, ctx }) {
+    const result = await prune(store, {
+      ...args,
+      onChunk: ({ state, pruned }) => ctx.progress?.update(`pruned ${pruned} ${state} messages`),
+    });
+    ctx.progress?.done();
+    ctx.out(json ? toJson(pruneJson(result)) : describe(result));
+    return 0;
+  },
+});
+
+function pruneJson(r: PruneResult) {
+  return {
+    dry_run: r.dryRun,
+    done: r.done,
+    dead: r.dead,
+    done_before: r.doneBefore,
+    dead_before: r.deadBefore,
+    vacuumed: r.vacuumed,
+  };
+}
+
+function describe(r: PruneResult): string {
+  const parts: string[] = [];
+  if (r.doneBefore !== null) parts.push(`${r.done} done (finished before ${r.doneBefore})`);
+  if (r.deadBefore !== null) parts.push(`${r.dead} dead (died before ${r.deadBefore})`);
+  const verb = r.dryRun ? 'would prune' : 'pruned';
+  const tail = r.dryRun
+    ? '; nothing changed'
+    : `; ids, final states and payload hashes kept, effects untouched${r.vacuumed ? ', file vacuumed' : ''}`;
+  return `${verb} ${parts.join(', ')}${tail}`;
+}

@@ -1,0 +1,27 @@
+/** What the doctor reports. */
+
+/** `problem`: the store is unhealthy (non-zero exit). `warning`: worth a look, still healthy. */
+export const FINDING_SEVERITIES = ['problem', 'warning'] as const;
+export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+
+export interface Finding {
+  /** The check's stable name, e.g. `done_without_effect`. */
+  check: string;
+  severity: FindingSeverity;
+  /** One sentence, with a count and a few example ids where there are any. */
+  message: string;
+  /** `--fix` repaired it (PostgreSQL statistics); the store is healthy on this point now. */
+  fixed?: boolean;
+}
+
+export interface DoctorReport {
+  /** No finding of severity `problem` (warnings allowed). */
+  healthy: boolean;
+  kind: 'sqlite' | 'postgres';
+  location: string;
+  /** The last applied migration. */
+  schemaVersion: string | null;
+  /** Every check that ran, in order. */
+  checks: string[];
+  findings: Finding[];
+}
