@@ -67,7 +67,10 @@ LOG="$WORK/bun-test.log"
 set +e
 # bun prints the per-test lines on stdout and the counts on stderr; both go to
 # the console and to a log whose count lines we read afterwards.
-bun test --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
+# --timeout: bun 1.4.4 applies setDefaultTimeout() from the preload (tests/preload.ts)
+# to the first test file only; every later file fell back to 5 s, so slow tests on a
+# loaded machine timed out at 5000 ms. The flag holds for every file.
+bun test --timeout 60000 --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
 test_rc=${PIPESTATUS[0]}
 set -e
 
