@@ -40,10 +40,10 @@ function modelSuite(factory: BackendFactory): void {
     beforeAll(async () => {
       clock = testClock(T0);
       opened = await factory.open(clock);
-    });
+    }, 60_000);
     afterAll(async () => {
       await opened?.cleanup();
-    });
+    }, 60_000);
 
     test(`${RUNS} random sequences of up to ${MAX_STEPS} steps agree with the reference model`, async () => {
       await fc.assert(

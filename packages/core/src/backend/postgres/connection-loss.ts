@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import { OnceqError } from '../../errors.ts';
 import { mapQueryError } from './errors.ts';
 
 /**
@@ -33,8 +34,15 @@ export function guardConnectionLoss(pool: pg.Pool, url: string): ConnectionLossG
       if (!losses.has(client)) losses.set(client, error);
     });
   });
+  // A protocol refusal stays what it is; any other failure on a client whose connection
+  // broke is reported by the original cause (not the driver's "not queryable").
   const mapError = (error: unknown, client?: pg.PoolClient) =>
-    mapQueryError(client !== undefined && losses.has(client) ? losses.get(client) : error, url);
+    mapQueryError(
+      !(error instanceof OnceqError) && client !== undefined && losses.has(client)
+        ? losses.get(client)
+        : error,
+      url,
+    );
 
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
