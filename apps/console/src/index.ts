@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Handler, Store } from '@onceq/core';
+import { type Handler, OnceqError, type Store } from '@onceq/core';
 import { handlers as builtInHandlers, LATEST_HANDLER } from '@onceq/handler';
 import { consoleFetch } from './app.ts';
 import type { ConsoleState } from './context.ts';
@@ -59,9 +59,10 @@ export interface RunningConsole {
 }
 
 /** The port is taken, or the address cannot be bound. Exit code 1. */
-export class ConsoleListenError extends Error {
-  readonly code = 'listen_failed';
-  readonly exitCode = 1;
+export class ConsoleListenError extends OnceqError {
+  constructor(message: string) {
+    super('listen_failed', 1, message);
+  }
 }
 
 /** Starts the console; resolves once it listens. Stop it with `stop()`. */

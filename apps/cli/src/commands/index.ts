@@ -1,6 +1,7 @@
 import type { AnyCommand } from '../command.ts';
 import { claimCommand } from './claim.ts';
 import { completeCommand } from './complete.ts';
+import { consoleCommand } from './console.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
 import { enqueueCommand } from './enqueue.ts';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   showCommand,
   dlqCommand,
   redriveCommand,
+  consoleCommand,
   demoCommand,
 ];
 
