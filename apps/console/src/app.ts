@@ -72,7 +72,7 @@ export function consoleFetch(state: ConsoleState) {
         req.method === 'GET' || req.method === 'HEAD' ? GET : req.method === 'POST' ? POST : null;
       const found = table === null ? null : find(table, url.pathname);
       if (found === null) {
-        const other = find(req.method === 'POST' ? GET : POST, url.pathname);
+        const other = find(GET, url.pathname) ?? find(POST, url.pathname);
         if (other !== null) {
           return errorPage(state, r, 405, `${req.method} is not allowed here`);
         }

@@ -20,12 +20,13 @@ export const SECURITY_HEADERS: Record<string, string> = {
 };
 
 function modeBadge(state: ConsoleState, r: Request0): Html {
-  if (!state.allowWrites) return html`<span class="mode">read-only</span>`;
-  if (r.session === null) {
-    return html`<span class="mode writes">writes allowed after <a href="/login">sign-in</a></span>`;
-  }
-  return html`<span class="mode writes">signed in: writes allowed</span>
-    <form method="post" action="/logout"><input type="hidden" name="csrf" value="${r.session.csrf}"><button class="secondary" type="submit">Sign out</button></form>`;
+  const mode = !state.allowWrites
+    ? html`<span class="mode">read-only</span>`
+    : r.session === null
+      ? html`<span class="mode writes">writes allowed after <a href="/login">sign-in</a></span>`
+      : html`<span class="mode writes">signed in: writes allowed</span>`;
+  if (r.session === null) return mode;
+  return html`${mode}<form method="post" action="/logout"><input type="hidden" name="csrf" value="${r.session.csrf}"><button class="secondary" type="submit">Sign out</button></form>`;
 }
 
 /** A whole page: header with navigation, store and mode, then `body`. */

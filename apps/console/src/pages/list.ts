@@ -78,7 +78,7 @@ ${input(v, error, 'newer', 'Changed less than … ago', '2h')}
 ${LIST_ORDERS.map((o) => html`<option value="${o}"${o === v.order ? html` selected` : ''}>${ORDER_LABELS[o]}</option>`)}</select>${fieldError(error, 'order')}</div>
 ${input(v, error, 'limit', 'Per page', '50')}
 <div class="field"><button type="submit">Apply filters</button> <a href="${action}">Clear</a></div>
-</form>${error !== null && !FIELDS.has(error.field) ? html`<p class="notice bad" role="alert">${error.message}</p>` : ''}`;
+</form>${error !== null && (!FIELDS.has(error.field) || (!withState && error.field === 'state')) ? html`<p class="notice bad" role="alert">${error.message}</p>` : ''}`;
 }
 
 const FIELDS = new Set(['state', 'code', 'prefix', 'older', 'newer', 'order', 'limit']);
