@@ -5,7 +5,7 @@
  */
 import { OnceqError } from '@onceq/core';
 import { CLIENT_SCRIPT } from './assets/client.ts';
-import { STYLE } from './assets/style.ts';
+import { ICON, STYLE } from './assets/style.ts';
 import type { ConsoleState, Request0 } from './context.ts';
 import { ConsoleRequestError } from './errors.ts';
 import { errorPage, redirect, SECURITY_HEADERS } from './layout.ts';
@@ -21,6 +21,7 @@ type Route = (state: ConsoleState, r: Request0, match: string) => Promise<Respon
 const ASSETS: Record<string, [string, string]> = {
   '/assets/style.css': ['text/css; charset=utf-8', STYLE],
   '/assets/console.js': ['text/javascript; charset=utf-8', CLIENT_SCRIPT],
+  '/favicon.svg': ['image/svg+xml', ICON],
 };
 
 const GET: [RegExp, Route][] = [
@@ -40,7 +41,7 @@ const POST: [RegExp, Route][] = [
 ];
 
 /** Paths a visitor may open before signing in on a console whose reads need the token. */
-const OPEN_PATHS = new Set(['/login', ...Object.keys(ASSETS)]);
+const OPEN_PATHS = new Set(['/login', '/favicon.ico', ...Object.keys(ASSETS)]);
 
 function find(routes: [RegExp, Route][], path: string): [Route, string] | null {
   for (const [pattern, route] of routes) {
@@ -63,6 +64,7 @@ export function consoleFetch(state: ConsoleState) {
           headers: { ...SECURITY_HEADERS, 'content-type': asset[0], 'cache-control': 'no-cache' },
         });
       }
+      if (url.pathname === '/favicon.ico') return new Response(null, { status: 204 });
       if (state.tokenForReads && r.session === null && !OPEN_PATHS.has(url.pathname)) {
         if (req.method === 'GET')
           return redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`);

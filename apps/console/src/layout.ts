@@ -14,7 +14,7 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 };
@@ -44,6 +44,7 @@ export function page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · onceq console</title>
 <link rel="stylesheet" href="/assets/style.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <script src="/assets/console.js" defer></script></head>
 <body><a class="skip" href="#main">Skip to content</a>
 <header><span class="brand">onceq console</span>

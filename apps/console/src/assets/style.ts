@@ -60,3 +60,6 @@ svg.chart text { fill:var(--muted); font-size:10px; }
 .accepted { color:var(--ok); } .rejected { color:var(--bad); }
 @media (max-width:640px) { main { padding:12px; } th.wide, td.wide { display:none; } .big { font-size:24px; } }
 `;
+
+/** The tab icon: a ring with a dot ("once"), drawn in the accent colour. */
+export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><circle cx="16" cy="16" r="12" fill="none" stroke="#1f5fbf" stroke-width="4"/><circle cx="16" cy="16" r="4" fill="#1f5fbf"/></svg>`;
