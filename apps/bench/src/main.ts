@@ -6,7 +6,7 @@
  *   --runs N           repetitions of every measurement (median, min–max); default 3
  *   --messages N       messages per processing run, ≤ 10000 (event ids E0000–E9999); default 10000
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
- *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
+ *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead, console
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore } from '@onceq/core';
 import { msCell, rateCell, section, table, writeJson } from './report.ts';
+import { consoleReport, runPgConsole, runSqliteConsole } from './scenarios/console.ts';
 import { type EnqueueRun, runEnqueue } from './scenarios/enqueue.ts';
 import { type OverheadResult, runOverhead } from './scenarios/overhead.ts';
 import {
@@ -39,7 +40,7 @@ import {
 } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
-const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead'] as const;
+const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'console'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const TARGETS = {
@@ -401,7 +402,7 @@ async function main(): Promise<void> {
       process.exit(130);
     });
   let pgSkip: string | null = null;
-  if (opts.only.has('pg')) {
+  if (opts.only.has('pg') || opts.only.has('console')) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);
@@ -561,6 +562,23 @@ async function main(): Promise<void> {
           measured: `${msCell(st.statusMs)} ms`,
           met: st.statusMs.median < TARGETS.statusMs,
         });
+      }
+    }
+
+    // ---- console (scenarios/console.ts) ----
+    if (opts.only.has('console')) {
+      const repeats = opts.quick ? 3 : 10;
+      log('web console on 100,000 messages (SQLite) …');
+      const runs = [await runSqliteConsole(join(scratch, 'console.db'), 100_000, repeats)];
+      if (pgUrl !== null) {
+        log('web console on 100,000 messages (PostgreSQL) …');
+        runs.push(await runPgConsole(pgUrl, 100_000, repeats));
+      }
+      results.console = runs;
+      for (const run of runs) {
+        const report = consoleReport(run);
+        out.push(...report.text);
+        targets.push(...report.targets);
       }
     }
 
