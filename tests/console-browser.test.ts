@@ -111,10 +111,10 @@ function runOn(factory: BackendFactory) {
       const page = await browser.context.newPage();
       await page.setViewportSize({ width: 390, height: 800 });
       await page.goto(`${c.url}/dlq`);
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      const width = await page.evaluate('document.documentElement.scrollWidth');
       expect(width).toBeLessThanOrEqual(390);
       await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe(
         'Skip to content',
       );
       await page.close();

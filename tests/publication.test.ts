@@ -85,6 +85,7 @@ describe('allowlist', () => {
       'tests/node_modules/x/index.ts',
       'packages/core/dist/index.ts',
       'apps/cli/src/queue.db-wal',
+      'docs/shots/nested.png',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: false });
     }
@@ -96,6 +97,7 @@ describe('allowlist', () => {
       'tests/fixtures/batch.jsonl',
       'scripts/publication/check.ts',
       'examples/orders.jsonl',
+      'docs/console-overview.png',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: true });
     }

@@ -30,6 +30,9 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'tests/fixtures/**/*.{jsonl,json}',
   'scripts/**/*.{ts,sh}',
   'examples/*.jsonl',
+  // the project's own reference and its screenshots
+  'docs/*.md',
+  'docs/*.png',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */

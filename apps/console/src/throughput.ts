@@ -53,8 +53,8 @@ export class Throughput {
   }
 }
 
-const W = 300;
-const H = 80;
+const W = 600;
+const H = 120;
 
 /** The rate as a small inline SVG line chart with its peak and time span labelled. */
 export function throughputChart(points: readonly RatePoint[], now: number, window: number): Html {
@@ -67,7 +67,7 @@ export function throughputChart(points: readonly RatePoint[], now: number, windo
   const coords = points.map((p) => `${x(p.at).toFixed(1)},${y(p.perMinute).toFixed(1)}`).join(' ');
   const latest = points[points.length - 1] as RatePoint;
   const label = `Messages done per minute over the last ${window / 60} minutes; latest ${Math.round(latest.perMinute)}, peak ${Math.round(peak)}`;
-  return html`<svg class="chart" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none" role="img" aria-label="${label}">
+  return html`<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}">
 <line class="axis" x1="0" y1="${H - 14}" x2="${W}" y2="${H - 14}"/>
 <polyline class="line" points="${raw(coords)}"/>
 <text x="2" y="10">${Math.round(peak)}/min</text><text x="2" y="${H - 2}">−${window / 60} min</text><text x="${W - 2}" y="${H - 2}" text-anchor="end">now</text>

@@ -5,9 +5,9 @@
  */
 export const STYLE = `
 :root { color-scheme: light dark; --bg:#f7f7f5; --fg:#1d1f21; --muted:#5b6169; --card:#fff;
-  --line:#d9dbde; --accent:#1f5fbf; --ok:#1b7f3b; --bad:#b3261e; --warn:#8a5a00; --chip:#eef1f5; }
+  --line:#d9dbde; --accent:#1f5fbf; --ok:#1b7f3b; --bad:#b3261e; --warn:#8a5a00; --chip:#eef1f5; --on-accent:#fff; }
 @media (prefers-color-scheme: dark) { :root { --bg:#15171a; --fg:#e6e6e6; --muted:#a0a6ad;
-  --card:#1e2126; --line:#343941; --accent:#7fb0ff; --ok:#5fd38a; --bad:#ff8a80; --warn:#f0c060; --chip:#2a2f36; } }
+  --card:#1e2126; --line:#343941; --accent:#7fb0ff; --ok:#5fd38a; --bad:#ff8a80; --warn:#f0c060; --chip:#2a2f36; --on-accent:#0b1a33; } }
 * { box-sizing: border-box; }
 body { margin:0; font:15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background:var(--bg); color:var(--fg); }
 a { color:var(--accent); }
@@ -40,19 +40,20 @@ form.filters { display:flex; flex-wrap:wrap; gap:10px 14px; align-items:flex-end
 form.filters label, .field label { display:block; font-size:13px; color:var(--muted); }
 input, select, button { font:inherit; padding:6px 8px; border:1px solid var(--line); border-radius:6px; background:var(--card); color:var(--fg); }
 input[type=checkbox] { width:18px; height:18px; }
-button { cursor:pointer; background:var(--accent); color:#fff; border-color:var(--accent); }
+button { cursor:pointer; background:var(--accent); color:var(--on-accent); border-color:var(--accent); }
 button.secondary { background:var(--card); color:var(--fg); border-color:var(--line); }
-button.danger { background:var(--bad); border-color:var(--bad); }
+
 .error { color:var(--bad); font-size:13px; margin:4px 0 0; }
 .notice { padding:10px 14px; border-radius:8px; border:1px solid var(--line); background:var(--card); margin:0 0 14px; }
 .notice.bad { border-color:var(--bad); } .notice.ok { border-color:var(--ok); }
 .empty { padding:24px; text-align:center; color:var(--muted); }
 .pager { display:flex; gap:14px; align-items:center; margin-top:12px; flex-wrap:wrap; }
-.actions { display:flex; gap:10px 14px; flex-wrap:wrap; align-items:flex-end; margin-top:14px; }
+.actions { display:flex; gap:10px 14px; flex-wrap:wrap; align-items:flex-end; margin:14px 0; }
 dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:6px 16px; margin:0; }
 dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; overflow-wrap:anywhere; }
 .live-bar { display:flex; gap:12px; align-items:center; margin-bottom:12px; flex-wrap:wrap; }
-svg.chart { width:100%; height:90px; display:block; }
+svg.chart { width:100%; height:auto; max-height:160px; display:block; }
+.card.wide { grid-column:1 / -1; }
 svg.chart .line { fill:none; stroke:var(--accent); stroke-width:2; }
 svg.chart .axis { stroke:var(--line); }
 svg.chart text { fill:var(--muted); font-size:10px; }

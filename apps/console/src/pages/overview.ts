@@ -57,7 +57,7 @@ function deadCard(report: StatusReport, ages: QueueAges, now: number): Html {
     return html`<p class="big" data-testid="dead-count">0</p><p class="muted">no dead messages — nothing to redrive</p>`;
   }
   return html`<p class="big" data-testid="dead-count">${dead}</p>
-<p class="muted">oldest died ${timeCell(ages.oldestDeadAt, now)}, ${duration(now - ages.oldestDeadAt)} ago</p>
+<p class="muted">the oldest died ${timeCell(ages.oldestDeadAt, now)}</p>
 <p><a href="/dlq">Review and redrive →</a></p>`;
 }
 
@@ -83,7 +83,7 @@ ${categories.map(([c, amount]) => html`<tr><th scope="row">${c}</th><td class="n
 <tr><th scope="row">total</th><td class="num" data-testid="total-all">${cents(report.total)}</td></tr></tbody></table>`
 }
 <p class="muted">${report.effects} effects</p></section>
-<section class="card" aria-labelledby="h-rate"><h2 id="h-rate">Throughput</h2>
+<section class="card wide" aria-labelledby="h-rate"><h2 id="h-rate">Throughput</h2>
 ${throughputChart(state.throughput.rates(), now, state.throughput.window)}</section>
 </div>`;
 }

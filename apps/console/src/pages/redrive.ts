@@ -121,8 +121,9 @@ export async function previewPage(state: ConsoleState, r: Request0): Promise<Res
     html`<p><a href="/dlq">← Dead letters</a></p>
 <h1>Preview: redrive with handler ${handler}</h1>
 <p class="notice" role="status" data-testid="preview-summary">Dry run, nothing changed: with ${handler}, <strong>${accepted.length} of ${preview.length}</strong> would now be accepted${rejected.length > 0 ? html`, ${rejected.length} would still be rejected` : ''}.</p>
+${confirmForms(state, r, handler, accepted, preview)}
 <div class="scroll"><table><thead><tr><th scope="col">Event id</th><th scope="col">With ${handler}</th><th scope="col">Why</th></tr></thead><tbody>
-${preview.map(
+${[...rejected, ...accepted].map(
   (
     p,
   ) => html`<tr data-testid="preview-${p.eventId}"><td class="mono"><a href="/messages/${encodeURIComponent(p.eventId)}">${p.eventId}</a></td>
@@ -130,7 +131,7 @@ ${preview.map(
 <td>${p.accepted ? '' : html`<span class="mono">${p.code}</span>: ${p.detail}`}</td></tr>`,
 )}
 </tbody></table></div>
-${confirmForms(state, r, handler, accepted, preview)}`,
+`,
   );
 }
 
