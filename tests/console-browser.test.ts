@@ -114,9 +114,7 @@ function runOn(factory: BackendFactory) {
       const width = await page.evaluate('document.documentElement.scrollWidth');
       expect(width).toBeLessThanOrEqual(390);
       await page.keyboard.press('Tab');
-      expect(await page.evaluate('document.activeElement?.textContent')).toBe(
-        'Skip to content',
-      );
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
       await page.close();
     });
   });
