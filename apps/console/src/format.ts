@@ -44,13 +44,6 @@ export function timeCell(at: number, now: number): Html {
   return html`<time datetime="${iso}" data-local>${localTime(at)}</time> <span class="rel">(${relative(at, now)})</span>`;
 }
 
-/** Money in cents as `123.45`. */
-export function cents(amount: number): string {
-  const sign = amount < 0 ? '-' : '';
-  const abs = Math.abs(amount);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
 function hide(value: JsonValue, hidden: ReadonlySet<string>): JsonValue {
   if (hidden.size === 0) return value;
   if (Array.isArray(value)) return value.map((v) => hide(v, hidden));

@@ -73,6 +73,13 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
     };
   },
   async run(args, { store, json, ctx }) {
+    // A long-running command: it ends on SIGINT / SIGTERM and then closes the store
+    // cleanly. The handlers go in before anything is printed, so a caller that stops
+    // the console as soon as it has read the address cannot kill it half-way.
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
     const running = startConsole({
       store,
       host: args.host,
@@ -101,11 +108,7 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       else ctx.out('  writes allowed after sign-in with your token');
       ctx.out('  stop with Ctrl-C');
     }
-    // A long-running command: it ends on SIGINT / SIGTERM, and closes the store cleanly.
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await stopped;
     await running.stop();
     return 0;
   },

@@ -2,7 +2,7 @@
 import { type MessageView, NotFoundError, show } from '@onceq/core';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { ConsoleRequestError } from '../errors.ts';
-import { cents, prettyPayload, timeCell } from '../format.ts';
+import { prettyPayload, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import { page } from '../layout.ts';
 
@@ -61,5 +61,5 @@ function lease(m: MessageView, now: number): Html {
 
 function effect(m: MessageView): Html {
   if (m.effect === null) return html`<p class="muted">none: this message has not been applied</p>`;
-  return html`<dl class="facts"><dt>category</dt><dd>${m.effect.category}</dd><dt>amount</dt><dd>${cents(m.effect.amountCents)} (${m.effect.amountCents} cents)</dd></dl>`;
+  return html`<dl class="facts"><dt>category</dt><dd>${m.effect.category}</dd><dt>amount_cents</dt><dd>${m.effect.amountCents}</dd></dl>`;
 }

@@ -6,7 +6,7 @@
  */
 import { MESSAGE_STATES, type QueueAges, queueAges, type StatusReport, status } from '@onceq/core';
 import type { ConsoleState, Request0 } from '../context.ts';
-import { cents, duration, timeCell } from '../format.ts';
+import { duration, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import { htmlResponse, page } from '../layout.ts';
 import { throughputChart } from '../throughput.ts';
@@ -78,9 +78,9 @@ export function overviewFragment(state: ConsoleState, data: OverviewData): Html 
 ${
   categories.length === 0
     ? html`<p class="muted">no effects yet: nothing has been processed</p>`
-    : html`<table><thead><tr><th scope="col">category</th><th scope="col" class="num">amount</th></tr></thead><tbody>
-${categories.map(([c, amount]) => html`<tr><th scope="row">${c}</th><td class="num" data-testid="total-${c}">${cents(amount)}</td></tr>`)}
-<tr><th scope="row">total</th><td class="num" data-testid="total-all">${cents(report.total)}</td></tr></tbody></table>`
+    : html`<table><thead><tr><th scope="col">category</th><th scope="col" class="num">amount_cents</th></tr></thead><tbody>
+${categories.map(([c, amount]) => html`<tr><th scope="row">${c}</th><td class="num" data-testid="total-${c}">${amount}</td></tr>`)}
+<tr><th scope="row">total</th><td class="num" data-testid="total-all">${report.total}</td></tr></tbody></table>`
 }
 <p class="muted">${report.effects} effects</p></section>
 <section class="card wide" aria-labelledby="h-rate"><h2 id="h-rate">Throughput</h2>

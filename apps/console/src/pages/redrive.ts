@@ -234,7 +234,7 @@ export async function redriveAction(state: ConsoleState, r: Request0): Promise<R
     'dlq',
     'Redriven',
     html`<h1>Redriven</h1>
-<p class="notice ok" role="status" data-testid="redrive-result">Redriven <strong>${redriven.length}</strong> ${redriven.length === 1 ? 'message' : 'messages'}: ${redriven.join(', ')}. They are ready now, attempts reset; a worker running ${handler} will pick them up.</p>
+<p class="notice ok" role="status" data-testid="redrive-result">Redriven <strong>${redriven.length}</strong> ${redriven.length === 1 ? 'message' : 'messages'}: ${redriven.join(', ')}. ${redriven.length === 1 ? 'It is' : 'They are'} ready now with attempts reset; a worker running ${handler} will pick ${redriven.length === 1 ? 'it' : 'them'} up.</p>
 <p><a href="/dlq">Back to the dead letters</a> · <a href="/">Overview</a></p>`,
   );
 }
