@@ -81,7 +81,8 @@ export function errorPage(
   status: number,
   message: string,
 ): Response {
-  const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : 'Problem';
+  const title =
+    status === 404 ? 'Not found' : status === 403 || status === 409 ? 'Refused' : 'Problem';
   return page(
     state,
     r,

@@ -82,7 +82,7 @@ function refusal(error: unknown): ConsoleRequestError | null {
     return new ConsoleRequestError(
       409,
       error.code,
-      `${error.message}. Nothing changed: reload the dead letters and select again.`,
+      `${error.message}: reload the dead letters and select again.`,
     );
   }
   return null;
