@@ -67,7 +67,9 @@ LOG="$WORK/bun-test.log"
 set +e
 # bun prints the per-test lines on stdout and the counts on stderr; both go to
 # the console and to a log whose count lines we read afterwards.
-bun test --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
+# --timeout: bun 1.4.4 applies tests/preload.ts's setDefaultTimeout to the first test
+# file only; every later file would get bun's 5 s (process tests fail under load).
+bun test --timeout=60000 --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
 test_rc=${PIPESTATUS[0]}
 set -e
 
