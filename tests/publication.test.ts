@@ -89,6 +89,7 @@ describe('allowlist', () => {
       'docs/sub/deep.md',
       'docs/backup.db',
       'docs/nested/notes.md',
+      'docs/shots/nested.png',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: false });
     }
@@ -102,6 +103,7 @@ describe('allowlist', () => {
       'examples/orders.jsonl',
       'docs/testing.md',
       'docs/operations.md',
+      'docs/console-overview.png',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: true });
     }

@@ -34,8 +34,9 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'examples/*.jsonl',
   'examples/package.json',
   'examples/**/*.ts',
-  // the project's own reference
+  // the project's own reference and its screenshots
   'docs/*.md',
+  'docs/*.png',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */

@@ -19,6 +19,7 @@ import { findPostgres, probePostgres } from './postgres.ts';
 import { section, table, writeJson } from './report.ts';
 import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
+import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
     });
   let pgSkip: string | null = null;
   // Sections that measure PostgreSQL too.
-  if (['pg', 'service', 'anchors'].some((s) => opts.only.has(s as Section))) {
+  if (['pg', 'service', 'console', 'anchors'].some((s) => opts.only.has(s as Section))) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
       statusSection,
       serviceSection,
       streamsSection,
+      consoleSection,
       overheadSection,
       anchorsSection,
     ])

@@ -9,6 +9,7 @@ export const SECTIONS = [
   'overhead',
   'service',
   'streams',
+  'console',
   'anchors',
 ] as const;
 /** Sections run when neither --only nor --anchors says otherwise. */

@@ -48,6 +48,7 @@ export {
   type JsonValue,
 } from './json/value.ts';
 export { isPostgresUrl, openStore } from './open.ts';
+export { type QueueAges, queueAges } from './protocol/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './protocol/due.ts';

@@ -2,6 +2,7 @@ import type { AnyCommand } from '../command.ts';
 import { backupCommand } from './backup.ts';
 import { claimCommand } from './claim.ts';
 import { completeCommand } from './complete.ts';
+import { consoleCommand } from './console.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
 import { doctorCommand } from './doctor.ts';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   showCommand,
   dlqCommand,
   redriveCommand,
+  consoleCommand,
   demoCommand,
   idPolicyCommand,
   pruneCommand,

@@ -1,0 +1,115 @@
+import { DEFAULT_HOST, DEFAULT_PORT, startConsole } from '@onceq/console';
+import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { toJson } from '../output.ts';
+
+interface ConsoleArgs {
+  host: string;
+  port: number;
+  allowWrites: boolean;
+  token: string | null;
+  hideFields: string[];
+}
+
+/** The shortest operator token accepted: a guessable token is no protection. */
+const MIN_TOKEN = 16;
+
+export const consoleCommand = defineCommand<ConsoleArgs>({
+  name: 'console',
+  summary: 'serve the web console: overview, messages, dead letters and redrive',
+  usage: 'console [--port P] [--host H] [--allow-writes] [--token T] [--hide-fields a,b]',
+  flags: [
+    ['--port <P>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`],
+    ['--host <H>', `address to bind (default ${DEFAULT_HOST}: this machine only)`],
+    ['--allow-writes', 'allow redrives, after sign-in with the token printed at start'],
+    [
+      '--token <T>',
+      `the sign-in token (default $ONCEQ_CONSOLE_TOKEN; at least ${MIN_TOKEN} characters); when set, every page needs it`,
+    ],
+    ['--hide-fields <a,b>', 'payload field names shown as (hidden), at any depth'],
+    ['example', 'onceq console   (read-only, http://127.0.0.1:7373)'],
+    ['example', 'ONCEQ_CONSOLE_TOKEN=… onceq console --host 0.0.0.0 --allow-writes'],
+  ],
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'allow-writes': { type: 'boolean' },
+    token: { type: 'string' },
+    'hide-fields': { type: 'string' },
+  },
+  opensStore: true,
+  parse({ values, positionals, ctx }) {
+    expectPositionals(positionals, [], 'console');
+    const portText = stringFlag(values, 'port');
+    const port = portText === undefined ? DEFAULT_PORT : Number(portText);
+    if (portText !== undefined && (!/^[0-9]{1,5}$/.test(portText) || port > 65_535)) {
+      throw new UsageError(
+        `--port must be a whole number from 0 to 65535, got ${JSON.stringify(portText)}`,
+      );
+    }
+    const host = stringFlag(values, 'host') ?? DEFAULT_HOST;
+    if (!/^[A-Za-z0-9.:-]+$/.test(host)) {
+      throw new UsageError(
+        `--host must be a host name or an IP address, got ${JSON.stringify(host)}`,
+      );
+    }
+    const token = stringFlag(values, 'token') ?? ctx.env.ONCEQ_CONSOLE_TOKEN ?? null;
+    if (token !== null && (token.length < MIN_TOKEN || /\s/.test(token))) {
+      const from = stringFlag(values, 'token') === undefined ? 'ONCEQ_CONSOLE_TOKEN' : '--token';
+      throw new UsageError(`${from} must be at least ${MIN_TOKEN} characters without spaces`);
+    }
+    const hideText = stringFlag(values, 'hide-fields');
+    const hideFields = hideText === undefined ? [] : hideText.split(',').map((f) => f.trim());
+    if (hideFields.some((f) => f === '')) {
+      throw new UsageError('--hide-fields takes field names separated by commas, e.g. email,card');
+    }
+    return {
+      host,
+      port,
+      allowWrites: boolFlag(values, 'allow-writes') === true,
+      token,
+      hideFields,
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    // A long-running command: it ends on SIGINT / SIGTERM and then closes the store
+    // cleanly. The handlers go in before anything is printed, so a caller that stops
+    // the console as soon as it has read the address cannot kill it half-way.
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    const running = startConsole({
+      store,
+      host: args.host,
+      port: args.port,
+      allowWrites: args.allowWrites,
+      token: args.token,
+      hideFields: args.hideFields,
+      log: (line) => ctx.err(line),
+    });
+    for (const line of running.warnings) ctx.err(line);
+    if (json) {
+      ctx.out(
+        toJson({
+          url: running.url,
+          allow_writes: args.allowWrites,
+          token: running.tokenGenerated ? running.token : null,
+          store: { kind: store.kind, location: store.location },
+        }),
+      );
+    } else {
+      ctx.out(`onceq console for ${store.location} (${store.kind})`);
+      ctx.out(`  open ${running.url}`);
+      if (!args.allowWrites) ctx.out('  read-only: start with --allow-writes to redrive');
+      else if (running.tokenGenerated)
+        ctx.out(`  writes allowed after sign-in; token (shown once): ${running.token}`);
+      else ctx.out('  writes allowed after sign-in with your token');
+      ctx.out('  stop with Ctrl-C');
+    }
+    await stopped;
+    await running.stop();
+    return 0;
+  },
+});

@@ -1,0 +1,100 @@
+/**
+ * The router: one function from a request to a response. Every route, the checks in
+ * front of them (Host, sign-in where reads need it) and the mapping of refusals to
+ * status codes live here; the pages only render.
+ */
+import { OnceqError } from '@onceq/core';
+import { CLIENT_SCRIPT } from './assets/client.ts';
+import { ICON, STYLE } from './assets/style.ts';
+import type { ConsoleState, Request0 } from './context.ts';
+import { ConsoleRequestError } from './errors.ts';
+import { errorPage, redirect, SECURITY_HEADERS } from './layout.ts';
+import { loginAction, loginPage, logoutAction } from './pages/login.ts';
+import { messagePage } from './pages/message.ts';
+import { listPage } from './pages/messages.ts';
+import { overviewLive, overviewPage } from './pages/overview.ts';
+import { previewPage, redriveAction } from './pages/redrive.ts';
+import { checkHost } from './security.ts';
+
+type Route = (state: ConsoleState, r: Request0, match: string) => Promise<Response> | Response;
+
+const ASSETS: Record<string, [string, string]> = {
+  '/assets/style.css': ['text/css; charset=utf-8', STYLE],
+  '/assets/console.js': ['text/javascript; charset=utf-8', CLIENT_SCRIPT],
+  '/favicon.svg': ['image/svg+xml', ICON],
+};
+
+const GET: [RegExp, Route][] = [
+  [/^\/$/, overviewPage],
+  [/^\/overview\/live$/, overviewLive],
+  [/^\/messages$/, (s, r) => listPage(s, r, 'messages')],
+  [/^\/messages\/([^/]+)$/, (s, r, id) => messagePage(s, r, decodeURIComponent(id))],
+  [/^\/dlq$/, (s, r) => listPage(s, r, 'dlq')],
+  [/^\/dlq\/preview$/, previewPage],
+  [/^\/login$/, loginPage],
+];
+
+const POST: [RegExp, Route][] = [
+  [/^\/dlq\/redrive$/, redriveAction],
+  [/^\/login$/, loginAction],
+  [/^\/logout$/, logoutAction],
+];
+
+/** Paths a visitor may open before signing in on a console whose reads need the token. */
+const OPEN_PATHS = new Set(['/login', '/favicon.ico', ...Object.keys(ASSETS)]);
+
+function find(routes: [RegExp, Route][], path: string): [Route, string] | null {
+  for (const [pattern, route] of routes) {
+    const match = pattern.exec(path);
+    if (match !== null) return [route, match[1] ?? ''];
+  }
+  return null;
+}
+
+/** The console's request handler (`Bun.serve`'s `fetch`). */
+export function consoleFetch(state: ConsoleState) {
+  return async (req: Request, client: string): Promise<Response> => {
+    const url = new URL(req.url);
+    const r: Request0 = { req, url, session: state.sessions.fromRequest(req), client };
+    try {
+      checkHost(req, state.boundToLoopback);
+      const asset = ASSETS[url.pathname];
+      if (asset !== undefined && (req.method === 'GET' || req.method === 'HEAD')) {
+        return new Response(asset[1], {
+          headers: { ...SECURITY_HEADERS, 'content-type': asset[0], 'cache-control': 'no-cache' },
+        });
+      }
+      if (url.pathname === '/favicon.ico') return new Response(null, { status: 204 });
+      if (state.tokenForReads && r.session === null && !OPEN_PATHS.has(url.pathname)) {
+        if (req.method === 'GET')
+          return redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`);
+        throw new ConsoleRequestError(403, 'not_signed_in', 'sign in with the console token first');
+      }
+      const table =
+        req.method === 'GET' || req.method === 'HEAD' ? GET : req.method === 'POST' ? POST : null;
+      const found = table === null ? null : find(table, url.pathname);
+      if (found === null) {
+        const other = find(GET, url.pathname) ?? find(POST, url.pathname);
+        if (other !== null) {
+          return errorPage(state, r, 405, `${req.method} is not allowed here`);
+        }
+        return errorPage(state, r, 404, `There is no page at ${url.pathname}.`);
+      }
+      return await found[0](state, r, found[1]);
+    } catch (error) {
+      if (error instanceof ConsoleRequestError)
+        return errorPage(state, r, error.status, error.message);
+      if (error instanceof OnceqError)
+        return errorPage(state, r, 500, `the store refused: ${error.message}`);
+      state.log(
+        `onceq console: internal error on ${req.method} ${url.pathname}: ${(error as Error).message}`,
+      );
+      return errorPage(
+        state,
+        r,
+        500,
+        'Internal error: the console logged it on its standard error.',
+      );
+    }
+  };
+}

@@ -1,0 +1,25 @@
+import { OnceqError } from '@onceq/core';
+
+/**
+ * A request the console refuses, with the HTTP status it answers and, for a bad
+ * parameter, the field at fault (the page shows the message next to that field).
+ */
+export class ConsoleRequestError extends OnceqError {
+  readonly status: number;
+  readonly field: string | null;
+  constructor(status: number, code: string, message: string, field: string | null = null) {
+    super(code, status === 400 ? 2 : 4, message);
+    this.status = status;
+    this.field = field;
+  }
+}
+
+/** A bad query or form parameter: 400, shown next to `field`. */
+export function badParam(field: string, message: string): ConsoleRequestError {
+  return new ConsoleRequestError(400, 'bad_parameter', message, field);
+}
+
+/** A refused request (read-only console, missing sign-in, failed CSRF or origin check): 403. */
+export function forbidden(code: string, message: string): ConsoleRequestError {
+  return new ConsoleRequestError(403, code, message);
+}
