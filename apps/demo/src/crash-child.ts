@@ -96,7 +96,8 @@ function flag(args: string[], name: string): string | undefined {
   return at === -1 ? undefined : args[at + 1];
 }
 
-async function main(args: string[]): Promise<void> {
+/** The child's body; also run by the compiled `onceq` binary, which has no script file to spawn. */
+export async function main(args: string[]): Promise<void> {
   const now = Number(flag(args, '--now'));
   const leaseSeconds = Number(flag(args, '--lease') ?? 2);
   const schema = flag(args, '--schema');

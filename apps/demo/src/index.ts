@@ -14,7 +14,7 @@ import { snapshotLines } from './format.ts';
 import { DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures, runStory } from './story.ts';
 
 export { type Check, checkFigures } from './checks.ts';
-export { CRASH_CHILD_PATH, CRASH_EXIT_CODE } from './crash-child.ts';
+export { CRASH_CHILD_PATH, CRASH_EXIT_CODE, main as runCrashChild } from './crash-child.ts';
 export { DEMO_INPUT, DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures } from './story.ts';
 
 /**

@@ -1,10 +1,10 @@
-import { apply } from '@onceq/core';
+import { apply, LeaseLostError, show } from '@onceq/core';
 import { getHandler, type HandlerVersion } from '@onceq/handler';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveHandler } from '../config.ts';
 import { UsageError } from '../errors.ts';
-import { toJson } from '../output.ts';
+import { humanTime, toJson } from '../output.ts';
 
 interface CompleteArgs {
   eventId: string;
@@ -22,6 +22,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
   ],
   options: { generation: { type: 'string' }, handler: { type: 'string' } },
   opensStore: true,
+  examples: ['complete E0001 --generation 1', 'complete E0004 --generation 3 --handler v2 --json'],
   parse({ values, positionals, config }) {
     const [eventId] = expectPositionals(positionals, ['<id>'], 'complete') as [string];
     return {
@@ -31,11 +32,19 @@ export const completeCommand = defineCommand<CompleteArgs>({
     };
   },
   async run(args, { store, json, ctx }) {
-    const outcome = await apply(
-      store,
-      { eventId: args.eventId, generation: args.generation },
-      getHandler(args.handler),
-    );
+    const now = store.clock();
+    let outcome: Awaited<ReturnType<typeof apply>>;
+    try {
+      outcome = await apply(
+        store,
+        { eventId: args.eventId, generation: args.generation },
+        getHandler(args.handler),
+      );
+    } catch (error) {
+      // An unknown id is not a lost lease: say so the way show and redrive do.
+      if (error instanceof LeaseLostError) await show(store, args.eventId);
+      throw error;
+    }
     if (outcome.outcome === 'done') {
       const { category, amountCents } = outcome.effect;
       ctx.out(
@@ -69,7 +78,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               detail: outcome.detail,
               available_at: outcome.availableAt,
             })
-          : `${outcome.eventId} failed temporarily (${outcome.code}); ready again at ${outcome.availableAt}`,
+          : `${outcome.eventId} failed temporarily (${outcome.code}); ready again at ${humanTime(outcome.availableAt, now)}`,
       );
     }
     return 0;

@@ -2,11 +2,12 @@ import { DEFAULT_BATCH, type WorkSummary, work } from '@onceq/core';
 import { getHandler, type HandlerVersion } from '@onceq/handler';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { resolveHandler } from '../config.ts';
+import { describeHandler, type HandlerSource, resolveHandlerSource } from '../config.ts';
 import { plural, toJson } from '../output.ts';
 
 interface WorkArgs {
   handler: HandlerVersion;
+  source: HandlerSource;
   max: number | undefined;
   leaseSeconds: number | undefined;
   batch: number | undefined;
@@ -32,10 +33,13 @@ export const workCommand = defineCommand<WorkArgs>({
     batch: { type: 'string' },
   },
   opensStore: true,
+  examples: ['work', 'work --handler v2 --max 10'],
   parse({ values, positionals, config }) {
     expectPositionals(positionals, [], 'work');
+    const { version, source } = resolveHandlerSource(stringFlag(values, 'handler'), config);
     return {
-      handler: resolveHandler(stringFlag(values, 'handler'), config),
+      handler: version,
+      source,
       max: intFlag(values, 'max', { min: 1 }),
       leaseSeconds: intFlag(values, 'lease', { min: 1 }),
       batch: intFlag(values, 'batch', { min: 1 }),
@@ -43,19 +47,32 @@ export const workCommand = defineCommand<WorkArgs>({
   },
   async run(args, { store, json, ctx }) {
     const progress = ctx.progress;
+    // Which rules decide the money, and why: a handler chosen in setup changes results.
+    if (!json) ctx.err(`${describeHandler(args.handler, args.source)}`);
     let summary: WorkSummary;
+    let sofar: WorkSummary | undefined;
+    const stopListening = ctx.onInterrupt?.(() => {
+      progress?.done();
+      ctx.err(
+        `onceq: interrupted: ${sofar === undefined ? 'nothing finished yet' : `so far ${describe(sofar)}`}; the batch in progress was rolled back and its messages are claimed again once their lease runs out`,
+      );
+    });
     try {
       progress?.update(`working with handler ${args.handler}…`);
       summary = await work(store, getHandler(args.handler), {
         ...(args.max === undefined ? {} : { max: args.max }),
         ...(args.batch === undefined ? {} : { batch: args.batch }),
         ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
-        onProgress: (s) => progress?.update(`working with handler ${args.handler}… ${describe(s)}`),
+        onProgress: (s) => {
+          sofar = s;
+          progress?.update(`working with handler ${args.handler}… ${describe(s)}`);
+        },
       });
     } finally {
+      stopListening?.();
       progress?.done();
     }
-    if (json) ctx.out(toJson({ handler: args.handler, ...summary }));
+    if (json) ctx.out(toJson({ handler: args.handler, handler_source: args.source, ...summary }));
     else if (summary.claimed === 0) ctx.out('nothing to claim now');
     else ctx.out(`handler ${args.handler}: ${describe(summary)}`);
     return 0;

@@ -70,4 +70,10 @@ export interface OpenStoreOptions {
   onQuery?: (sql: string, parameters: readonly unknown[]) => void;
   /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
   schema?: string;
+  /**
+   * SQLite only: open an existing file read-only (no file is created, no pragma is
+   * written), so reads work on read-only media and full disks. When the file's schema is
+   * behind this build, the store is opened read-write once to migrate it. Default false.
+   */
+  readOnly?: boolean;
 }

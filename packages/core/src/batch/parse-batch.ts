@@ -111,7 +111,9 @@ export function parseBatch(input: Uint8Array | string): ParsedBatch {
     ]);
   }
   if (lines === 0) throw new BatchRejectedError([{ line: 0, reason: 'the batch has no events' }]);
-  if (issues.length > 0) throw new BatchRejectedError(capIssues(issues));
+  if (issues.length > 0) {
+    throw new BatchRejectedError(capIssues(issues), { problems: issues.length });
+  }
   return { entries, duplicates, lines };
 }
 
