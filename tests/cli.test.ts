@@ -1,5 +1,5 @@
 /**
- * CLI smoke: the story of SPEC §6 by hand through the real `onceq` process (model clock
+ * CLI smoke: the story of docs/protocol.md §6 by hand through the real `onceq` process (model clock
  * via --now), the manual recovery after toy support, and one case per exit code (§7).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';

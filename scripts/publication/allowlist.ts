@@ -18,6 +18,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'START_HERE.md',
   'EXERCISES.md',
   'VALIDATION.md',
+  'docs/*.md',
   '.gitignore',
   '.ci/run',
   // workspaces

@@ -1,5 +1,5 @@
 /**
- * The crash child (SPEC §6): claims the next message, begins the apply transaction,
+ * The crash child (docs/protocol.md §6): claims the next message, begins the apply transaction,
  * inserts the effect, and dies with exit code 86 **before COMMIT**: no finally, no
  * rollback, no close. The transaction is written with Kysely directly so the process
  * dies between two statements of it, exactly where a real worker could.

@@ -1,5 +1,5 @@
 /**
- * The crash child of the demo (SPEC §6): a separate process that claims the first
+ * The crash child of the demo (docs/protocol.md §6): a separate process that claims the first
  * claimable message, inserts its effect inside the apply transaction, and then exits
  * with code {@link CRASH_EXIT_CODE} **before COMMIT**: no `finally`, no rollback, no
  * close. The database must undo the insert on its own and leave the claim `leased`.

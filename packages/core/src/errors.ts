@@ -1,6 +1,6 @@
 /**
  * Every error onceq throws on purpose is an {@link OnceqError} with a stable `code`
- * and the process exit code the CLI maps it to (SPEC §7):
+ * and the process exit code the CLI maps it to (docs/protocol.md §7):
  * 1 internal · 2 usage · 3 input rejected · 4 protocol refusal.
  */
 export class OnceqError extends Error {

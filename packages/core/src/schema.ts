@@ -3,7 +3,7 @@ import type { MessageState } from './states.ts';
 /** Row types of the store, shared by both backends (SQLite and PostgreSQL). */
 export interface MessagesTable {
   event_id: string;
-  /** Canonical JSON text of the payload (SPEC §2). */
+  /** Canonical JSON text of the payload (docs/protocol.md §2). */
   payload: string;
   state: MessageState;
   attempts: number;
