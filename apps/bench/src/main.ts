@@ -6,7 +6,7 @@
  *   --runs N           repetitions of every measurement (median, min–max); default 3
  *   --messages N       messages per processing run, ≤ 10000 (event ids E0000–E9999); default 10000
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
- *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
+ *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead, startup
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */
@@ -27,6 +27,7 @@ import {
   type StoreFactory,
   sqliteFactory,
 } from './scenarios/processing.ts';
+import { runStartup } from './scenarios/startup.ts';
 import { runPgStatus, runSqliteStatus, type StatusResult } from './scenarios/status.ts';
 import {
   errorText,
@@ -39,7 +40,7 @@ import {
 } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
-const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead'] as const;
+const SECTIONS = ['sqlite', 'pg', 'enqueue', 'status', 'overhead', 'startup'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const TARGETS = {
@@ -49,6 +50,7 @@ const TARGETS = {
   pgBatch: 18_000,
   pgPerMessage: 1_000,
   statusMs: 100,
+  startupMs: 50,
   fairShare: 0.3,
 };
 
@@ -562,6 +564,27 @@ async function main(): Promise<void> {
           met: st.statusMs.median < TARGETS.statusMs,
         });
       }
+    }
+
+    // ---- startup ----
+    if (opts.only.has('startup')) {
+      log('start-up of onceq status on a small store (builds the binary) …');
+      const st = await runStartup(ROOT, scratch, opts.quick ? 5 : 20);
+      results.startup = st.rows;
+      out.push(
+        section('Start-up: one fresh process per run, small SQLite store (scenarios/startup.ts)'),
+      );
+      out.push(
+        table(
+          ['command', 'wall ms median (min–max)', 'CPU ms median (min–max)'],
+          st.rows.map((r) => [r.what, msCell(r.ms.wall), msCell(r.ms.cpu)]),
+        ),
+      );
+      targets.push({
+        target: `onceq status on a small SQLite store ≤ ${TARGETS.startupMs} ms (compiled binary)`,
+        measured: `${msCell(st.binaryStatusMs.wall)} ms (CPU ${msCell(st.binaryStatusMs.cpu)} ms)`,
+        met: st.binaryStatusMs.wall.median <= TARGETS.startupMs,
+      });
     }
 
     // ---- overhead ----
