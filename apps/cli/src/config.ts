@@ -7,8 +7,8 @@ import {
   HANDLER_VERSIONS,
   type HandlerVersion,
   isHandlerVersion,
-} from '@onceq/handler';
-import { z } from 'zod';
+} from '@onceq/handler/versions';
+import type { z } from 'zod';
 import { UsageError } from './errors.ts';
 
 /** The config file, read from (and written by `setup` to) the current directory. */
@@ -21,12 +21,18 @@ export const DEFAULT_DB = './onceq.db';
  * What `onceq.config.json` may hold, checked with zod: both keys optional, no other key
  * allowed (a typo such as `"hander"` is an error, not silently ignored).
  */
-const configSchema = z.strictObject({
-  /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
-  db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
-  /** The handler version `work`, `complete` and `redrive --dry-run` use by default. */
-  handler: z.enum(HANDLER_VERSIONS).optional(),
-});
+function configSchema() {
+  // zod is loaded only when a config file exists: most commands start without it.
+  const { z } = require('zod') as typeof import('zod');
+  return z.strictObject({
+    /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
+    db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
+    /** The handler version `work`, `complete` and `redrive --dry-run` use by default. */
+    handler: z.enum(HANDLER_VERSIONS).optional(),
+  });
+}
+
+const CONFIG_KEYS = ['db', 'handler'];
 
 /** What `onceq.config.json` may hold. */
 export type OnceqConfig = { db?: string; handler?: HandlerVersion };
@@ -45,7 +51,7 @@ export function readConfig(cwd: string): OnceqConfig {
   } catch (error) {
     throw bad(error instanceof SyntaxError ? `not valid JSON (${error.message})` : String(error));
   }
-  const parsed = configSchema.safeParse(value);
+  const parsed = configSchema().safeParse(value);
   if (!parsed.success) throw bad(describeIssue(parsed.error.issues[0]));
   const config: OnceqConfig = {};
   // The raw string, not the trimmed one: a path is taken as written.
@@ -57,7 +63,7 @@ export function readConfig(cwd: string): OnceqConfig {
 function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   if (issue === undefined) return 'invalid';
   if (issue.code === 'unrecognized_keys') {
-    return `unknown key ${JSON.stringify(issue.keys[0])} (known: ${Object.keys(configSchema.shape).join(', ')})`;
+    return `unknown key ${JSON.stringify(issue.keys[0])} (known: ${CONFIG_KEYS.join(', ')})`;
   }
   const key = issue.path[0];
   if (key === undefined) return 'expected a JSON object like {"db": "./onceq.db", "handler": "v1"}';

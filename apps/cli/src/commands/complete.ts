@@ -1,5 +1,5 @@
 import { apply, LeaseLostError, show } from '@onceq/core';
-import { getHandler, type HandlerVersion } from '@onceq/handler';
+import type { HandlerVersion } from '@onceq/handler/versions';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveHandler } from '../config.ts';
@@ -33,6 +33,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
   },
   async run(args, { store, json, ctx }) {
     const now = store.clock();
+    const { getHandler } = await import('@onceq/handler');
     let outcome: Awaited<ReturnType<typeof apply>>;
     try {
       outcome = await apply(

@@ -1,5 +1,5 @@
 import { previewRedrive, type RedriveSelection, redrive } from '@onceq/core';
-import { getHandler, type HandlerVersion } from '@onceq/handler';
+import type { HandlerVersion } from '@onceq/handler/versions';
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveHandler } from '../config.ts';
@@ -50,6 +50,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
   },
   async run(args, { store, json, ctx }) {
     if (args.dryRun !== null) {
+      const { getHandler } = await import('@onceq/handler');
       const preview = await previewRedrive(store, args.selection, getHandler(args.dryRun));
       if (json) {
         ctx.out(

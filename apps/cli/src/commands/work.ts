@@ -1,5 +1,5 @@
 import { DEFAULT_BATCH, type WorkSummary, work } from '@onceq/core';
-import { getHandler, type HandlerVersion } from '@onceq/handler';
+import type { HandlerVersion } from '@onceq/handler/versions';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { describeHandler, type HandlerSource, resolveHandlerSource } from '../config.ts';
@@ -59,6 +59,8 @@ export const workCommand = defineCommand<WorkArgs>({
     });
     try {
       progress?.update(`working with handler ${args.handler}…`);
+      // The rules (and zod) load only for the commands that run a handler.
+      const { getHandler } = await import('@onceq/handler');
       summary = await work(store, getHandler(args.handler), {
         ...(args.max === undefined ? {} : { max: args.max }),
         ...(args.batch === undefined ? {} : { batch: args.batch }),

@@ -16,7 +16,7 @@ import {
   type WorkSummary,
   work,
 } from '@onceq/core';
-import { getHandler, HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler';
+import { HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
 import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
 import { storePathProblem } from '../store-path.ts';
@@ -165,6 +165,7 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     if (answers.run) {
       const s = reporter.spinner();
       s.start(`Running the worker once with handler ${answers.handler}`);
+      const { getHandler } = await import('@onceq/handler');
       summary = await work(store, getHandler(answers.handler));
       s.stop(
         `Worker (${answers.handler}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
