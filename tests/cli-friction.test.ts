@@ -282,6 +282,10 @@ describe('9. consistency', () => {
     const demo = await box.run(['demo', '--db', 'onceq.db']);
     expect(demo.code).toBe(2);
     expect(demo.stderr).toStartWith('onceq: ');
+    const withEnv = await box.run(['demo', '--json'], { env: { ONCEQ_DB: 'elsewhere.db' } });
+    expect(withEnv.code).toBe(0);
+    expect(withEnv.stderr).toContain('ONCEQ_DB is not used by the demo');
+    expect(existsSync(join(box.cwd, 'elsewhere.db'))).toBe(false);
   });
 
   test('setup --no-run prints no status; setup --help says what --yes reuses', async () => {
