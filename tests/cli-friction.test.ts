@@ -265,6 +265,49 @@ describe('8. terminal hints and Ctrl-C', () => {
   });
 });
 
+describe('8b. Ctrl-C during work', () => {
+  test('prints what was done so far and exits 130; nothing half-applied', async () => {
+    // 3,000 messages one transaction each, answered between chunks of 500: the interrupt
+    // sent as soon as work has started lands before the last chunk.
+    const lines = Array.from({ length: 3000 }, (_, i) => line(i));
+    writeFileSync(join(box.cwd, 'many.jsonl'), `${lines.join('\n')}\n`);
+    expect((await box.run(['enqueue', '--split', 'many.jsonl'])).code).toBe(0);
+    const env: Record<string, string | undefined> = { ...process.env };
+    delete env.ONCEQ_DB;
+    const proc = Bun.spawn(['bun', BIN, 'work', '--batch', '1'], {
+      cwd: box.cwd,
+      env,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+    const reader = proc.stderr.getReader();
+    let stderr = '';
+    while (!stderr.includes('(from the default)')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stderr += new TextDecoder().decode(value);
+    }
+    proc.kill('SIGINT');
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stderr += new TextDecoder().decode(value);
+    }
+    const code = await proc.exited;
+    clearTimeout(timer);
+    expect(code).toBe(130);
+    expect(stderr).toContain('onceq: interrupted: ');
+    expect(stderr).toContain('stopped between transactions, nothing is half done');
+    const s = json<{ messages: { done: number; ready: number; leased: number }; effects: number }>(
+      await box.run(['status', '--json']),
+    );
+    // Every done message has its effect; the interrupted one did not half-apply.
+    expect(s.effects).toBe(s.messages.done);
+    expect(s.messages.done).toBeLessThan(3000);
+  });
+});
+
 describe('9. consistency', () => {
   test('complete of an unknown id, --now out of range, near-miss names, demo and ONCEQ_DB', async () => {
     await box.run(['enqueue', DEMO_JSONL]);

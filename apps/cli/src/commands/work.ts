@@ -49,27 +49,37 @@ export const workCommand = defineCommand<WorkArgs>({
     const progress = ctx.progress;
     // Which rules decide the money, and why: a handler chosen in setup changes results.
     if (!json) ctx.err(`${describeHandler(args.handler, args.source)}`);
-    let summary: WorkSummary;
-    let sofar: WorkSummary | undefined;
+    const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
+    // Ctrl-C is handled between chunks of work (the listener runs when the event loop
+    // turns, which a run of SQLite transactions never lets it do): no transaction is
+    // open then, so the summary so far is exact and nothing is half done.
     const stopListening = ctx.onInterrupt?.(() => {
       progress?.done();
       ctx.err(
-        `onceq: interrupted: ${sofar === undefined ? 'nothing finished yet' : `so far ${describe(sofar)}`}; the batch in progress was rolled back and its messages are claimed again once their lease runs out`,
+        `onceq: interrupted: ${summary.claimed === 0 ? 'nothing was claimed' : `so far ${describe(summary)}`}; stopped between transactions, nothing is half done`,
       );
     });
+    const chunk = (args.batch ?? DEFAULT_BATCH) * WORK_CHUNK_BATCHES;
     try {
       progress?.update(`working with handler ${args.handler}…`);
       // The rules (and zod) load only for the commands that run a handler.
       const { getHandler } = await import('@onceq/handler');
-      summary = await work(store, getHandler(args.handler), {
-        ...(args.max === undefined ? {} : { max: args.max }),
-        ...(args.batch === undefined ? {} : { batch: args.batch }),
-        ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
-        onProgress: (s) => {
-          sofar = s;
-          progress?.update(`working with handler ${args.handler}… ${describe(s)}`);
-        },
-      });
+      const handler = getHandler(args.handler);
+      for (;;) {
+        const left = args.max === undefined ? chunk : Math.min(chunk, args.max - summary.claimed);
+        const part = await work(store, handler, {
+          max: left,
+          ...(args.batch === undefined ? {} : { batch: args.batch }),
+          ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+          onProgress: (s) => {
+            progress?.update(`working with handler ${args.handler}… ${describe(add(summary, s))}`);
+          },
+        });
+        Object.assign(summary, add(summary, part));
+        // Fewer than asked: nothing is claimable now. Or the --max is reached.
+        if (part.claimed < left || summary.claimed === args.max) break;
+        await new Promise((resolve) => setTimeout(resolve, 0)); // let a Ctrl-C in
+      }
     } finally {
       stopListening?.();
       progress?.done();
@@ -80,6 +90,19 @@ export const workCommand = defineCommand<WorkArgs>({
     return 0;
   },
 });
+
+/** Messages per call of core's work loop: Ctrl-C is answered between two calls. */
+const WORK_CHUNK_BATCHES = 5;
+
+function add(a: WorkSummary, b: Readonly<WorkSummary>): WorkSummary {
+  return {
+    claimed: a.claimed + b.claimed,
+    done: a.done + b.done,
+    retried: a.retried + b.retried,
+    dead: a.dead + b.dead,
+    lost: a.lost + b.lost,
+  };
+}
 
 function describe(s: WorkSummary): string {
   const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`];
