@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # THE test command (`bun run test`):
-#   1. typecheck + lint of every workspace and the root, through turbo;
+#   1. typecheck + lint of every workspace and the root, through turbo, one line per
+#      step as it runs;
 #   2. a throwaway PostgreSQL cluster when DATABASE_URL is not set;
 #   3. bun test over tests/, then one plain line `N passed, N failed`
 #      (`, N skipped` appended when some were skipped or todo).
@@ -29,8 +30,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # ---- 1. typecheck + lint ------------------------------------------------------
-echo "== typecheck + lint (turbo run typecheck lint)"
-if ! bun x turbo run typecheck lint --output-logs=errors-only --log-order=grouped \
+echo "== typecheck + lint (turbo run typecheck lint; a line per step as it starts and ends)"
+# new-only + stream: each task prints its start and its result (biome's "Checked N
+# files", tsc's errors) as it happens, so the minute of type checking is not silent;
+# cached tasks print one "cache hit" line.
+if ! bun x turbo run typecheck lint --output-logs=new-only --log-order=stream \
   --ui=stream; then
   echo "typecheck/lint failed: no test was run" >&2
   exit 1

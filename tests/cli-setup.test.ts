@@ -115,10 +115,8 @@ describe('setup with prompts (fake prompter)', () => {
     expect(shown).toContain('Sample events: accepted 4, duplicates 1');
     expect(shown).toContain('claimed 4: 4 done, 0 retried, 0 dead');
     expect(shown).toMatch(/^total\s+20000$/m);
-    // The next commands as a user of a clone types them.
-    expect(shown).toContain(
-      'outro Ready. Next: bun run onceq status · bun run onceq dlq · bun run onceq work',
-    );
+    // The next commands as a user of the installed onceq types them.
+    expect(shown).toContain('outro Ready. Next: onceq status · onceq dlq · onceq work');
     // No stray temporary file next to the config.
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
@@ -143,7 +141,9 @@ describe('setup with prompts (fake prompter)', () => {
     expect(code).toBe(0);
     expect(fake.asked).toEqual([]);
     expect(readConfig(dir)).toEqual({ db: 'x.db', handler: 'v2' });
-    expect(fake.shown.join('\n')).toMatch(/^total\s+0$/m);
+    // --no-run: no status table, since no run computed anything worth showing.
+    expect(fake.shown.join('\n')).not.toContain('note Status');
+    expect(fake.shown.join('\n')).not.toMatch(/^total\s+0$/m);
   });
 
   test('some flags: only the rest is asked', async () => {

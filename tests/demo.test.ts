@@ -50,7 +50,7 @@ function expectSpecFigures(report: DemoReport): void {
 }
 
 describe('demo (SQLite)', () => {
-  test('the demo process with --json exits 0 and reports the figures of SPEC §6', async () => {
+  test('the demo process with --json exits 0 and reports the figures of docs/protocol.md §6', async () => {
     const { code, stdout, stderr } = await runMain(['--json']);
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -76,7 +76,7 @@ describe('demo (SQLite)', () => {
     expect(text).toContain('[1002] E0003 claimed (generation 2, attempt 2) → done: book 5000');
     expect(text).toMatch(/total \(3 effects\) +17000/);
     expect(text).toMatch(/total \(4 effects\) +20000/);
-    expect(lines.at(-1)).toBe('all 45 figures of SPEC §6 match.');
+    expect(lines.at(-1)).toBe('all 45 figures of the demo story (docs/protocol.md §6) match.');
   });
 
   test('a sabotaged story (the child does not crash) exits non-zero and names the failing checks', async () => {

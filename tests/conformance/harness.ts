@@ -46,7 +46,7 @@ export function freshStore(factory: BackendFactory): () => TestEnv {
   };
 }
 
-/** Enqueues the demo's five lines; asserts the 4 accepted / 1 duplicate of SPEC §2. */
+/** Enqueues the demo's five lines; asserts the 4 accepted / 1 duplicate of docs/protocol.md §2. */
 export async function enqueueDemo(store: Store): Promise<void> {
   expect(await enqueue(store, DEMO_BATCH)).toEqual({ accepted: 4, duplicates: 1 });
 }

@@ -21,11 +21,11 @@ import {
   storeArgs,
 } from './harness.ts';
 
-/** The demo's lease (SPEC §6). */
+/** The demo's lease (docs/protocol.md §6). */
 const LEASE = 2;
 
 export function storySuite(name: string, factory: BackendFactory): void {
-  describe(`${name}: the SPEC §6 story`, () => {
+  describe(`${name}: the demo story (docs/protocol.md §6)`, () => {
     const env = freshStore(factory);
 
     test('the demo story on the store API: 10000 at the snapshot, 17000 final, 20000 after the toy redrive', async () => {

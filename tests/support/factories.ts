@@ -220,7 +220,7 @@ export function paid(category: string, amountCents: number): Record<string, unkn
   return { category, amount_cents: amountCents };
 }
 
-/** The demo input of SPEC §6: E0001 twice, then a pen, a book and a toy (unknown to v1). */
+/** The demo input of docs/protocol.md §6: E0001 twice, then a pen, a book and a toy (unknown to v1). */
 export const DEMO_LINES: readonly string[] = Object.freeze([
   line('E0001', paid('book', 10000)),
   line('E0001', paid('book', 10000)),

@@ -1,5 +1,5 @@
 /**
- * The bare baseline: onceq's SQL protocol (SPEC §5) written directly against
+ * The bare baseline: onceq's SQL protocol (docs/protocol.md §5) written directly against
  * `bun:sqlite`, without Kysely, the dialect or the protocol modules. Statements are
  * prepared once; busy waits use SQLite's own `busy_timeout`. Per claim:
  *

@@ -24,6 +24,7 @@ import { enqueueSection } from './sections/enqueue.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { serviceSection } from './sections/service.ts';
+import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
 import { streamsSection } from './sections/streams.ts';
 import { removeScratch, scratchDir } from './util.ts';
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
       serviceSection,
       streamsSection,
       consoleSection,
+      startupSection,
       overheadSection,
       anchorsSection,
     ])

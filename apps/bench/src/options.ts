@@ -10,10 +10,11 @@ export const SECTIONS = [
   'service',
   'streams',
   'console',
+  'startup',
   'anchors',
 ] as const;
-/** Sections run when neither --only nor --anchors says otherwise. */
-const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors');
+/** Sections run when neither --only nor --anchors says otherwise: all but the two long ones. */
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors' && s !== 'streams');
 export type Section = (typeof SECTIONS)[number];
 
 export const TARGETS = {
@@ -24,6 +25,7 @@ export const TARGETS = {
   pgPerMessage: 1_000,
   statusMs: 100,
   fairShare: 0.3,
+  startupMs: 50,
 };
 
 export interface Options {

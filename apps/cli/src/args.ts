@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { UsageError } from './errors.ts';
+import { didYouMean } from './suggest.ts';
 
 /** Flags every command accepts. */
 export const GLOBAL_OPTIONS = {
@@ -7,7 +8,7 @@ export const GLOBAL_OPTIONS = {
   now: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'V' },
+  version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsOptionsConfig;
 
 export const GLOBAL_FLAG_HELP: readonly [string, string][] = [
@@ -18,7 +19,7 @@ export const GLOBAL_FLAG_HELP: readonly [string, string][] = [
   ['--now <unix seconds>', 'model clock: every read of the time returns this'],
   ['--json', 'machine-readable output: one JSON document on stdout'],
   ['-h, --help', 'help (global, or for one command)'],
-  ['-V, --version', 'print the version'],
+  ['-v, --version', "print the version and the store's schema version"],
 ];
 
 export type FlagValues = Record<string, string | boolean | undefined>;
@@ -69,17 +70,19 @@ export function parseFlags(
     });
     return { values: { ...values } as FlagValues, positionals };
   } catch (error) {
-    throw new UsageError(describeParseError(error, where));
+    const known = Object.keys({ ...GLOBAL_OPTIONS, ...options }).map((name) => `--${name}`);
+    throw new UsageError(describeParseError(error, where, known));
   }
 }
 
-function describeParseError(error: unknown, where: string): string {
+function describeParseError(error: unknown, where: string, known: readonly string[]): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: string }).code;
   const flag = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
   const help = `see onceq ${where === 'onceq' ? '' : `${where} `}--help`;
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    return `unknown flag ${flag} for ${where} (${help})`;
+    const hint = didYouMean(flag.split('=')[0] ?? flag, known);
+    return `unknown flag ${flag} for ${where}${hint} (${help})`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     if (/ambiguous/.test(message)) {
@@ -114,6 +117,11 @@ export function intFlag(
   const raw = stringFlag(values, name);
   if (raw === undefined) return undefined;
   const n = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (/^[0-9]+$/.test(raw) && (!Number.isSafeInteger(n) || n > max)) {
+    throw new UsageError(
+      `--${name} is out of range: ${raw} is more than ${max.toLocaleString('en-US')}`,
+    );
+  }
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     const range = min === 0 ? 'a non-negative whole number' : `a whole number ≥ ${min}`;
     throw new UsageError(`--${name} must be ${range}, got ${JSON.stringify(raw)}`);

@@ -1,31 +1,47 @@
-import { openStore, type Store, systemClock } from '@onceq/core';
+import { existsSync } from 'node:fs';
+import {
+  isPostgresUrl,
+  openStore,
+  readSchemaVersion,
+  SCHEMA_VERSION,
+  type Store,
+  StoreUnavailableError,
+  systemClock,
+} from '@onceq/core';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
-import type { RunEnv } from './command.ts';
+import type { AnyCommand, RunEnv } from './command.ts';
 import { COMMANDS, findCommand } from './commands/index.ts';
-import { lazyConfig, passwordOf, resolveDb } from './config.ts';
+import { describeSource, lazyConfig, type OnceqConfig, resolveDb } from './config.ts';
 import type { Context } from './context.ts';
-import { describeError, UsageError } from './errors.ts';
+import { describeError, redact, UsageError } from './errors.ts';
 import { commandHelp, globalHelp } from './help.ts';
+import { toJson } from './output.ts';
+import { describeOpenFailure, storePathProblem } from './store-path.ts';
+import { didYouMean } from './suggest.ts';
 
 export const VERSION: string = pkg.version;
+
+/** The latest `--now` accepted: 9999-12-31T23:59:59Z. */
+const MAX_NOW = 253_402_300_799;
 
 /**
  * Runs one `onceq` invocation and resolves to its exit code; never throws. Parsing and
  * printing live here and in commands/; the queue logic is all in @onceq/core.
+ * With `--json` a failure is also one JSON document on stdout.
  */
 export async function runCli(argv: readonly string[], ctx: Context): Promise<number> {
-  const secrets: string[] = [];
   try {
-    return await dispatch(argv, ctx, secrets);
+    return await dispatch(argv, ctx);
   } catch (error) {
-    const { exitCode, lines } = describeError(error, ctx.env.ONCEQ_DEBUG === '1', secrets);
+    const { exitCode, lines, json } = describeError(error, ctx.env.ONCEQ_DEBUG === '1');
     for (const line of lines) ctx.err(line);
+    if (argv.includes('--json')) ctx.out(toJson(json));
     return exitCode;
   }
 }
 
-async function dispatch(argv: readonly string[], ctx: Context, secrets: string[]): Promise<number> {
+async function dispatch(argv: readonly string[], ctx: Context): Promise<number> {
   const { command: name, rest } = splitCommand(argv);
   if (name === undefined || name === 'help') {
     const { values, positionals } = parseFlags(rest, {}, 'onceq');
@@ -36,10 +52,7 @@ async function dispatch(argv: readonly string[], ctx: Context, secrets: string[]
       for (const line of commandHelp(command)) ctx.out(line);
       return 0;
     }
-    if (boolFlag(values, 'version')) {
-      ctx.out(VERSION);
-      return 0;
-    }
+    if (boolFlag(values, 'version')) return printVersion(values, ctx);
     if (name === 'help' || boolFlag(values, 'help')) {
       for (const line of globalHelp(VERSION)) ctx.out(line);
       return 0;
@@ -54,27 +67,18 @@ async function dispatch(argv: readonly string[], ctx: Context, secrets: string[]
     for (const line of commandHelp(command)) ctx.out(line);
     return 0;
   }
-  if (boolFlag(values, 'version')) {
-    ctx.out(VERSION);
-    return 0;
-  }
-  const now = intFlag(values, 'now');
+  if (boolFlag(values, 'version')) return printVersion(values, ctx);
+  const now = intFlag(values, 'now', { max: MAX_NOW });
   const config = lazyConfig(ctx.cwd);
   const args = await command.parse({ values, positionals, config, ctx });
   const dbFlag = stringFlag(values, 'db');
+  const clock = now === undefined ? systemClock : () => now;
 
-  let store: Store | undefined;
-  if (command.opensStore) {
-    const { target } = resolveDb(dbFlag, ctx.env, ctx.cwd, config);
-    secrets.push(...passwordOf(target));
-    store = await openStore(target, { clock: now === undefined ? systemClock : () => now });
-  } else if (dbFlag !== undefined) {
-    secrets.push(...passwordOf(dbFlag));
-  }
+  const store = command.opensStore ? await openFor(command, dbFlag, ctx, config, clock) : undefined;
   const env: RunEnv = {
     ctx,
     json: boolFlag(values, 'json') === true,
-    clock: now === undefined ? systemClock : () => now,
+    clock,
     now,
     dbFlag,
     config,
@@ -90,9 +94,97 @@ async function dispatch(argv: readonly string[], ctx: Context, secrets: string[]
   }
 }
 
+/**
+ * Opens the store a command needs. SQLite: a read-only command refuses a file that does
+ * not exist (a mistyped `--db` must not look like an empty queue) and opens it read-only;
+ * a writing command says on stderr when it creates a new store. A path that cannot work
+ * is named with its cause, not SQLite's words.
+ */
+async function openFor(
+  command: AnyCommand,
+  dbFlag: string | undefined,
+  ctx: Context,
+  config: () => OnceqConfig,
+  clock: () => number,
+): Promise<Store> {
+  const { target, source } = resolveDb(dbFlag, ctx.env, ctx.cwd, config);
+  const readOnly = command.readOnly === true;
+  if (!isPostgresUrl(target) && target !== ':memory:') {
+    if (readOnly && !existsSync(target)) {
+      throw new UsageError(
+        `no store at ${target} (from ${describeSource(source)}); check the path, or create one with onceq setup or onceq enqueue`,
+      );
+    }
+    const problem = storePathProblem(target, readOnly ? 'read' : 'write');
+    if (problem !== null) throw new UsageError(`cannot use the store ${target}: ${problem}`);
+    if (!existsSync(target)) ctx.err(`creating a new store at ${target}`);
+  }
+  try {
+    return await openStore(target, { clock, readOnly });
+  } catch (error) {
+    const cause =
+      error instanceof StoreUnavailableError && !isPostgresUrl(target)
+        ? describeOpenFailure(error.message, target)
+        : null;
+    if (cause === null) throw error;
+    throw new StoreUnavailableError(`cannot use the store ${target}: ${cause}`, { cause: error });
+  }
+}
+
+/**
+ * `onceq --version`: the version, and the schema version of the store the flags, env and
+ * config name, when one exists (a SQLite file is never created to answer).
+ */
+async function printVersion(values: Record<string, unknown>, ctx: Context): Promise<number> {
+  const json = values.json === true;
+  let target: string;
+  try {
+    target = resolveDb(
+      stringFlag(values as never, 'db'),
+      ctx.env,
+      ctx.cwd,
+      lazyConfig(ctx.cwd),
+    ).target;
+  } catch {
+    target = '';
+  }
+  let storeSchema: number | null = null;
+  let exists = target !== '' && (isPostgresUrl(target) || existsSync(target));
+  if (exists) {
+    try {
+      const store = await openStore(target, { readOnly: true });
+      try {
+        storeSchema = await readSchemaVersion(store);
+      } finally {
+        await store.close();
+      }
+    } catch {
+      exists = false;
+    }
+  }
+  if (json) {
+    ctx.out(
+      toJson({
+        version: VERSION,
+        schema: SCHEMA_VERSION,
+        store_schema: exists ? storeSchema : null,
+      }),
+    );
+    return 0;
+  }
+  ctx.out(`onceq ${VERSION} (schema version ${SCHEMA_VERSION})`);
+  ctx.out(
+    exists
+      ? `store: schema version ${storeSchema ?? 'none'}`
+      : `store: no store${target === '' ? '' : ` at ${redact(target)}`}`,
+  );
+  return 0;
+}
+
 function unknownCommand(name: string): UsageError {
+  const names = COMMANDS.map((c) => c.name);
   return new UsageError(
-    `unknown command ${JSON.stringify(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`,
+    `unknown command ${JSON.stringify(name)}${didYouMean(name, names)} (commands: ${names.join(', ')})`,
   );
 }
 

@@ -37,13 +37,18 @@ export interface Command<A> {
   summary: string;
   /** The synopsis after `onceq `. */
   usage: string;
-  /** Command lines a user would type, shown under `--help` (optional). */
-  examples?: readonly string[];
   /** Command flags for `--help`: [flag, description]. */
   flags: readonly [string, string][];
   options: ParseArgsOptionsConfig;
   /** The runner opens the store (applying migrations) before `run` and closes it after. */
   opensStore: boolean;
+  /**
+   * The command only reads: a SQLite store that does not exist is refused (exit 2, naming
+   * the path) instead of created, and an existing one is opened read-only. Default false.
+   */
+  readOnly?: boolean;
+  /** One or two example invocations for `--help` (without the leading `onceq `). */
+  examples?: readonly string[];
   parse(input: CommandInput): A | Promise<A>;
   /** Resolves to the exit code. */
   run(args: A, env: RunEnv): Promise<number>;

@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { isPostgresUrl } from '@onceq/core';
+import { isPostgresUrl, redactUrl } from '@onceq/core';
 import {
   DEFAULT_HANDLER,
   HANDLER_VERSIONS,
   type HandlerVersion,
   isHandlerVersion,
-} from '@onceq/handler';
+} from '@onceq/handler/versions';
+import type { z } from 'zod';
 import { UsageError } from './errors.ts';
 
 /** The config file, read from (and written by `setup` to) the current directory. */
@@ -16,19 +17,29 @@ export const CONFIG_FILE = 'onceq.config.json';
 /** The store used when no flag, `ONCEQ_DB` or config names one. */
 export const DEFAULT_DB = './onceq.db';
 
-/** What `onceq.config.json` may hold. Both keys are optional; no other key is allowed. */
-export interface OnceqConfig {
-  /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
-  db?: string;
-  /** The handler version `work`, `complete` and `redrive --dry-run` use by default. */
-  handler?: HandlerVersion;
+/**
+ * What `onceq.config.json` may hold, checked with zod: both keys optional, no other key
+ * allowed (a typo such as `"hander"` is an error, not silently ignored).
+ */
+function configSchema() {
+  // zod is loaded only when a config file exists: most commands start without it.
+  const { z } = require('zod') as typeof import('zod');
+  return z.strictObject({
+    /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
+    db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
+    /** The handler version `work`, `complete` and `redrive --dry-run` use by default. */
+    handler: z.enum(HANDLER_VERSIONS).optional(),
+  });
 }
 
 const CONFIG_KEYS = ['db', 'handler'];
 
+/** What `onceq.config.json` may hold. */
+export type OnceqConfig = { db?: string; handler?: HandlerVersion };
+
 /**
  * Reads `onceq.config.json` in `cwd`: `{}` when there is none. A file that is not a JSON
- * object of the known keys is a usage error (exit 2) naming the file.
+ * object of the known keys is a usage error (exit 2) naming the file and the key.
  */
 export function readConfig(cwd: string): OnceqConfig {
   const path = join(cwd, CONFIG_FILE);
@@ -40,28 +51,24 @@ export function readConfig(cwd: string): OnceqConfig {
   } catch (error) {
     throw bad(error instanceof SyntaxError ? `not valid JSON (${error.message})` : String(error));
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw bad('expected a JSON object like {"db": "./onceq.db", "handler": "v1"}');
-  }
-  const record = value as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !CONFIG_KEYS.includes(key));
-  if (unknown.length > 0) {
-    throw bad(`unknown key ${JSON.stringify(unknown[0])} (known: ${CONFIG_KEYS.join(', ')})`);
-  }
+  const parsed = configSchema().safeParse(value);
+  if (!parsed.success) throw bad(describeIssue(parsed.error.issues[0]));
   const config: OnceqConfig = {};
-  if (record.db !== undefined) {
-    if (typeof record.db !== 'string' || record.db.trim() === '') {
-      throw bad('"db" must be a non-empty string');
-    }
-    config.db = record.db;
-  }
-  if (record.handler !== undefined) {
-    if (typeof record.handler !== 'string' || !isHandlerVersion(record.handler)) {
-      throw bad(`"handler" must be one of ${HANDLER_VERSIONS.join(', ')}`);
-    }
-    config.handler = record.handler;
-  }
+  // The raw string, not the trimmed one: a path is taken as written.
+  if (parsed.data.db !== undefined) config.db = (value as { db: string }).db;
+  if (parsed.data.handler !== undefined) config.handler = parsed.data.handler;
   return config;
+}
+
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (issue === undefined) return 'invalid';
+  if (issue.code === 'unrecognized_keys') {
+    return `unknown key ${JSON.stringify(issue.keys[0])} (known: ${CONFIG_KEYS.join(', ')})`;
+  }
+  const key = issue.path[0];
+  if (key === undefined) return 'expected a JSON object like {"db": "./onceq.db", "handler": "v1"}';
+  if (key === 'handler') return `"handler" must be one of ${HANDLER_VERSIONS.join(', ')}`;
+  return '"db" must be a non-empty string';
 }
 
 /** Reads the config file at most once, and only if a value is actually needed from it. */
@@ -104,15 +111,45 @@ export function resolveHandler(
   flag: string | undefined,
   config: () => OnceqConfig,
 ): HandlerVersion {
+  return resolveHandlerSource(flag, config).version;
+}
+
+/** Where the handler version came from, for the `handler v2 (from onceq.config.json)` line. */
+export type HandlerSource = 'flag' | 'config' | 'default';
+
+/** {@link resolveHandler} and where its answer came from. */
+export function resolveHandlerSource(
+  flag: string | undefined,
+  config: () => OnceqConfig,
+): { version: HandlerVersion; source: HandlerSource } {
   if (flag !== undefined) {
     if (!isHandlerVersion(flag)) {
       throw new UsageError(
         `--handler must be one of ${HANDLER_VERSIONS.join(', ')}, got ${JSON.stringify(flag)}`,
       );
     }
-    return flag;
+    return { version: flag, source: 'flag' };
   }
-  return config().handler ?? DEFAULT_HANDLER;
+  const fromConfig = config().handler;
+  if (fromConfig !== undefined) return { version: fromConfig, source: 'config' };
+  return { version: DEFAULT_HANDLER, source: 'default' };
+}
+
+/** `handler v2 (from onceq.config.json)`: which handler runs and why. */
+export function describeHandler(version: HandlerVersion, source: HandlerSource): string {
+  const from = source === 'flag' ? '--handler' : source === 'config' ? CONFIG_FILE : 'the default';
+  return `handler ${version} (from ${from})`;
+}
+
+/** `--db`, `$ONCEQ_DB`, `onceq.config.json` or `the default ./onceq.db`: for messages. */
+export function describeSource(source: Source): string {
+  return source === 'flag'
+    ? '--db'
+    : source === 'ONCEQ_DB'
+      ? '$ONCEQ_DB'
+      : source === 'config'
+        ? CONFIG_FILE
+        : `the default ${DEFAULT_DB}`;
 }
 
 function absolute(target: string, cwd: string): string {
@@ -120,31 +157,29 @@ function absolute(target: string, cwd: string): string {
   return resolve(cwd, target);
 }
 
-/** The password in a `postgres://user:password@host/db` URL, to keep out of every message. */
-export function passwordOf(target: string): string[] {
-  if (!isPostgresUrl(target)) return [];
-  try {
-    const password = decodeURIComponent(new URL(target).password);
-    return password === '' ? [] : [password, new URL(target).password];
-  } catch {
-    return [];
-  }
-}
-
 /**
  * Writes the config file atomically: a temporary file in the same directory, then a
  * rename over `onceq.config.json`. A crash or Ctrl-C leaves the old file or the new one,
- * never half of one. Returns the path written.
+ * never half of one. Written with mode 0600 when it holds a database password. Returns the
+ * path written.
  */
 export async function writeConfig(cwd: string, config: OnceqConfig): Promise<string> {
   const path = join(cwd, CONFIG_FILE);
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  // A config that holds a password is readable by its owner only (0600).
+  const mode = config.db !== undefined && hasPassword(config.db) ? 0o600 : 0o644;
   try {
-    await writeFile(temp, `${JSON.stringify(config, null, 2)}\n`, { flag: 'wx' });
+    await writeFile(temp, `${JSON.stringify(config, null, 2)}\n`, { flag: 'wx', mode });
+    await chmod(temp, mode); // the umask only narrows: 0644 may have become 0600 or less
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
   return path;
+}
+
+/** A `postgres://` URL with a password in it (user info or a `password=` parameter). */
+export function hasPassword(target: string): boolean {
+  return isPostgresUrl(target) && redactUrl(target) !== target;
 }

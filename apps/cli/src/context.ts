@@ -21,6 +21,13 @@ export interface Context {
   readonly progress: Progress | null;
   /** Prompts are possible: stdin and stdout are terminals and `CI` is not set. */
   readonly interactive: boolean;
+  /** stdin is a terminal (`enqueue -` then says how to end the input). Default false. */
+  readonly stdinIsTerminal?: boolean;
+  /**
+   * Runs `handler` on Ctrl-C (SIGINT) instead of dying silently; the handler says what
+   * happened and the process exits 130. Returns a function that removes the handler.
+   */
+  onInterrupt?(handler: () => void): () => void;
   /** The interactive prompter (loads @clack/prompts on first use). */
   prompter(): Promise<Prompter>;
 }
@@ -55,6 +62,16 @@ export function processContext(): Context {
     waitForLine,
     progress: process.stderr.isTTY ? terminalProgress(process.stderr) : null,
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY && !env.CI),
+    stdinIsTerminal: Boolean(process.stdin.isTTY),
+    onInterrupt: (handler) => {
+      const listener = () => {
+        handler();
+        // The open transaction dies with the process: SQLite and PostgreSQL roll it back.
+        process.exit(130);
+      };
+      process.on('SIGINT', listener);
+      return () => process.off('SIGINT', listener);
+    },
     prompter: async () => (await import('./setup/clack.ts')).clackPrompter(),
   };
 }

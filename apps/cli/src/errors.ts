@@ -1,4 +1,11 @@
-import { BatchRejectedError, OnceqError } from '@onceq/core';
+import {
+  BatchRejectedError,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_LINES,
+  OnceqError,
+  redactUrl,
+} from '@onceq/core';
+import { thousands } from './output.ts';
 
 /** A mistake in how onceq was called (flag, argument, config file): exit code 2. */
 export class UsageError extends Error {
@@ -18,36 +25,61 @@ export class CancelledError extends Error {
   }
 }
 
+/** What a failure looks like: the exit code, lines for stderr, one document for `--json`. */
+export interface DescribedError {
+  exitCode: number;
+  lines: string[];
+  /** The document `--json` prints on stdout: `{"error": {code, message, exit_code, …}}`. */
+  json: Record<string, unknown>;
+}
+
 /**
  * The process boundary: turns any error into its exit code and the lines to print on
  * stderr. Known errors become one sentence (a rejected batch adds one line per issue);
  * anything else is an internal error (exit 1). The stack only with `ONCEQ_DEBUG=1`.
+ * Every `postgres://` URL in the text goes through core's `redactUrl`.
  */
-export function describeError(
-  error: unknown,
-  debug: boolean,
-  secrets: readonly string[] = [],
-): { exitCode: number; lines: string[] } {
+export function describeError(error: unknown, debug: boolean): DescribedError {
   const lines: string[] = [];
   let exitCode: number;
+  let code: string;
+  let extra: Record<string, unknown> = {};
   if (error instanceof BatchRejectedError) {
     exitCode = error.exitCode;
-    const n = error.issues.length;
+    code = error.code;
+    const n = error.problems;
     lines.push(
       `onceq: batch rejected, nothing was written (${n} ${n === 1 ? 'problem' : 'problems'}):`,
     );
     for (const issue of error.issues) {
-      lines.push(issue.line > 0 ? `  line ${issue.line}: ${issue.reason}` : `  ${issue.reason}`);
+      const reason = thousands(issue.reason);
+      lines.push(issue.line > 0 ? `  line ${issue.line}: ${reason}` : `  ${reason}`);
     }
+    if (error.issues.some((i) => i.line === 0 && /limit is/.test(i.reason))) {
+      lines.push(
+        `  hint: a batch holds at most ${MAX_BATCH_LINES.toLocaleString('en-US')} lines and ${MAX_BATCH_BYTES.toLocaleString('en-US')} bytes; enqueue a larger file with onceq enqueue --split FILE, or cut it with split -l ${MAX_BATCH_LINES} FILE part-`,
+      );
+    }
+    extra = {
+      problems: n,
+      issues: error.issues.map((i) => ({ line: i.line, reason: i.reason })),
+    };
   } else if (
     error instanceof OnceqError ||
     error instanceof UsageError ||
     error instanceof CancelledError
   ) {
     exitCode = error.exitCode;
+    code =
+      error instanceof OnceqError
+        ? error.code
+        : error instanceof UsageError
+          ? 'usage'
+          : 'cancelled';
     lines.push(`onceq: ${oneLine(error.message)}`);
   } else {
     exitCode = 1;
+    code = 'internal';
     const message = error instanceof Error ? error.message : String(error);
     lines.push(
       debug
@@ -56,15 +88,18 @@ export function describeError(
     );
   }
   if (debug && error instanceof Error && error.stack) lines.push(error.stack);
-  return { exitCode, lines: lines.map((line) => redact(line, secrets)) };
+  const safe = lines.map(redact);
+  const message = (safe[0] ?? '').replace(/^onceq: /, '');
+  return {
+    exitCode,
+    lines: safe,
+    json: { error: { code, exit_code: exitCode, message, ...extra } },
+  };
 }
 
-/** Replaces every secret (a PostgreSQL password) in `text` with `***`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('***');
-  // Belt and braces: any URL credentials that slipped through.
-  return out.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
+/** Every `postgres://` URL in `text` with its password replaced by `***` (core's `redactUrl`). */
+export function redact(text: string): string {
+  return text.replace(/postgres(?:ql)?:\/\/[^\s'"]+/gi, (url) => redactUrl(url));
 }
 
 function oneLine(text: string): string {

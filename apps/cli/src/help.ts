@@ -19,7 +19,8 @@ export function globalHelp(version: string): string[] {
     ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),
     '',
     EXIT_CODES_HELP,
-    'onceq <command> --help shows the flags of one command.',
+    'onceq <command> --help shows the flags and examples of one command.',
+    'The protocol (input format, states, fencing, retries) is described in docs/protocol.md.',
   ];
 }
 
@@ -29,7 +30,7 @@ export function commandHelp(command: AnyCommand): string[] {
     lines.push('', 'flags:', ...table(command.flags).map((l) => `  ${l}`));
   }
   if (command.examples !== undefined && command.examples.length > 0) {
-    lines.push('', 'examples:', ...command.examples.map((e) => `  ${e}`));
+    lines.push('', 'examples:', ...command.examples.map((e) => `  onceq ${e}`));
   }
   lines.push(
     '',

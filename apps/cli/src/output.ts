@@ -56,3 +56,42 @@ export function table(
 export function plural(n: number, word: string, many = `${word}s`): string {
   return `${n} ${n === 1 ? word : many}`;
 }
+
+/**
+ * A Unix time for people: local date and time, then how far from `now`
+ * (`2026-11-30 09:12:03 (in 30 s)`). `--json` keeps the epoch seconds instead.
+ */
+export function humanTime(epochSeconds: number, now: number): string {
+  const d = new Date(epochSeconds * 1000);
+  const p = (n: number) => String(n).padStart(2, '0');
+  const local = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  return `${local} (${relative(epochSeconds - now)})`;
+}
+
+/** `in 30 s`, `5 min ago`, `now`. */
+export function relative(seconds: number): string {
+  if (seconds === 0) return 'now';
+  const a = Math.abs(seconds);
+  const size =
+    a < 120
+      ? `${a} s`
+      : a < 7200
+        ? `${Math.round(a / 60)} min`
+        : a < 172_800
+          ? `${Math.round(a / 3600)} h`
+          : `${Math.round(a / 86_400)} d`;
+  return seconds > 0 ? `in ${size}` : `${size} ago`;
+}
+
+/** Payloads in tables stop at this many characters; `onceq show <id>` prints them whole. */
+export const TABLE_PAYLOAD_CHARS = 60;
+
+/** `text` cut to `max` characters, the cut marked with `…`. */
+export function truncate(text: string, max = TABLE_PAYLOAD_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** `1234567` → `1,234,567`: every number of 4+ digits in a sentence, for sizes. */
+export function thousands(text: string): string {
+  return text.replace(/(?<![\w.])\d{4,}(?![\w.])/g, (n) => Number(n).toLocaleString('en-US'));
+}

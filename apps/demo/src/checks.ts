@@ -1,5 +1,5 @@
 /**
- * Every figure of SPEC §6, as the demo checks it. The demo exits non-zero and names
+ * Every figure of docs/protocol.md §6, as the demo checks it. The demo exits non-zero and names
  * the failing checks when any measured figure differs.
  */
 import type { DemoFigures } from './story.ts';
@@ -67,7 +67,7 @@ const EXPECTED: readonly (readonly [string, Figure, (f: DemoFigures) => Figure])
   ['redrive v2: dead', 0, (f) => f.redrive_v2.messages.dead],
 ];
 
-/** Compares the measured figures with SPEC §6, one {@link Check} per figure. */
+/** Compares the measured figures with docs/protocol.md §6, one {@link Check} per figure. */
 export function checkFigures(figures: DemoFigures): Check[] {
   return EXPECTED.map(([name, expected, read]) => {
     const actual = read(figures);

@@ -1,5 +1,5 @@
 /**
- * The crash child of the demo (SPEC §6): a separate process that claims the first
+ * The crash child of the demo (docs/protocol.md §6): a separate process that claims the first
  * claimable message and runs the **real** `apply` on it with the crash point
  * `after-effect-insert` armed (`ONCEQ_FAULT`, see @onceq/core's faults.ts): inside the
  * apply transaction, once the effect INSERT has run and before the ACK and COMMIT, the
@@ -125,7 +125,8 @@ function flag(args: string[], name: string): string | undefined {
   return at === -1 ? undefined : args[at + 1];
 }
 
-async function main(args: string[]): Promise<void> {
+/** The child's body; also run by the compiled `onceq` binary, which has no script file to spawn. */
+export async function main(args: string[]): Promise<void> {
   const now = Number(flag(args, '--now'));
   const leaseSeconds = Number(flag(args, '--lease') ?? 2);
   const schema = flag(args, '--schema');

@@ -1,5 +1,5 @@
 /**
- * `@onceq/demo`: the story of SPEC §6 on a fresh store, with the model clock and a
+ * `@onceq/demo`: the story of docs/protocol.md §6 on a fresh store, with the model clock and a
  * real crash child. Used by `bun run demo` (main.ts) and `onceq demo`.
  *
  * @module
@@ -14,7 +14,7 @@ import { snapshotLines } from './format.ts';
 import { DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures, runStory } from './story.ts';
 
 export { type Check, checkFigures } from './checks.ts';
-export { CRASH_CHILD_PATH, CRASH_EXIT_CODE } from './crash-child.ts';
+export { CRASH_CHILD_PATH, CRASH_EXIT_CODE, main as runCrashChild } from './crash-child.ts';
 export { DEMO_INPUT, DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures } from './story.ts';
 
 /**
@@ -80,7 +80,7 @@ type Target =
   | { kind: 'postgres'; url: string; schema: string };
 
 /**
- * Runs the demo and returns the exit code: 0 when every figure matches SPEC §6,
+ * Runs the demo and returns the exit code: 0 when every figure matches docs/protocol.md §6,
  * 1 when a figure differs (the failing checks are named) or the story broke,
  * 2 when `db` names an existing file.
  */
@@ -108,7 +108,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     const where =
       target.kind === 'postgres' ? `${store.location}, schema ${target.schema}` : store.location;
     if (!json) {
-      out(`onceq demo: SPEC §6 on a fresh ${store.kind} store (${where})`);
+      out(
+        `onceq demo: the demo story (docs/protocol.md §6) on a fresh ${store.kind} store (${where})`,
+      );
       out(`model clock from ${DEMO_START}, lease ${DEMO_LEASE_SECONDS} s`);
       out('');
     }
@@ -149,7 +151,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
       };
       out(JSON.stringify(report, null, 2));
     } else if (failed.length === 0) {
-      out(`all ${checks.length} figures of SPEC §6 match.`);
+      out(`all ${checks.length} figures of the demo story (docs/protocol.md §6) match.`);
     }
     for (const c of failed) {
       err(
@@ -157,7 +159,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
       );
     }
     if (failed.length > 0) {
-      err(`${failed.length} of ${checks.length} figures of SPEC §6 differ.`);
+      err(
+        `${failed.length} of ${checks.length} figures of the demo story (docs/protocol.md §6) differ.`,
+      );
       return 1;
     }
     return 0;

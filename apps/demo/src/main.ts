@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * `bun run demo [--json] [--db <path|postgres://…>]`: runs {@link runDemo} and exits
- * with its code (0 when every figure of SPEC §6 matches).
+ * with its code (0 when every figure of docs/protocol.md §6 matches).
  */
 import { runDemo } from './index.ts';
 

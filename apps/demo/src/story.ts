@@ -1,5 +1,5 @@
 /**
- * The fixed story of SPEC §6, step by step, on an open store with a model clock. It
+ * The fixed story of docs/protocol.md §6, step by step, on an open store with a model clock. It
  * prints each step as it happens and returns the figures; {@link checkFigures} compares
  * them with the numbers of the spec.
  */
@@ -20,10 +20,10 @@ import type { CrashChildResult } from './crash-child.ts';
 
 /** The model second the story starts at. */
 export const DEMO_START = 1000;
-/** The demo's lease (SPEC §5: "the demo uses a 2 s lease"). */
+/** The demo's lease (docs/protocol.md §6: a 2-second lease). */
 export const DEMO_LEASE_SECONDS = 2;
 
-/** The input of SPEC §6: E0001 twice, then E0002, E0003, E0004. */
+/** The input of docs/protocol.md §6: E0001 twice, then E0002, E0003, E0004. */
 export const DEMO_INPUT = [
   '{"event_id":"E0001","payload":{"category":"book","amount_cents":10000}}',
   '{"event_id":"E0001","payload":{"category":"book","amount_cents":10000}}',

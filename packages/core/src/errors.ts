@@ -1,6 +1,6 @@
 /**
  * Every error onceq throws on purpose is an {@link OnceqError} with a stable `code`
- * and the process exit code the CLI maps it to (SPEC §7):
+ * and the process exit code the CLI maps it to (docs/protocol.md §7):
  * 1 internal · 2 usage · 3 input rejected · 4 protocol refusal.
  */
 export class OnceqError extends Error {
@@ -23,9 +23,15 @@ export interface BatchIssue {
 /** The batch as a whole was refused: nothing of it was written. Exit code 3. */
 export class BatchRejectedError extends OnceqError {
   readonly issues: readonly BatchIssue[];
-  constructor(issues: readonly BatchIssue[], options?: ErrorOptions) {
+  /**
+   * How many problems were found: more than `issues.length` when the list was capped
+   * (its last issue then says `… and N more`). Default: every issue is a problem.
+   */
+  readonly problems: number;
+  constructor(issues: readonly BatchIssue[], options?: ErrorOptions & { problems?: number }) {
     super('batch_rejected', 3, describeIssues(issues), options);
     this.issues = issues;
+    this.problems = options?.problems ?? issues.length;
   }
 }
 

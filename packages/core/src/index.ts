@@ -8,10 +8,15 @@ export type {
   Store,
 } from './backend/backend.ts';
 export { BACKEND_KINDS } from './backend/backend.ts';
-export { assertSchemaName, DEFAULT_SCHEMA } from './backend/postgres/open.ts';
+export { assertSchemaName, DEFAULT_SCHEMA } from './backend/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './backend/postgres/url.ts';
 export type { BatchEntry, ParsedBatch } from './batch/parse-batch.ts';
-export { parseBatch } from './batch/parse-batch.ts';
+export {
+  MAX_BATCH_BYTES,
+  MAX_BATCH_LINES,
+  MAX_PAYLOAD_BYTES,
+  parseBatch,
+} from './batch/parse-batch.ts';
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
 export {
   type BatchIssue,
@@ -47,6 +52,7 @@ export {
   type JsonObject,
   type JsonValue,
 } from './json/value.ts';
+export { readSchemaVersion, SCHEMA_VERSION } from './migrations/index.ts';
 export { isPostgresUrl, openStore } from './open.ts';
 export { type QueueAges, queueAges } from './protocol/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';

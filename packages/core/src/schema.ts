@@ -4,7 +4,7 @@ import type { MessageState } from './states.ts';
 export interface MessagesTable {
   event_id: string;
   /**
-   * Canonical JSON text of the payload (SPEC §2); `null` once pruned (`pruned_at` set),
+   * Canonical JSON text of the payload (docs/protocol.md §2); `null` once pruned (`pruned_at` set),
    * when only {@link MessagesTable.payload_sha256} remains for dedup.
    */
   payload: string | null;

@@ -1,7 +1,7 @@
 import type { JsonObject } from './json/value.ts';
 import type { FailureKind, MessageState } from './states.ts';
 
-/** Protocol knobs. Defaults come from SPEC §5. */
+/** Protocol knobs. Defaults come from docs/protocol.md §5. */
 export interface ProtocolOptions {
   /** Claims a message may get in one cycle before it goes dead. Default 3. */
   maxAttempts: number;

@@ -1,5 +1,5 @@
 /**
- * `@onceq/handler`: the business rules (SPEC §3). Handler versions, lookup helpers,
+ * `@onceq/handler`: the business rules (docs/protocol.md §3). Handler versions, lookup helpers,
  * and the failure kinds a handler throws, all in one place.
  *
  * @module

@@ -4,26 +4,18 @@ import type { JsonObject } from '../../core/src/json/value.ts';
 import type { Effect, Handler, HandlerContext } from '../../core/src/types.ts';
 import { v1 } from './v1.ts';
 import { v2 } from './v2.ts';
+import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from './versions.ts';
 
-/** Every handler version, oldest first. */
-export const HANDLER_VERSIONS = ['v1', 'v2'] as const;
-
-/** A known handler version name. */
-export type HandlerVersion = (typeof HANDLER_VERSIONS)[number];
-
-/** The newest handler version (the usual target of a redrive after a rules fix). */
-export const LATEST_HANDLER: HandlerVersion = 'v2';
-
-/** The handler version used when none is given. */
-export const DEFAULT_HANDLER: HandlerVersion = 'v1';
+export {
+  DEFAULT_HANDLER,
+  HANDLER_VERSIONS,
+  type HandlerVersion,
+  isHandlerVersion,
+  LATEST_HANDLER,
+} from './versions.ts';
 
 /** The handler of each version. */
 export const handlers: Readonly<Record<HandlerVersion, Handler>> = Object.freeze({ v1, v2 });
-
-/** True if `version` names a known handler version. */
-export function isHandlerVersion(version: string): version is HandlerVersion {
-  return (HANDLER_VERSIONS as readonly string[]).includes(version);
-}
 
 /**
  * The handler of `version`. Throws a plain `Error`

@@ -1,5 +1,5 @@
 /**
- * Shared business-rule building blocks (SPEC §3): zod schemas for the payload fields
+ * Shared business-rule building blocks (docs/protocol.md §3): zod schemas for the payload fields
  * and {@link makeHandler}, which turns a version's category list into a {@link Handler}.
  *
  * Payloads arrive from onceq's strict JSON parser, so numbers keep their kind: an

@@ -1,4 +1,4 @@
-/** Handler v1 (SPEC §3): categories `book`, `pen`, `bag`; `amount_cents` a JSON integer 1…9,999,999. */
+/** Handler v1 (docs/protocol.md §3): categories `book`, `pen`, `bag`; `amount_cents` a JSON integer 1…9,999,999. */
 import type { Handler } from '../../core/src/types.ts';
 import { makeHandler, payloadSchema } from './rules.ts';
 

@@ -1,4 +1,4 @@
-/** Handler v2 (SPEC §3): v1 plus category `toy`; same `amount_cents` rule. */
+/** Handler v2 (docs/protocol.md §3): v1 plus category `toy`; same `amount_cents` rule. */
 import type { Handler } from '../../core/src/types.ts';
 import { makeHandler, payloadSchema } from './rules.ts';
 import { V1_CATEGORIES } from './v1.ts';

@@ -2,7 +2,7 @@
  * `status()` (what `onceq status` runs) and a claim on a large store, with the query
  * plans of the status, claim and recovery queries as core issues them.
  *
- * Event ids are `E0000`–`E9999` (SPEC §2, pinned by a CHECK), so a real store never
+ * Event ids are `E0000`–`E9999` (docs/protocol.md §2, pinned by a CHECK), so a real store never
  * holds more than 10,000 messages. To measure 100,000 the rows are inserted directly
  * with 7-character ids (SQLite: `PRAGMA ignore_check_constraints`; PostgreSQL: the
  * event-id CHECK is dropped in the throwaway schema); everything else (schema,

@@ -10,7 +10,7 @@ export const backupCommand = defineCommand<string>({
   name: 'backup',
   summary: 'copy a SQLite store consistently while workers run (never overwrites)',
   usage: 'backup <file>',
-  examples: ['onceq backup backups/onceq-$(date +%F).db'],
+  examples: ['backup backups/onceq-$(date +%F).db'],
   flags: [['<file>', 'the copy to write; refused if it exists (PostgreSQL: use pg_dump)']],
   options: {},
   opensStore: true,

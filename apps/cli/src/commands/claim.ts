@@ -2,7 +2,7 @@ import { claim, holdClaim, type Lease } from '@onceq/core';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
-import { RawJson, toJson } from '../output.ts';
+import { humanTime, RawJson, toJson } from '../output.ts';
 
 interface ClaimArgs {
   leaseSeconds: number | undefined;
@@ -19,6 +19,7 @@ export const claimCommand = defineCommand<ClaimArgs>({
   ],
   options: { lease: { type: 'string' }, hold: { type: 'boolean' } },
   opensStore: true,
+  examples: ['claim --lease 60', 'claim --hold   # in two terminals, to watch the write lock'],
   parse({ values, positionals }) {
     expectPositionals(positionals, [], 'claim');
     return {
@@ -38,7 +39,16 @@ export const claimCommand = defineCommand<ClaimArgs>({
       ctx.err(
         'holding the claim transaction open, not committed yet: press Enter to commit (Ctrl-C rolls it back)',
       );
-      await ctx.waitForLine();
+      const stopListening = ctx.onInterrupt?.(() =>
+        ctx.err(
+          `onceq: interrupted: the claim of ${lease.eventId} was rolled back, nothing was committed (its attempt is not spent)`,
+        ),
+      );
+      try {
+        await ctx.waitForLine();
+      } finally {
+        stopListening?.();
+      }
     });
     if (!json) ctx.out('claim committed');
     return 0;
@@ -59,10 +69,10 @@ export function leaseJson(lease: Lease | null): string {
 
 function printLease(lease: Lease | null, json: boolean, ctx: Context, now: number): void {
   if (json) ctx.out(leaseJson(lease));
-  else if (lease === null) ctx.out(`nothing to claim at ${now}`);
+  else if (lease === null) ctx.out(`nothing to claim at ${humanTime(now, now)}`);
   else {
     ctx.out(
-      `claimed ${lease.eventId} generation ${lease.generation} (attempt ${lease.attempt}), lease until ${lease.leaseUntil}`,
+      `claimed ${lease.eventId} generation ${lease.generation} (attempt ${lease.attempt}), lease until ${humanTime(lease.leaseUntil, now)}`,
     );
     ctx.out(`payload ${lease.payload}`);
   }

@@ -1,9 +1,9 @@
-import { apply, applyAsync } from '@onceq/core';
+import { apply, applyAsync, LeaseLostError, show } from '@onceq/core';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
-import { toJson } from '../output.ts';
+import { humanTime, toJson } from '../output.ts';
 
 interface CompleteArgs {
   eventId: string;
@@ -21,6 +21,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
   ],
   options: { generation: { type: 'string' }, handler: { type: 'string' } },
   opensStore: true,
+  examples: ['complete E0001 --generation 1', 'complete E0004 --generation 3 --handler v2 --json'],
   async parse({ values, positionals, config, ctx }) {
     const [eventId] = expectPositionals(positionals, ['<id>'], 'complete') as [string];
     return {
@@ -30,11 +31,19 @@ export const completeCommand = defineCommand<CompleteArgs>({
     };
   },
   async run(args, { store, json, ctx }) {
+    const now = store.clock();
     const lease = { eventId: args.eventId, generation: args.generation };
-    const outcome =
-      args.handler.kind === 'builtin'
-        ? await apply(store, lease, args.handler.handler)
-        : await applyAsync(store, lease, args.handler.handler);
+    let outcome: Awaited<ReturnType<typeof apply>>;
+    try {
+      outcome =
+        args.handler.kind === 'builtin'
+          ? await apply(store, lease, args.handler.handler)
+          : await applyAsync(store, lease, args.handler.handler);
+    } catch (error) {
+      // An unknown id is not a lost lease: say so the way show and redrive do.
+      if (error instanceof LeaseLostError) await show(store, args.eventId);
+      throw error;
+    }
     if (outcome.outcome === 'done') {
       const { category, amountCents } = outcome.effect;
       ctx.out(
@@ -68,7 +77,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               detail: outcome.detail,
               available_at: outcome.availableAt,
             })
-          : `${outcome.eventId} failed temporarily (${outcome.code}); ready again at ${outcome.availableAt}`,
+          : `${outcome.eventId} failed temporarily (${outcome.code}); ready again at ${humanTime(outcome.availableAt, now)}`,
       );
     }
     return 0;

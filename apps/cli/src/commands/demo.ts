@@ -3,7 +3,7 @@ import { defineCommand } from '../command.ts';
 
 export const demoCommand = defineCommand<null>({
   name: 'demo',
-  summary: 'the story of SPEC §6 on a fresh temporary store, step by step',
+  summary: 'the demo story (docs/protocol.md, "The demo story") on a fresh store, step by step',
   usage: 'demo [--json]',
   flags: [
     [
@@ -14,18 +14,24 @@ export const demoCommand = defineCommand<null>({
   options: {},
   // The demo makes its own fresh store; $ONCEQ_DB and the config are deliberately not used.
   opensStore: false,
+  examples: ['demo', 'demo --json --db ./demo-story.db'],
   parse({ positionals }) {
     expectPositionals(positionals, [], 'demo');
     return null;
   },
   async run(_args, { json, dbFlag, ctx }) {
+    if (dbFlag === undefined && ctx.env.ONCEQ_DB) {
+      ctx.err(
+        'note: ONCEQ_DB is not used by the demo: it always tells its story on a fresh store (keep one with --db NEW_PATH)',
+      );
+    }
     // Loaded on demand: the story (and its crash child) is not needed by other commands.
     const { runDemo } = await import('@onceq/demo');
     return runDemo({
       json,
       ...(dbFlag === undefined ? {} : { db: dbFlag }),
       out: ctx.out,
-      err: ctx.err,
+      err: (line) => ctx.err(line.startsWith('onceq:') ? line : `onceq: ${line}`),
     });
   },
 });

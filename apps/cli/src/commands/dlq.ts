@@ -1,21 +1,33 @@
-import { dlq } from '@onceq/core';
-import { expectPositionals } from '../args.ts';
+import { countMessages, dlq, listMessages, MAX_PAGE, type MessageView } from '@onceq/core';
+import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { plural, RawJson, table, toJson } from '../output.ts';
+import type { Context } from '../context.ts';
+import { plural, RawJson, table, toJson, truncate } from '../output.ts';
 
-export const dlqCommand = defineCommand<null>({
+interface DlqArgs {
+  limit: number | undefined;
+}
+
+export const dlqCommand = defineCommand<DlqArgs>({
   name: 'dlq',
   summary: 'dead messages: id, attempts, generation, last error, the original payload',
-  usage: 'dlq',
-  flags: [],
-  options: {},
+  usage: 'dlq [--limit N]',
+  flags: [['--limit <N>', `show at most N dead messages, 1 to ${MAX_PAGE} (default: all)`]],
+  options: { limit: { type: 'string' } },
   opensStore: true,
-  parse({ positionals }) {
+  readOnly: true,
+  examples: ['dlq', 'dlq --limit 20 --json'],
+  parse({ positionals, values }) {
     expectPositionals(positionals, [], 'dlq');
-    return null;
+    return { limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }) };
   },
-  async run(_args, { store, json, ctx }) {
-    const dead = await dlq(store);
+  async run({ limit }, { store, json, ctx }) {
+    // With --limit only one page is read (by event id, like the full list), plus a count.
+    const dead =
+      limit === undefined
+        ? await dlq(store)
+        : (await listMessages(store, { state: 'dead', limit })).messages;
+    const total = limit === undefined ? dead.length : await countMessages(store, { state: 'dead' });
     if (json) {
       ctx.out(
         toJson(
@@ -25,7 +37,7 @@ export const dlqCommand = defineCommand<null>({
             generation: m.generation,
             last_error: m.lastErrorCode,
             last_error_detail: m.lastErrorDetail,
-            // dlq() leaves pruned messages out: the payload is always there.
+            // A pruned dead message (onceq prune --dead-older-than) kept no payload.
             payload: new RawJson(m.payloadText ?? 'null'),
           })),
         ),
@@ -36,22 +48,30 @@ export const dlqCommand = defineCommand<null>({
       ctx.out('the DLQ is empty');
       return 0;
     }
-    ctx.out(`${plural(dead.length, 'dead message')}:`);
-    const rows = table(
-      [
-        ['event_id', 'attempts', 'generation', 'last_error', 'payload'],
-        ...dead.map((m) => [
-          m.eventId,
-          m.attempts,
-          m.generation,
-          m.lastErrorCode ?? '-',
-          m.payloadText ?? '-',
-        ]),
-      ],
-      ['left', 'right', 'right', 'left', 'left'],
+    ctx.out(
+      dead.length < total
+        ? `${plural(total, 'dead message')}, the first ${dead.length} (--limit):`
+        : `${plural(dead.length, 'dead message')}:`,
     );
-    for (const line of rows) ctx.out(line);
+    printDeadTable(dead, ctx);
     for (const m of dead) if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${m.lastErrorDetail}`);
     return 0;
   },
 });
+
+function printDeadTable(dead: readonly MessageView[], ctx: Context): void {
+  const rows = table(
+    [
+      ['event_id', 'attempts', 'generation', 'last_error', 'payload'],
+      ...dead.map((m) => [
+        m.eventId,
+        m.attempts,
+        m.generation,
+        m.lastErrorCode ?? '-',
+        m.payloadText === null ? '(pruned)' : truncate(m.payloadText),
+      ]),
+    ],
+    ['left', 'right', 'right', 'left', 'left'],
+  );
+  for (const line of rows) ctx.out(line);
+}

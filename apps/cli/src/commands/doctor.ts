@@ -15,7 +15,7 @@ export const doctorCommand = defineCommand<DoctorArgs>({
   name: 'doctor',
   summary: 'check the store: schema, integrity, invariants, stale leases (exit 3 on a problem)',
   usage: 'doctor [--fix] [--stale-lease <seconds>]',
-  examples: ['onceq doctor', 'onceq doctor --json --db postgres://onceq@db/onceq || exit 1'],
+  examples: ['doctor', 'doctor --json --db postgres://onceq@db/onceq || exit 1'],
   flags: [
     ['--fix', 'PostgreSQL: run ANALYZE where planner statistics are missing'],
     ['--stale-lease <seconds>', 'warn about leases expired longer ago than this (default 3600)'],

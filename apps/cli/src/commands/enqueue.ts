@@ -4,47 +4,144 @@ import {
   BatchRejectedError,
   enqueue,
   GENERAL_POLICY,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_LINES,
+  MAX_PAYLOAD_BYTES,
   type ParsedBatch,
   parseBatch,
 } from '@onceq/core';
-import { expectPositionals } from '../args.ts';
+import { boolFlag, expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { readStdinWithin } from '../stdin.ts';
+import { type Chunk, splitBatch } from './split.ts';
 
-/** SPEC §2: a batch file holds at most this many bytes; larger files are refused unread. */
-const MAX_BATCH_BYTES = 1_000_000;
+interface EnqueueArgs {
+  /** One batch, or with `--split` the consecutive batches of a larger file. */
+  batches: { chunk: Chunk; batch: ParsedBatch }[];
+  split: boolean;
+}
 
-export const enqueueCommand = defineCommand({
+const n = (value: number) => value.toLocaleString('en-US');
+
+export const enqueueCommand = defineCommand<EnqueueArgs>({
   name: 'enqueue',
   summary: 'validate a JSONL batch and enqueue it, all or nothing',
-  usage: 'enqueue <file|->',
-  flags: [['<file|->', 'the JSONL batch; - reads stdin']],
-  options: {},
+  usage: 'enqueue <file|-> [--split]',
+  flags: [
+    ['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin'],
+    [
+      '--split',
+      `enqueue a larger file as consecutive batches of up to ${n(MAX_BATCH_LINES)} lines, each all or nothing`,
+    ],
+    ['', ''],
+    ['line format', 'one JSON object per line: {"event_id":"E0001","payload":{…}}'],
+    ['', "exactly these two keys; payload is a JSON object; event_id fits the store's id policy"],
+    ['', '(lesson, the default: E + 4 digits; general: 1-200 printable ASCII, no spaces)'],
+    [
+      'limits',
+      `${n(MAX_BATCH_LINES)} non-empty lines and ${n(MAX_BATCH_BYTES)} bytes a batch; ${n(MAX_PAYLOAD_BYTES)} bytes a payload (canonical form)`,
+    ],
+    ['', 'UTF-8 (a BOM is allowed), LF or CRLF, blank lines ignored'],
+    ['', 'one bad line rejects the whole batch (every bad line is listed)'],
+    [
+      '',
+      'same event_id + same payload = duplicate (counted); different payload = conflict (rejected)',
+    ],
+  ],
+  options: { split: { type: 'boolean' } },
   opensStore: true,
+  examples: ['enqueue examples/demo.jsonl', 'enqueue --split big.jsonl --json'],
   // The whole envelope is read and validated before the store is even opened.
-  async parse({ positionals, ctx }): Promise<ParsedBatch> {
+  async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
+    const split = boolFlag(values, 'split') === true;
+    if (file === '-' && ctx.stdinIsTerminal === true) {
+      ctx.err(
+        'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
+      );
+    }
     const bytes =
       file === '-'
-        ? await readStdinWithin(MAX_BATCH_BYTES)
-        : await readBatchFile(resolve(ctx.cwd, file), file);
-    // The widest id envelope here; enqueue checks the store's own id policy in its transaction.
-    return parseBatch(bytes, GENERAL_POLICY);
+        ? // One batch: refuse stdin past the limit while reading (--split takes any size).
+          split
+          ? await ctx.readStdin()
+          : await readStdinWithin(MAX_BATCH_BYTES)
+        : await readBatchFile(resolve(ctx.cwd, file), file, split);
+    if (!split)
+      return {
+        batches: [{ chunk: wholeFile(bytes), batch: parseBatch(bytes, GENERAL_POLICY) }],
+        split,
+      };
+    const chunks = splitBatch(bytes);
+    return {
+      split,
+      // Every chunk is validated before anything is written: a bad line anywhere in the
+      // file rejects the whole file, with its line number in the file.
+      batches: chunks.map((chunk) => ({ chunk, batch: parseChunk(chunk) })),
+    };
   },
-  async run(batch, { store, json, ctx }) {
-    const result = await enqueue(store, batch);
-    ctx.out(
-      json
-        ? toJson({ accepted: result.accepted, duplicates: result.duplicates })
-        : `accepted ${result.accepted}, duplicates ${result.duplicates}`,
-    );
+  async run({ batches, split }, { store, json, ctx }) {
+    const reports: { batch: number; lines: string; accepted: number; duplicates: number }[] = [];
+    let accepted = 0;
+    let duplicates = 0;
+    for (const [i, { chunk, batch }] of batches.entries()) {
+      let result: { accepted: number; duplicates: number };
+      try {
+        result = await enqueue(store, batch);
+      } catch (error) {
+        if (split && error instanceof BatchRejectedError) {
+          // Batches before this one are committed and stay; later ones are not attempted.
+          ctx.err(
+            `onceq: batch ${i + 1} of ${batches.length} (lines ${chunk.firstLine}-${chunk.lastLine}) rejected; batches 1-${i} stay enqueued (${accepted} accepted), batches ${i + 2}-${batches.length} were not attempted`,
+          );
+        }
+        throw error;
+      }
+      accepted += result.accepted;
+      duplicates += result.duplicates;
+      const lines = `${chunk.firstLine}-${chunk.lastLine}`;
+      reports.push({ batch: i + 1, lines, ...result });
+      if (split && !json) {
+        ctx.out(
+          `batch ${i + 1} of ${batches.length} (lines ${lines}): accepted ${result.accepted}, duplicates ${result.duplicates}`,
+        );
+      }
+    }
+    if (json) {
+      ctx.out(
+        toJson(split ? { accepted, duplicates, batches: reports } : { accepted, duplicates }),
+      );
+    } else {
+      ctx.out(`${split ? 'total: ' : ''}accepted ${accepted}, duplicates ${duplicates}`);
+    }
     return 0;
   },
 });
 
-async function readBatchFile(path: string, shown: string): Promise<Uint8Array> {
+function wholeFile(bytes: Uint8Array): Chunk {
+  return { bytes, firstLine: 1, lastLine: 1 };
+}
+
+/** A chunk's batch; its problems carry line numbers of the whole file. */
+function parseChunk(chunk: Chunk): ParsedBatch {
+  try {
+    // The widest id envelope here; enqueue checks the store's own id policy in its transaction.
+    return parseBatch(chunk.bytes, GENERAL_POLICY);
+  } catch (error) {
+    if (!(error instanceof BatchRejectedError)) throw error;
+    const offset = chunk.firstLine - 1;
+    throw new BatchRejectedError(
+      error.issues.map((issue) =>
+        issue.line > 0 ? { ...issue, line: issue.line + offset } : issue,
+      ),
+      { problems: error.problems },
+    );
+  }
+}
+
+async function readBatchFile(path: string, shown: string, split: boolean): Promise<Uint8Array> {
   let size: number;
   try {
     const info = await stat(path);
@@ -55,11 +152,11 @@ async function readBatchFile(path: string, shown: string): Promise<Uint8Array> {
     const code = (error as { code?: string }).code;
     throw new UsageError(
       code === 'ENOENT'
-        ? `batch file ${shown} does not exist`
+        ? `batch file ${shown} does not exist (looked for ${path})`
         : `cannot read batch file ${shown}: ${(error as Error).message}`,
     );
   }
-  if (size > MAX_BATCH_BYTES) {
+  if (size > MAX_BATCH_BYTES && !split) {
     throw new BatchRejectedError([
       { line: 0, reason: `the file is ${size} bytes, the limit is ${MAX_BATCH_BYTES}` },
     ]);

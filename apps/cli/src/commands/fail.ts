@@ -3,7 +3,7 @@ import { fail } from '@onceq/core';
 import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { toJson } from '../output.ts';
+import { humanTime, toJson } from '../output.ts';
 import { requireGeneration } from './complete.ts';
 
 /** The error code recorded when `--code` is not given. */
@@ -36,6 +36,10 @@ export const failCommand = defineCommand<FailArgs>({
     detail: { type: 'string' },
   },
   opensStore: true,
+  examples: [
+    'fail E0002 --generation 1 --temporary --code upstream_down',
+    'fail E0002 --generation 2 --permanent --detail "bad data"',
+  ],
   parse({ values, positionals }) {
     const [eventId] = expectPositionals(positionals, ['<id>'], 'fail') as [string];
     const temporary = boolFlag(values, 'temporary') === true;
@@ -58,6 +62,7 @@ export const failCommand = defineCommand<FailArgs>({
     };
   },
   async run(args, { store, json, ctx }) {
+    const now = store.clock();
     const result = await fail(
       store,
       { eventId: args.eventId, generation: args.generation },
@@ -77,7 +82,7 @@ export const failCommand = defineCommand<FailArgs>({
       );
     } else if (result.state === 'ready') {
       ctx.out(
-        `${result.eventId} failed (${args.kind}, ${args.code}): ready again at ${result.availableAt}`,
+        `${result.eventId} failed (${args.kind}, ${args.code}): ready again at ${humanTime(result.availableAt, now)}`,
       );
     } else {
       ctx.out(`${result.eventId} failed (${args.kind}, ${args.code}): moved to the DLQ`);

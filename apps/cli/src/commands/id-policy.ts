@@ -16,7 +16,7 @@ export const idPolicyCommand = defineCommand<IdPolicyArgs>({
   name: 'id-policy',
   summary: "show or change the store's event id policy (lesson, general, pattern:<regex>)",
   usage: 'id-policy [show | set <lesson|general|pattern:<regex>>]',
-  examples: ['onceq id-policy set general', "onceq id-policy set 'pattern:evt_[0-9A-Za-z]{8,32}'"],
+  examples: ['id-policy set general', "id-policy set 'pattern:evt_[0-9A-Za-z]{8,32}'"],
   flags: [
     ['show', 'print the policy (the default)'],
     [

@@ -2,6 +2,7 @@ import type { AnyCommand } from '../command.ts';
 import { backupCommand } from './backup.ts';
 import { claimCommand } from './claim.ts';
 import { completeCommand } from './complete.ts';
+import { completionCommand } from './completion.ts';
 import { consoleCommand } from './console.ts';
 import { demoCommand } from './demo.ts';
 import { dlqCommand } from './dlq.ts';
@@ -10,6 +11,7 @@ import { enqueueCommand } from './enqueue.ts';
 import { extendCommand } from './extend.ts';
 import { failCommand } from './fail.ts';
 import { idPolicyCommand } from './id-policy.ts';
+import { listCommand } from './list.ts';
 import { pruneCommand } from './prune.ts';
 import { redriveCommand } from './redrive.ts';
 import { setupCommand } from './setup.ts';
@@ -18,7 +20,7 @@ import { statusCommand } from './status.ts';
 import { workCommand } from './work.ts';
 import { workerCommand } from './worker.ts';
 
-/** Every command, in the order `onceq --help` lists them (SPEC §7). */
+/** Every command, in the order `onceq --help` lists them (README, "CLI reference"). */
 export const COMMANDS: readonly AnyCommand[] = [
   setupCommand,
   enqueueCommand,
@@ -31,6 +33,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   statusCommand,
   showCommand,
   dlqCommand,
+  listCommand,
   redriveCommand,
   consoleCommand,
   demoCommand,
@@ -38,6 +41,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   pruneCommand,
   doctorCommand,
   backupCommand,
+  completionCommand,
 ];
 
 export function findCommand(name: string): AnyCommand | undefined {

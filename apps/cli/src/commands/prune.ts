@@ -19,8 +19,8 @@ export const pruneCommand = defineCommand<PruneArgs>({
   usage:
     'prune [--done-older-than <age>] [--dead-older-than <age>] [--dry-run] [--vacuum] [--chunk N]',
   examples: [
-    'onceq prune --done-older-than 30d --dry-run',
-    'onceq prune --done-older-than 30d --dead-older-than 90d',
+    'prune --done-older-than 30d --dry-run',
+    'prune --done-older-than 30d --dead-older-than 90d',
   ],
   flags: [
     [

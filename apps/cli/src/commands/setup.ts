@@ -1,7 +1,7 @@
 import { formatIdPolicy, parseIdPolicy } from '@onceq/core';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { CONFIG_FILE, passwordOf, readConfig, resolveHandler } from '../config.ts';
+import { CONFIG_FILE, hasPassword, readConfig, resolveHandler } from '../config.ts';
 import { CancelledError, UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { plainPrompter } from '../setup/prompter.ts';
@@ -35,7 +35,10 @@ export const setupCommand = defineCommand<SetupArgs>({
       '--id-policy <policy>',
       'event ids the store accepts: lesson (E0000-E9999, default), general, pattern:<regex>',
     ],
-    ['-y, --yes', 'take the default for every question not answered by a flag'],
+    [
+      '-y, --yes',
+      'no questions: reuse the store and handler of the current onceq.config.json (else ./onceq.db and v1), load the sample, run once',
+    ],
   ],
   options: {
     handler: { type: 'string' },
@@ -46,6 +49,7 @@ export const setupCommand = defineCommand<SetupArgs>({
   },
   // Setup asks where the store lives first, then opens it itself.
   opensStore: false,
+  examples: ['setup', 'setup --yes --db ./shop.db --handler v2 --no-run'],
   parse({ values, positionals, config }) {
     expectPositionals(positionals, [], 'setup');
     const handler = stringFlag(values, 'handler');
@@ -70,6 +74,11 @@ export const setupCommand = defineCommand<SetupArgs>({
     // clack writes to stdout, so --json never prompts.
     const prompting = missing.length > 0 && ctx.interactive && !json;
     if (missing.length > 0 && !prompting) {
+      if (ctx.env.CI && ctx.stdinIsTerminal === true && !json) {
+        throw new UsageError(
+          `CI is set (CI=${ctx.env.CI}), and CI mode disables prompts even in a terminal: unset CI to answer the questions, or pass --yes or flags: ${Object.values(SETUP_FLAGS).join(', ')}`,
+        );
+      }
       throw new UsageError(
         `setup needs a terminal to ask its questions; pass --yes to take the defaults, or answer them with flags: ${Object.values(SETUP_FLAGS).join(', ')} (unanswered: ${missing.map((k) => SETUP_FLAGS[k].split(/[ /]/)[0]).join(', ')})`,
       );
@@ -89,6 +98,7 @@ export const setupCommand = defineCommand<SetupArgs>({
         flags,
         prompting ? prompter : null,
         setupDefaults(existing),
+        ctx.cwd,
       );
       const result = await performSetup(answers, {
         cwd: ctx.cwd,
@@ -96,7 +106,7 @@ export const setupCommand = defineCommand<SetupArgs>({
         reporter: prompter,
         loadSample: loadSampleEvents,
       });
-      if (passwordOf(answers.db).length > 0) {
+      if (hasPassword(answers.db)) {
         prompter.warn(
           `${CONFIG_FILE} now holds a database password: keep it out of version control, or set ONCEQ_DB instead`,
         );
@@ -118,9 +128,7 @@ export const setupCommand = defineCommand<SetupArgs>({
           }),
         );
       } else {
-        prompter.outro(
-          'Ready. Next: bun run onceq status · bun run onceq dlq · bun run onceq work',
-        );
+        prompter.outro('Ready. Next: onceq status · onceq dlq · onceq work');
       }
       return 0;
     } catch (error) {

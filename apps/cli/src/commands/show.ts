@@ -1,7 +1,7 @@
 import { type MessageView, show } from '@onceq/core';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { RawJson, table, toJson } from '../output.ts';
+import { humanTime, RawJson, table, toJson } from '../output.ts';
 
 export const showCommand = defineCommand<string>({
   name: 'show',
@@ -10,13 +10,15 @@ export const showCommand = defineCommand<string>({
   flags: [],
   options: {},
   opensStore: true,
+  readOnly: true,
+  examples: ['show E0004', 'show E0004 --json'],
   parse({ positionals }) {
     return expectPositionals(positionals, ['<id>'], 'show')[0] as string;
   },
   async run(eventId, { store, json, ctx }) {
     const view = await show(store, eventId);
     if (json) ctx.out(toJson(messageJson(view)));
-    else for (const line of formatMessage(view)) ctx.out(line);
+    else for (const line of formatMessage(view, store.clock())) ctx.out(line);
     return 0;
   },
 });
@@ -45,20 +47,25 @@ export function messageJson(view: MessageView): Record<string, unknown> {
   };
 }
 
-function formatMessage(view: MessageView): string[] {
+/** Times in local time and relative to now; `--json` keeps the epoch seconds. */
+function formatMessage(view: MessageView, now: number): string[] {
   const dash = (value: string | number | null) => (value === null ? '-' : String(value));
+  const time = (value: number | null) => (value === null ? '-' : humanTime(value, now));
   return table([
     ['event_id', view.eventId],
     ['state', view.state],
     ['attempts', view.attempts],
     ['generation', view.generation],
-    ['available_at', view.availableAt],
-    ['lease_until', dash(view.leaseUntil)],
+    ['available_at', time(view.availableAt)],
+    ['lease_until', time(view.leaseUntil)],
     ['last_error', dash(view.lastErrorCode)],
     ['last_error_detail', dash(view.lastErrorDetail)],
-    ['enqueued_at', view.enqueuedAt],
-    ['updated_at', view.updatedAt],
-    ['payload', view.payloadText ?? `(pruned at ${view.prunedAt}, sha256 ${view.payloadSha256})`],
+    ['enqueued_at', time(view.enqueuedAt)],
+    ['updated_at', time(view.updatedAt)],
+    [
+      'payload',
+      view.payloadText ?? `(pruned at ${time(view.prunedAt)}, sha256 ${view.payloadSha256})`,
+    ],
     ['effect', view.effect === null ? '-' : `${view.effect.category} ${view.effect.amountCents}`],
   ]);
 }

@@ -10,6 +10,8 @@ export const statusCommand = defineCommand<null>({
   flags: [],
   options: {},
   opensStore: true,
+  readOnly: true,
+  examples: ['status', 'status --json --db ./other.db'],
   parse({ positionals }) {
     expectPositionals(positionals, [], 'status');
     return null;

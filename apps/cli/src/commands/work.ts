@@ -9,7 +9,13 @@ import {
 } from '@onceq/core';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
+import {
+  choiceSource,
+  chooseHandler,
+  describeChoice,
+  HANDLER_FLAG_HELP,
+  type HandlerChoice,
+} from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
 
 interface WorkArgs {
@@ -39,6 +45,7 @@ export const workCommand = defineCommand<WorkArgs>({
     batch: { type: 'string' },
   },
   opensStore: true,
+  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./examples/handler/tips.ts'],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
     return {
@@ -51,17 +58,37 @@ export const workCommand = defineCommand<WorkArgs>({
   async run(args, { store, json, ctx }) {
     const progress = ctx.progress;
     const name = args.handler.name;
-    let summary: WorkSummary;
+    // Which rules decide the money, and why: a handler chosen in setup changes results.
+    if (!json) ctx.err(describeChoice(args.handler));
+    const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
+    // Ctrl-C is handled between chunks of work (the listener runs when the event loop
+    // turns, which a run of SQLite transactions never lets it do): no transaction is
+    // open then, so the summary so far is exact and nothing is half done.
+    const stopListening = ctx.onInterrupt?.(() => {
+      progress?.done();
+      ctx.err(
+        `onceq: interrupted: ${summary.claimed === 0 ? 'nothing was claimed' : `so far ${describe(summary)}`}; stopped between transactions, nothing is half done`,
+      );
+    });
     try {
       progress?.update(`working with handler ${name}…`);
-      summary = await drain(store, args, (s) =>
+      await drain(store, args, summary, (s) =>
         progress?.update(`working with handler ${name}… ${describe(s)}`),
       );
+      stopListening?.();
     } finally {
       progress?.done();
     }
     const waiting = await waitingReport(store, store.clock());
-    if (json) ctx.out(toJson({ handler: name, ...summary, waiting: waitingJson(waiting) }));
+    if (json)
+      ctx.out(
+        toJson({
+          handler: name,
+          handler_source: choiceSource(args.handler),
+          ...summary,
+          waiting: waitingJson(waiting),
+        }),
+      );
     else {
       ctx.out(
         summary.claimed === 0 ? 'nothing to claim now' : `handler ${name}: ${describe(summary)}`,
@@ -74,27 +101,55 @@ export const workCommand = defineCommand<WorkArgs>({
 });
 
 /**
- * Built-in handlers run inside the apply transaction ({@link work}); a handler module may
- * be async, so it runs through the service worker in drain mode: outside the
- * transaction, then a fenced ACK at the same generation.
+ * Built-in handlers run inside the apply transaction ({@link work}), in chunks of
+ * {@link WORK_CHUNK_BATCHES} batches so a Ctrl-C is answered between two of them; a
+ * handler module may be async, so it runs through the service worker in drain mode:
+ * outside the transaction, then a fenced ACK at the same generation. Adds to `summary`.
  */
 async function drain(
   store: Store,
   args: WorkArgs,
+  summary: WorkSummary,
   onProgress: (s: WorkSummary) => void,
-): Promise<WorkSummary> {
+): Promise<void> {
   const options = {
-    ...(args.max === undefined ? {} : { max: args.max }),
     ...(args.batch === undefined ? {} : { batch: args.batch }),
     ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
   };
-  if (args.handler.kind === 'builtin') {
-    return work(store, args.handler.handler, { ...options, onProgress });
+  if (args.handler.kind === 'module') {
+    const max = args.max === undefined ? {} : { max: args.max };
+    const worker = new Worker(store, args.handler.handler, { ...options, ...max, drain: true });
+    await worker.start();
+    const { claimed, done, retried, dead, lost } = await worker.finished();
+    Object.assign(summary, { claimed, done, retried, dead, lost });
+    return;
   }
-  const worker = new Worker(store, args.handler.handler, { ...options, drain: true });
-  await worker.start();
-  const { claimed, done, retried, dead, lost } = await worker.finished();
-  return { claimed, done, retried, dead, lost };
+  const chunk = (args.batch ?? DEFAULT_BATCH) * WORK_CHUNK_BATCHES;
+  for (;;) {
+    const left = args.max === undefined ? chunk : Math.min(chunk, args.max - summary.claimed);
+    const part = await work(store, args.handler.handler, {
+      ...options,
+      max: left,
+      onProgress: (s) => onProgress(add(summary, s)),
+    });
+    Object.assign(summary, add(summary, part));
+    // Fewer than asked: nothing is claimable now. Or the --max is reached.
+    if (part.claimed < left || summary.claimed === args.max) break;
+    await new Promise((resolve) => setTimeout(resolve, 0)); // let a Ctrl-C in
+  }
+}
+
+/** Messages per call of core's work loop: Ctrl-C is answered between two calls. */
+const WORK_CHUNK_BATCHES = 5;
+
+function add(a: WorkSummary, b: Readonly<WorkSummary>): WorkSummary {
+  return {
+    claimed: a.claimed + b.claimed,
+    done: a.done + b.done,
+    retried: a.retried + b.retried,
+    dead: a.dead + b.dead,
+    lost: a.lost + b.lost,
+  };
 }
 
 function waitingJson(w: WaitingReport) {

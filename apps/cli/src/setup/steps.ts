@@ -17,9 +17,10 @@ import {
   type WorkSummary,
   work,
 } from '@onceq/core';
-import { getHandler, HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler';
+import { HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
 import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { storePathProblem } from '../store-path.ts';
 import { askIdPolicy } from './id-policy-step.ts';
 import type { Prompter } from './prompter.ts';
 
@@ -74,6 +75,7 @@ export async function resolveAnswers(
   flags: SetupFlags,
   prompter: Prompter | null,
   defaults: SetupAnswers,
+  cwd = '.',
 ): Promise<SetupAnswers> {
   // Asked one after another, in this order; a flag skips its question.
   const answer = async <T>(given: T | undefined, fallback: T, ask: (p: Prompter) => Promise<T>) =>
@@ -83,6 +85,12 @@ export async function resolveAnswers(
       message: 'Where should the store live? (a SQLite file, or a postgres:// URL)',
       placeholder: defaults.db,
       defaultValue: defaults.db,
+      // Checked as typed: a path that cannot work is asked again, with its cause.
+      validate: (value) => {
+        const path = value.trim() === '' ? defaults.db : value.trim();
+        if (isPostgresUrl(path)) return undefined;
+        return storePathProblem(resolve(cwd, path), 'write') ?? undefined;
+      },
     }),
   );
   const sample = await answer(flags.sample, defaults.sample, (p) =>
@@ -169,13 +177,15 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     if (answers.run) {
       const s = reporter.spinner();
       s.start(`Running the worker once with handler ${answers.handler}`);
+      const { getHandler } = await import('@onceq/handler');
       summary = await work(store, getHandler(answers.handler));
       s.stop(
         `Worker (${answers.handler}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
       );
     }
     report = await status(store);
-    reporter.note(formatStatus(report).join('\n'), 'Status');
+    // Without a run the status would only repeat what the steps above said.
+    if (answers.run) reporter.note(formatStatus(report).join('\n'), 'Status');
   } finally {
     await store.close();
   }
@@ -194,7 +204,11 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
   };
 }
 
-/** The sample batch shipped with the repository. */
+/**
+ * The sample batch: the demo's five lines (the same as examples/demo.jsonl), from code,
+ * so the compiled binary needs no file of the repository.
+ */
 export async function loadSampleEvents(): Promise<Uint8Array> {
-  return Bun.file(new URL('../../../../examples/demo.jsonl', import.meta.url)).bytes();
+  const { DEMO_INPUT } = await import('@onceq/demo');
+  return new TextEncoder().encode(`${DEMO_INPUT}\n`);
 }

@@ -83,4 +83,10 @@ export interface OpenStoreOptions {
    * store keeps its recorded policy (`lesson` for a new store).
    */
   idPolicy?: IdPolicy;
+  /**
+   * SQLite only: open an existing file read-only (no file is created, no pragma is
+   * written), so reads work on read-only media and full disks. When the file's schema is
+   * behind this build, the store is opened read-write once to migrate it. Default false.
+   */
+  readOnly?: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The JSONL batch envelope (SPEC §2): the whole batch is validated before any transaction,
+ * The JSONL batch envelope (docs/protocol.md §2): the whole batch is validated before any transaction,
  * and one bad line rejects all of it with a {@link BatchRejectedError} naming every bad line.
  */
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
@@ -8,11 +8,11 @@ import { JsonParseError, parseJson } from '../json/parse.ts';
 import { isJsonObject, type JsonValue } from '../json/value.ts';
 import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from '../streams/id-policy.ts';
 
-/** A batch file holds at most this many bytes (SPEC §2). */
+/** A batch file holds at most this many bytes (docs/protocol.md §2). */
 export const MAX_BATCH_BYTES = 1_000_000;
-/** A batch holds at most this many non-empty lines (SPEC §2). */
+/** A batch holds at most this many non-empty lines (docs/protocol.md §2). */
 export const MAX_BATCH_LINES = 1000;
-/** A payload's canonical form is at most this many bytes of UTF-8 (SPEC §2). */
+/** A payload's canonical form is at most this many bytes of UTF-8 (docs/protocol.md §2). */
 export const MAX_PAYLOAD_BYTES = 10_000;
 /** A rejection lists at most this many issues, then one `… and N more problems` issue. */
 export const MAX_BATCH_ISSUES = 20;
@@ -39,7 +39,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /**
  * Validate a JSONL batch and return its entries with canonical payloads.
  *
- * Rules (SPEC §2): at most 1,000,000 bytes (counted before decoding; a string is measured as
+ * Rules (docs/protocol.md §2): at most 1,000,000 bytes (counted before decoding; a string is measured as
  * UTF-8); valid UTF-8, one BOM allowed at the very start; LF or CRLF line ends; lines holding
  * only JSON whitespace (space, tab, CR) are ignored but still count for line numbers; at most
  * 1000 non-empty lines; each line a strict JSON object with exactly the keys `event_id`
@@ -121,7 +121,9 @@ export function parseBatch(
     ]);
   }
   if (lines === 0) throw new BatchRejectedError([{ line: 0, reason: 'the batch has no events' }]);
-  if (issues.length > 0) throw new BatchRejectedError(capIssues(issues));
+  if (issues.length > 0) {
+    throw new BatchRejectedError(capIssues(issues), { problems: issues.length });
+  }
   return { entries, duplicates, lines };
 }
 

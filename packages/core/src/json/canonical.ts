@@ -1,5 +1,5 @@
 /**
- * Canonical JSON text (SPEC §2): object keys sorted by Unicode code point, no insignificant
+ * Canonical JSON text (docs/protocol.md §2): object keys sorted by Unicode code point, no insignificant
  * whitespace, strings escaped as `JSON.stringify` does, integers in plain decimal (bigint
  * too), floats through {@link canonicalFloat} so they always read as floats (`1e4` →
  * `10000.0`). Two payloads are the same exactly when their canonical texts are equal, so

@@ -1,5 +1,5 @@
 /**
- * onceq's strict JSON parser (SPEC §2).
+ * onceq's strict JSON parser (docs/protocol.md §2).
  *
  * `JSON.parse` is not strict enough for an exactly-once transport: it keeps the last of
  * duplicate keys, turns `1.0` into `1` and rounds big integers. This parser accepts exactly
@@ -39,11 +39,11 @@ export class JsonParseError extends Error {
 }
 
 export interface ParseJsonOptions {
-  /** Containers nested deeper than this are rejected. Default 64 (SPEC §2). */
+  /** Containers nested deeper than this are rejected. Default 64 (docs/protocol.md §2). */
   maxDepth?: number;
 }
 
-/** The default nesting limit: SPEC §2 forbids nesting deeper than 64 levels. */
+/** The default nesting limit: docs/protocol.md §2 forbids nesting deeper than 64 levels. */
 export const DEFAULT_MAX_DEPTH = 64;
 
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);

@@ -2,7 +2,7 @@
  * A JSON value as onceq's strict parser returns it. Unlike `JSON.parse`, the kind of
  * every number survives: an integer lexeme becomes a `number` (or a `bigint` beyond
  * 2^53, kept exactly) and a float lexeme (`1.0`, `1e2`) becomes a {@link JsonFloat}.
- * So `10000` and `10000.0` stay different values, as SPEC §2 requires.
+ * So `10000` and `10000.0` stay different values, as docs/protocol.md §2 requires.
  */
 export type JsonValue =
   | null

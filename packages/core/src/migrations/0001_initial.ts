@@ -1,7 +1,7 @@
 import type { BackendKind } from '../backend/backend.ts';
 
 /**
- * The initial schema (SPEC §4). The CHECKs pin the states, non-negative counters, the
+ * The initial schema (docs/protocol.md §4). The CHECKs pin the states, non-negative counters, the
  * amount range, and `lease_until IS NOT NULL` exactly when the state is `leased`.
  * Two composite indexes keep every hot query O(log n) whatever the number of done rows:
  * `messages_claim (state, available_at, event_id)` gives a claim the head of the ready

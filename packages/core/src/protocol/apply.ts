@@ -29,7 +29,7 @@ export interface ApplyManyResult {
 
 /**
  * Runs the handler and records its result for one leased message: **the effect and the
- * ACK are written in one transaction** (SPEC §5), so a crash leaves either both or
+ * ACK are written in one transaction** (docs/protocol.md §5), so a crash leaves either both or
  * neither.
  *
  * Inside one write transaction: check the fence (state `leased`, same generation,

@@ -16,7 +16,7 @@ export interface ClaimOptions {
 }
 
 /**
- * Claims the next claimable messages in one short write transaction (SPEC §5):
+ * Claims the next claimable messages in one short write transaction (docs/protocol.md §5):
  * lazy recovery of expired leases first, then the first `ready` rows with
  * `available_at <= now` by `(available_at, event_id)`, each getting `attempts+1`,
  * `generation+1` and `lease_until = now + lease`. Every claim spends attempt budget.

@@ -9,7 +9,7 @@ import { notifyWorkers, stateLiteral } from '../transitions.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /**
- * Validates and stores a JSONL batch, all or nothing (SPEC §2).
+ * Validates and stores a JSONL batch, all or nothing (docs/protocol.md §2).
  *
  * The whole envelope is validated before any transaction. Then, in one write
  * transaction: an event id already stored with the same canonical payload (whatever its

@@ -12,7 +12,7 @@ import type { Handler } from '../types.ts';
 export type RedriveSelection = readonly string[] | 'all';
 
 /**
- * Returns `dead` messages to `ready` for a new cycle (SPEC §5): attempts reset to 0,
+ * Returns `dead` messages to `ready` for a new cycle (docs/protocol.md §5): attempts reset to 0,
  * available now; generation and payload kept, so a worker of the previous cycle can
  * never ACK. Only dead messages: if any named id is unknown or not dead, nothing
  * changes and {@link NotFoundError} / {@link NotDeadError} is thrown.

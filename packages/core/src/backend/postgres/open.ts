@@ -10,13 +10,10 @@ import { type SlotValues, type Statement, StatementCache } from '../prepared.ts'
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
 import { listenForWake } from './listen.ts';
+import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
-/** The schema the tables live in when `options.schema` is not given. */
-export const DEFAULT_SCHEMA = 'onceq';
-
-/** A schema name onceq interpolates into SQL: lower-case identifier, at most 63 bytes. */
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 
 /** Connections per store. Each onceq operation uses one at a time; migrations use two. */
 const POOL_SIZE = 4;
@@ -32,15 +29,6 @@ const types = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
-
-/** Throws unless `name` is a schema name onceq may interpolate into SQL. */
-export function assertSchemaName(name: string): void {
-  if (!SCHEMA_NAME.test(name) || name.startsWith('pg_')) {
-    throw new StoreUnavailableError(
-      `invalid PostgreSQL schema name ${JSON.stringify(name)}: use lower-case letters, digits and _ (not starting with a digit or pg_), at most 63 characters`,
-    );
-  }
-}
 
 /**
  * Opens a PostgreSQL store through Kysely's `PostgresDialect` on a small `pg` pool and

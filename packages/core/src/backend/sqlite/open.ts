@@ -2,7 +2,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { Kysely } from 'kysely';
 import { systemClock } from '../../clock.ts';
 import { StoreUnavailableError } from '../../errors.ts';
-import { migrateToLatest } from '../../migrations/index.ts';
+import { isSchemaCurrent, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
@@ -19,26 +19,7 @@ export async function openSqliteStore(
   path: string,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
-  let raw: BunDatabase;
-  try {
-    raw = new BunDatabase(path, { create: true, readwrite: true, strict: false });
-    // Pragmas are per connection and no-ops inside a transaction: set them here, first.
-    raw.run('PRAGMA busy_timeout = 5000');
-    raw.run('PRAGMA journal_mode = WAL');
-    raw.run(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
-    raw.run('PRAGMA foreign_keys = ON');
-    // From here on the dialect retries SQLITE_BUSY itself, with jitter.
-    raw.run('PRAGMA busy_timeout = 0');
-  } catch (error) {
-    const storage = asStorageError(error, path);
-    if (storage !== error) throw storage;
-    throw new StoreUnavailableError(
-      `cannot open SQLite store ${path}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
+  const raw = options.readOnly === true ? openReadOnly(path) : openReadWrite(path, options);
   const dialect = new BunSqliteDialect({
     database: raw,
     busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
@@ -50,7 +31,15 @@ export async function openSqliteStore(
     ...(onQuery ? { log: (event) => onQuery(event.query.sql, event.query.parameters) } : {}),
   });
   try {
-    await migrateToLatest(db as Kysely<unknown>, 'sqlite');
+    if (options.readOnly === true) {
+      if (!(await isSchemaCurrent(db as Kysely<unknown>))) {
+        // Behind this build (or not an onceq store yet): migrating needs a writer.
+        await db.destroy();
+        return openSqliteStore(path, { ...options, readOnly: false });
+      }
+    } else {
+      await migrateToLatest(db as Kysely<unknown>, 'sqlite');
+    }
   } catch (error) {
     await db.destroy();
     throw error;
@@ -83,4 +72,43 @@ export async function openSqliteStore(
     busyRetries: () => dialect.connection.busy.retries,
     close: () => db.destroy(),
   };
+}
+
+function openReadWrite(path: string, options: OpenStoreOptions): BunDatabase {
+  try {
+    const raw = new BunDatabase(path, { create: true, readwrite: true, strict: false });
+    // Pragmas are per connection and no-ops inside a transaction: set them here, first.
+    raw.run('PRAGMA busy_timeout = 5000');
+    raw.run('PRAGMA journal_mode = WAL');
+    raw.run(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
+    raw.run('PRAGMA foreign_keys = ON');
+    // From here on the dialect retries SQLITE_BUSY itself, with jitter.
+    raw.run('PRAGMA busy_timeout = 0');
+    return raw;
+  } catch (error) {
+    throw cannotOpen(path, error);
+  }
+}
+
+/** The WAL mode persists in the file: whoever created the store set it, a reader need not. */
+function openReadOnly(path: string): BunDatabase {
+  try {
+    const raw = new BunDatabase(path, { readonly: true, strict: false });
+    raw.run('PRAGMA busy_timeout = 0');
+    return raw;
+  } catch (error) {
+    throw cannotOpen(path, error);
+  }
+}
+
+function cannotOpen(path: string, error: unknown): Error {
+  // A full disk, a read-only file system, a missing directory: one sentence naming it.
+  const storage = asStorageError(error, path);
+  if (storage !== error) return storage as Error;
+  return new StoreUnavailableError(
+    `cannot open SQLite store ${path}: ${(error as Error).message}`,
+    {
+      cause: error,
+    },
+  );
 }

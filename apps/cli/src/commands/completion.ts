@@ -1,0 +1,103 @@
+import { GLOBAL_OPTIONS } from '../args.ts';
+import { type AnyCommand, defineCommand } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { COMMANDS } from './index.ts';
+
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
+type Shell = (typeof SHELLS)[number];
+
+export const completionCommand = defineCommand<Shell>({
+  name: 'completion',
+  summary: 'print a shell completion script (bash, zsh or fish) for commands and flags',
+  usage: 'completion bash|zsh|fish',
+  flags: [['bash|zsh|fish', 'the shell to complete for']],
+  options: {},
+  opensStore: false,
+  examples: [
+    'completion bash > ~/.local/share/bash-completion/completions/onceq',
+    'completion fish > ~/.config/fish/completions/onceq.fish',
+  ],
+  parse({ positionals }) {
+    const shell = positionals[0];
+    if (positionals.length !== 1 || !SHELLS.includes(shell as Shell)) {
+      throw new UsageError(`completion needs one shell: ${SHELLS.join(', ')}`);
+    }
+    return shell as Shell;
+  },
+  async run(shell, { ctx }) {
+    // Built from the registry at run time: every command and flag, including new ones.
+    ctx.out(SCRIPTS[shell](COMMANDS));
+    return 0;
+  },
+});
+
+function flagsOf(command: AnyCommand): string[] {
+  return Object.keys({ ...GLOBAL_OPTIONS, ...command.options }).map((name) => `--${name}`);
+}
+
+const SCRIPTS: Record<Shell, (commands: readonly AnyCommand[]) => string> = {
+  bash: (commands) => {
+    const cases = commands
+      .map((c) => `    ${c.name}) flags="${flagsOf(c).join(' ')}" ;;`)
+      .join('\n');
+    return `# onceq completion for bash: source it, or save it as
+# ~/.local/share/bash-completion/completions/onceq
+_onceq() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" flags=""
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "${commands.map((c) => c.name).join(' ')} --help --version" -- "$cur"))
+    return
+  fi
+  case "\${COMP_WORDS[1]}" in
+${cases}
+  esac
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -o filenames -F _onceq onceq`;
+  },
+  zsh: (commands) => {
+    const names = commands.map((c) => `'${c.name}:${c.summary.replace(/'/g, '')}'`).join(' ');
+    const cases = commands
+      .map((c) => `    ${c.name}) flags=(${flagsOf(c).join(' ')}) ;;`)
+      .join('\n');
+    return `#compdef onceq
+# onceq completion for zsh: save it as _onceq in a directory of $fpath
+_onceq() {
+  local -a commands flags
+  commands=(${names})
+  if (( CURRENT == 2 )); then
+    _describe 'onceq command' commands
+    return
+  fi
+  case $words[2] in
+${cases}
+  esac
+  if [[ $PREFIX == -* ]]; then
+    compadd -- $flags
+  else
+    _files
+  fi
+}
+compdef _onceq onceq`;
+  },
+  fish: (commands) => {
+    const lines = [
+      '# onceq completion for fish: save it as ~/.config/fish/completions/onceq.fish',
+      'complete -c onceq -f',
+    ];
+    for (const c of commands) {
+      lines.push(
+        `complete -c onceq -n __fish_use_subcommand -a ${c.name} -d '${c.summary.replace(/'/g, '')}'`,
+      );
+      const long = flagsOf(c).map((f) => `-l ${f.slice(2)}`);
+      lines.push(
+        `complete -c onceq -n '__fish_seen_subcommand_from ${c.name}' -F ${long.join(' ')}`,
+      );
+    }
+    return lines.join('\n');
+  },
+};

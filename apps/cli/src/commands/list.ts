@@ -1,0 +1,82 @@
+import {
+  isMessageState,
+  listMessages,
+  MAX_PAGE,
+  MESSAGE_STATES,
+  type MessageState,
+} from '@onceq/core';
+import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { defineCommand } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { humanTime, table, toJson, truncate } from '../output.ts';
+import { messageJson } from './show.ts';
+
+interface ListArgs {
+  state: MessageState | undefined;
+  limit: number;
+  after: string | undefined;
+}
+
+/** Rows per page when `--limit` is not given. */
+const DEFAULT_LIMIT = 50;
+
+export const listCommand = defineCommand<ListArgs>({
+  name: 'list',
+  summary: 'messages page by page, by event id, optionally of one state',
+  usage: 'list [--state S] [--limit N] [--after ID]',
+  flags: [
+    ['--state <S>', `only messages in this state: ${MESSAGE_STATES.join(', ')}`],
+    ['--limit <N>', `page size, 1 to ${MAX_PAGE} (default ${DEFAULT_LIMIT})`],
+    ['--after <ID>', 'start after this event id (the "next" of the previous page)'],
+  ],
+  options: { state: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+  opensStore: true,
+  readOnly: true,
+  examples: ['list --state ready --limit 20', 'list --after E0020 --json'],
+  parse({ values, positionals }) {
+    expectPositionals(positionals, [], 'list');
+    const state = stringFlag(values, 'state');
+    if (state !== undefined && !isMessageState(state)) {
+      throw new UsageError(
+        `--state must be one of ${MESSAGE_STATES.join(', ')}, got ${JSON.stringify(state)}`,
+      );
+    }
+    return {
+      state,
+      limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }) ?? DEFAULT_LIMIT,
+      after: stringFlag(values, 'after'),
+    };
+  },
+  async run(args, { store, json, ctx }) {
+    const page = await listMessages(store, {
+      limit: args.limit,
+      ...(args.state === undefined ? {} : { state: args.state }),
+      ...(args.after === undefined ? {} : { after: args.after }),
+    });
+    if (json) {
+      ctx.out(toJson({ messages: page.messages.map(messageJson), next: page.next }));
+      return 0;
+    }
+    if (page.messages.length === 0) {
+      ctx.out(args.after === undefined ? 'no messages' : `no messages after ${args.after}`);
+      return 0;
+    }
+    const now = store.clock();
+    const rows = table([
+      ['event_id', 'state', 'attempts', 'updated', 'payload'],
+      ...page.messages.map((m) => [
+        m.eventId,
+        m.state,
+        m.attempts,
+        humanTime(m.updatedAt, now),
+        m.payloadText === null ? '(pruned)' : truncate(m.payloadText),
+      ]),
+    ]);
+    for (const line of rows) ctx.out(line);
+    if (page.next !== null) {
+      const state = args.state === undefined ? '' : ` --state ${args.state}`;
+      ctx.out(`more: onceq list${state} --limit ${args.limit} --after ${page.next}`);
+    }
+    return 0;
+  },
+});

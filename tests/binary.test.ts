@@ -1,0 +1,88 @@
+/**
+ * The installable `onceq`: `bun run build`'s single-file executable, built once into a
+ * temporary directory and run from another directory, as a user on the PATH would.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runProcess } from './support/spawn.ts';
+
+const ROOT = resolve(import.meta.dir, '..');
+let dir: string;
+let bin: string;
+let work: string;
+
+function onceq(args: string[], env: Record<string, string> = {}) {
+  const base: Record<string, string | undefined> = { ...process.env, ...env };
+  delete base.ONCEQ_DB;
+  delete base.CI;
+  return runProcess([bin, ...args], { cwd: work, env: base });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'onceq-bin-'));
+  bin = join(dir, 'bin', 'onceq');
+  const built = await runProcess(['bash', join(ROOT, 'scripts', 'build.sh'), bin], { cwd: ROOT });
+  if (built.code !== 0) throw new Error(`build failed: ${built.stderr}`);
+  work = join(dir, 'elsewhere');
+  await runProcess(['mkdir', '-p', join(work, 'data')]);
+  copyFileSync(join(ROOT, 'examples', 'demo.jsonl'), join(work, 'data', 'demo.jsonl'));
+}, 120_000);
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the compiled onceq binary, run from a directory outside the repository', () => {
+  test('--version says "no store" and creates none', async () => {
+    const r = await onceq(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^onceq \d+\.\d+\.\d+ \(schema version \d+\)\nstore: no store at /);
+    expect(existsSync(join(work, 'onceq.db'))).toBe(false);
+  });
+
+  test('enqueue with a relative path, then status --json, -v with the store schema', async () => {
+    const enq = await onceq(['enqueue', 'data/demo.jsonl', '--json']);
+    expect(enq.code).toBe(0);
+    expect(JSON.parse(enq.stdout)).toEqual({ accepted: 4, duplicates: 1 });
+    expect(enq.stderr).toBe(`creating a new store at ${join(work, 'onceq.db')}\n`);
+    expect(existsSync(join(work, 'onceq.db'))).toBe(true);
+    expect((await onceq(['work', '--json'])).code).toBe(0);
+    const status = await onceq(['status', '--json']);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      messages: { ready: 0, leased: 0, done: 3, dead: 1 },
+      total: 17000,
+    });
+    const v = await onceq(['-v']);
+    expect(v.stdout).toMatch(/\nstore: schema version \d+\n$/);
+  });
+
+  test('a failure is one onceq: line with its exit code, no script echo or extra line', async () => {
+    const r = await onceq(['status', '--db', 'missing.db']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `onceq: no store at ${join(work, 'missing.db')} (from --db); check the path, or create one with onceq setup or onceq enqueue\n`,
+    );
+    expect(existsSync(join(work, 'missing.db'))).toBe(false);
+  });
+
+  test('the demo runs inside the binary, crash child included (no repository files)', async () => {
+    const r = await onceq(['demo', '--json']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      figures: { crash: { exit_code: number } };
+    };
+    expect(report.ok).toBe(true);
+    expect(report.figures.crash.exit_code).toBe(86);
+  });
+
+  test('setup --yes loads the sample events from inside the binary', async () => {
+    const r = await onceq(['setup', '--yes', '--db', 'setup.db', '--no-run', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ sample: { accepted: 4, duplicates: 1 } });
+  });
+});
