@@ -12,10 +12,21 @@
  * ONCEQ_REQUIRE_POSTGRES=1.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAULT_EXIT_CODE, type FaultPoint, openStore, status } from '../packages/core/src/index.ts';
+import {
+  enqueue,
+  FAULT_EXIT_CODE,
+  type FaultPoint,
+  modelClock,
+  openStore,
+  redrive,
+  type Store,
+  status,
+  work,
+} from '../packages/core/src/index.ts';
+import { handlers } from '../packages/handler/src/index.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';
 import { postgresWanted, scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
@@ -52,6 +63,20 @@ async function postgresPlace(): Promise<Place> {
       await pgDatabase.reset();
     },
   };
+}
+
+/**
+ * Runs `fn` on the store in this process on the model clock at `now`, then closes it.
+ * Only the crash itself needs a real CLI process; setting up and recovering in-process
+ * keeps the file fast (the checks read the same database either way).
+ */
+async function atStore<T>(place: Place, now: number, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(place.db, { clock: modelClock(now) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** What the store holds, by event id, plus its effects. */
@@ -118,13 +143,12 @@ for (const [backend, makePlace, available] of BACKENDS) {
 
     /** Enqueues the three events at 1000 (no fault). */
     async function enqueueThree(): Promise<void> {
-      writeFileSync(join(place.dir, 'three.jsonl'), THREE.jsonl);
-      expectCode(await onceq(['enqueue', 'three.jsonl', '--now', '1000']), 0);
+      await atStore(place, 1000, (store) => enqueue(store, THREE.jsonl));
     }
 
     /** After recovery at 1030 (the lease of the crashed run is over): all three done once. */
     async function recoverAndCheck(attempts: number): Promise<void> {
-      expectCode(await onceq(['work', '--now', '1030']), 0);
+      await atStore(place, 1030, (store) => work(store, handlers.v1));
       const after = await inspect(place);
       expect(after.messages).toEqual([
         `E0001 done a${attempts} g${attempts}`,
@@ -157,9 +181,8 @@ for (const [backend, makePlace, available] of BACKENDS) {
         expect(crashed.effects).toEqual([]);
         if (point === 'after-claim') {
           // Before the lease runs out nothing is claimable: the dead worker still owns them.
-          const early = await onceq(['work', '--now', '1029', '--json']);
-          expectCode(early, 0);
-          expect(JSON.parse(early.stdout)).toMatchObject({ claimed: 0 });
+          const early = await atStore(place, 1029, (store) => work(store, handlers.v1));
+          expect(early).toMatchObject({ claimed: 0 });
         }
         await recoverAndCheck(2);
       });
@@ -188,23 +211,19 @@ for (const [backend, makePlace, available] of BACKENDS) {
       const crashed = await inspect(place);
       expect(crashed.messages).toEqual([]);
       expect(crashed.effects).toEqual([]);
-      const again = await onceq(
-        ['enqueue', '-', '--now', '1000', '--json'],
-        undefined,
-        THREE.jsonl,
-      );
-      expectCode(again, 0);
-      expect(JSON.parse(again.stdout)).toEqual({ accepted: 3, duplicates: 0 });
+      const again = await atStore(place, 1000, (store) => enqueue(store, THREE.jsonl));
+      expect(again).toEqual({ accepted: 3, duplicates: 0 });
       await recoverAndCheck(1);
     });
 
     test('redrive dies mid-transaction: the message is still dead with its attempts; redriven again it completes once', async () => {
-      writeFileSync(
-        join(place.dir, 'toy.jsonl'),
-        batch(line('E0001', paid('book', 100)), line('E0002', paid('toy', 300))),
-      );
-      expectCode(await onceq(['enqueue', 'toy.jsonl', '--now', '1000']), 0);
-      expectCode(await onceq(['work', '--now', '1000']), 0); // E0002 dead: v1 knows no toy
+      await atStore(place, 1000, async (store) => {
+        await enqueue(
+          store,
+          batch(line('E0001', paid('book', 100)), line('E0002', paid('toy', 300))),
+        );
+        await work(store, handlers.v1); // E0002 dead: v1 knows no toy
+      });
       expectCode(
         await onceq(['redrive', 'E0002', '--now', '1001'], 'mid-redrive'),
         FAULT_EXIT_CODE,
@@ -212,8 +231,10 @@ for (const [backend, makePlace, available] of BACKENDS) {
       await place.afterCrash();
       const crashed = await inspect(place);
       expect(crashed.messages).toEqual(['E0001 done a1 g1', 'E0002 dead a1 g1']);
-      expectCode(await onceq(['redrive', 'E0002', '--now', '1001']), 0);
-      expectCode(await onceq(['work', '--handler', 'v2', '--now', '1001']), 0);
+      await atStore(place, 1001, async (store) => {
+        expect(await redrive(store, ['E0002'])).toEqual(['E0002']);
+        await work(store, handlers.v2);
+      });
       const after = await inspect(place);
       expect(after.messages).toEqual(['E0001 done a1 g1', 'E0002 done a1 g2']);
       expect(after.effects).toEqual(['E0001', 'E0002']);
