@@ -6,16 +6,23 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../apps/cli/src/cli.ts';
 import type { Context } from '../apps/cli/src/context.ts';
-import { show } from '../packages/core/src/index.ts';
+import { startConsole } from '../apps/console/src/index.ts';
+import { type Store, show } from '../packages/core/src/index.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL } from './support/cli.ts';
 import {
+  CONSOLE_T0,
   type ConsoleFixture,
   consoleFixture,
   DEAD_IDS,
   READY_COUNT,
   rowIds,
 } from './support/console.ts';
-import { type BackendFactory, postgresFactory, sqliteFactory } from './support/factories.ts';
+import {
+  type BackendFactory,
+  postgresFactory,
+  sqliteFactory,
+  testClock,
+} from './support/factories.ts';
 
 interface Answer {
   status: number;
@@ -584,4 +591,35 @@ describe('the onceq console process', () => {
     },
     PROCESS_MS,
   );
+});
+
+test('the live overview reads the store at most once a second, however often pages poll', async () => {
+  const opened = await sqliteFactory.open(testClock(CONSOLE_T0));
+  // Every read of the overview starts with `db.selectFrom`: count those.
+  let queries = 0;
+  const db = new Proxy(opened.store.db, {
+    get(target, key, receiver) {
+      if (key === 'selectFrom') queries++;
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const counted: Store = { ...opened.store, db };
+  const running = startConsole({ store: counted, port: 0, log: () => {} });
+  try {
+    const started = Date.now();
+    const bodies = await Promise.all(
+      Array.from({ length: 10 }, () => fetch(`${running.url}/overview/live`).then((r) => r.text())),
+    );
+    for (const body of bodies) expect(body).toContain('data-testid="count-dead">0<');
+    // Ten pages polling at once: one read (status's two queries and the two ages), plus at
+    // most one more for each full second the ten requests took on a loaded machine.
+    const oneRead = 4;
+    const reads = 1 + Math.floor((Date.now() - started) / 1000);
+    expect(queries).toBeLessThanOrEqual(oneRead * reads);
+    expect(queries).toBeGreaterThanOrEqual(oneRead);
+  } finally {
+    await running.stop();
+    await opened.cleanup();
+  }
 });

@@ -109,7 +109,7 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
   const warnings: string[] = [];
   if (!state.boundToLoopback && operatorToken === null) {
     warnings.push(
-      `WARNING: the console listens on ${host}, reachable from other machines, and has no token: anyone who can reach it can read every payload${allowWrites ? '' : ''}.`,
+      `WARNING: the console listens on ${host}, reachable from other machines, and has no token: anyone who can reach it can read every payload.`,
       'WARNING: set one with --token or ONCEQ_CONSOLE_TOKEN, or bind to 127.0.0.1 (the default).',
     );
   }
