@@ -209,8 +209,9 @@ describe('setup without a terminal (the real process)', () => {
     try {
       for (const stdin of [undefined, '\n\n\n']) {
         const r = await box.run(['setup'], stdin === undefined ? {} : { stdin });
+        // A prompt without a terminal never resolves: had setup asked, this run would
+        // hang until the test's timeout instead of exiting 2 (no wall-clock assertion).
         expect(r.code).toBe(2);
-        expect(r.ms).toBeLessThan(2000);
         for (const flag of [
           '--yes',
           '--db',
