@@ -103,7 +103,7 @@ describe('enqueue - refuses stdin past 1,000,000 bytes while reading it', () => 
       expect(code).toBe(3);
       expect(stoppedEarly).toBe(true);
       expect(stderr).toBe(
-        'onceq: batch rejected, nothing was written (1 problem):\n  stdin holds more than 1000000 bytes, the limit is 1000000\n',
+        'onceq: batch rejected, nothing was written (1 problem):\n  stdin holds more than 1,000,000 bytes, the limit is 1,000,000\n  hint: a batch holds at most 1,000 lines and 1,000,000 bytes; enqueue a larger file with onceq enqueue --split FILE, or cut it with split -l 1000 FILE part-\n',
       );
       expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
     } finally {
@@ -120,7 +120,7 @@ describe('enqueue - refuses stdin past 1,000,000 bytes while reading it', () => 
       expect([r.code, r.stdout.trim()]).toEqual([0, 'accepted 1, duplicates 0']);
       const over = await box.run(['enqueue', '-', '--now', '1000'], { stdin: `${line}${pad} \n` });
       expect(over.code).toBe(3);
-      expect(over.stderr).toContain('stdin holds more than 1000000 bytes');
+      expect(over.stderr).toContain('stdin holds more than 1,000,000 bytes');
     } finally {
       box.cleanup();
     }
@@ -182,13 +182,14 @@ withMounts('SQLite on a full disk and on a read-only file system (real tmpfs mou
     expect((await statusOf()).messages).toEqual({ ready: 5, leased: 0, done: 0, dead: 0 });
   });
 
-  test('a read-only file system: exit 1 and one sentence naming the cause and the path; nothing changed', async () => {
+  test('a read-only file system: exit 2 and one sentence naming the cause and the path; nothing changed', async () => {
     expect((await box.run(['enqueue', 'five.jsonl', '--db', db(), '--now', '1000'])).code).toBe(0);
     expect(Bun.spawnSync(['mount', '-o', 'remount,ro', mount]).exitCode).toBe(0);
     for (const args of [['enqueue', 'big.jsonl'], ['work']]) {
       const r = await box.run([...args, '--db', db(), '--now', '1001']);
-      expect(expectOneSentence(r, 1)).toBe(
-        `onceq: ${db()} is read-only (the file, its directory or its file system); nothing was written\n`,
+      // The store path is checked before anything is opened for writing (a usage error).
+      expect(expectOneSentence(r, 2)).toBe(
+        `onceq: cannot use the store ${db()}: the file system of ${db()} is read-only\n`,
       );
     }
     expect(Bun.spawnSync(['mount', '-o', 'remount,rw', mount]).exitCode).toBe(0);

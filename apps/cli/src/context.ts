@@ -67,7 +67,8 @@ export function processContext(): Context {
       const listener = () => {
         handler();
         // The open transaction dies with the process: SQLite and PostgreSQL roll it back.
-        process.exit(130);
+        // Exit once stderr has taken the handler's words: a pipe may not have flushed yet.
+        process.stderr.write('', () => process.exit(130));
       };
       process.on('SIGINT', listener);
       return () => process.off('SIGINT', listener);

@@ -93,5 +93,9 @@ export function truncate(text: string, max = TABLE_PAYLOAD_CHARS): string {
 
 /** `1234567` → `1,234,567`: every number of 4+ digits in a sentence, for sizes. */
 export function thousands(text: string): string {
-  return text.replace(/(?<![\w.])\d{4,}(?![\w.])/g, (n) => Number(n).toLocaleString('en-US'));
+  // Only free-standing numbers: never an event id (`event_id 883421`, `orders-17:883421`)
+  // nor part of a date or time.
+  return text.replace(/(?<![\w.:/+-])(?<!event_id )\d{4,}(?![\w.:/+-])/g, (n) =>
+    Number(n).toLocaleString('en-US'),
+  );
 }
