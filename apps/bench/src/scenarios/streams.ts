@@ -110,10 +110,31 @@ export function fillStore(path: string, fill: Fill): number {
     ['leased', fill.leased],
     ['dead', fill.dead],
   ];
-  let i = 0;
-  const chunk = raw.transaction((state: string, n: number) => {
-    for (let k = 0; k < n; k++, i++) {
-      const id = crypto.randomUUID();
+  // Random UUIDs, inserted in key order: each B-tree grows at its right edge instead of
+  // splitting pages all over (the first 1,000,000-row build, in random order, took 18
+  // minutes on the loaded machine). The states are interleaved over the ids.
+  const total = plan.reduce((sum, [, n]) => sum + n, 0);
+  const ids = Array.from({ length: total }, () => crypto.randomUUID()).sort();
+  const assigned = plan.map(() => 0);
+  const stateOf = () => {
+    // The state furthest behind its share so far.
+    let best = 0;
+    for (let k = 1; k < plan.length; k++) {
+      const [, want] = plan[k] as [string, number];
+      const [, wantBest] = plan[best] as [string, number];
+      if (
+        want > 0 &&
+        (wantBest === 0 || (assigned[k] as number) / want < (assigned[best] as number) / wantBest)
+      )
+        best = k;
+    }
+    assigned[best] = (assigned[best] as number) + 1;
+    return (plan[best] as [string, number])[0];
+  };
+  const chunk = raw.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const id = ids[i] as string;
+      const state = stateOf();
       const finished = state === 'done' || state === 'dead';
       message.run(
         id,
@@ -132,9 +153,7 @@ export function fillStore(path: string, fill: Fill): number {
       }
     }
   });
-  for (const [state, total] of plan) {
-    for (let left = total; left > 0; left -= 50_000) chunk(state, Math.min(50_000, left));
-  }
+  for (let from = 0; from < total; from += 50_000) chunk(from, Math.min(total, from + 50_000));
   message.finalize();
   effect.finalize();
   raw.close(false);
