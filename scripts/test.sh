@@ -66,8 +66,10 @@ JUNIT="$WORK/junit.xml"
 LOG="$WORK/bun-test.log"
 set +e
 # bun prints the per-test lines on stdout and the counts on stderr; both go to
-# the console and to a log whose count lines we read afterwards.
-bun test --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
+# the console and to a log whose count lines we read afterwards. --timeout: the
+# preload's setDefaultTimeout reaches only the first test file of a multi-file run
+# (bun 1.4.4), and process tests outlast bun's 5 s default on a loaded machine.
+bun test --timeout 60000 --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
 test_rc=${PIPESTATUS[0]}
 set -e
 

@@ -1,7 +1,7 @@
 // `onceq worker` as a real process on both backends: signals, release, heartbeats,
 // a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
 // for a condition. PostgreSQL runs when DATABASE_URL is set (scripts/test.sh sets it).
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { claim, enqueue, queueSnapshot, show, status } from '../packages/core/src/index.ts';
 import { runOnceq } from './support/cli.ts';
 import {
@@ -13,6 +13,9 @@ import {
   sleepyBatch,
   startWorker,
 } from './support/worker-process.ts';
+
+// Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
+setDefaultTimeout(120_000);
 
 for (const backend of BACKENDS) {
   const run = backendAvailable(backend) ? describe : describe.skip;
