@@ -12,6 +12,7 @@ import {
   sharedStore,
   sleepyBatch,
   startWorker,
+  WORKER_TEST_PASSWORD,
 } from './support/worker-process.ts';
 
 // Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
@@ -41,6 +42,8 @@ for (const backend of BACKENDS) {
       expect(w.stdout()).toContain('1 done');
       expect(w.stdout()).toContain('2 released');
       expect(w.stderr()).not.toContain('handler-start E0002');
+      expect(w.stderr()).toContain('worker started on');
+      expect(w.stdout() + w.stderr()).not.toContain(WORKER_TEST_PASSWORD);
       const first = await show(store, 'E0001');
       expect([first.state, first.attempts, first.effect?.amountCents]).toEqual(['done', 1, 100]);
       for (const id of ['E0002', 'E0003']) {
