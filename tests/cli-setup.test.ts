@@ -180,7 +180,9 @@ describe('setup without a terminal (the real process)', () => {
       for (const stdin of [undefined, '\n\n\n']) {
         const r = await box.run(['setup'], stdin === undefined ? {} : { stdin });
         expect(r.code).toBe(2);
-        expect(r.ms).toBeLessThan(2000);
+        // Not a speed check: a prompt without a TTY would hang until the test timeout.
+        // The bound is loose because a bun process alone takes 2-4 s on a loaded machine.
+        expect(r.ms).toBeLessThan(20_000);
         for (const flag of [
           '--yes',
           '--db',
