@@ -1,11 +1,14 @@
 // The examples are runnable and tested: the library snippet from a directory outside
 // the workspace, and the handler module through `onceq work`, `complete` and
 // `redrive --dry-run` (the worker tests run a module through `onceq worker`).
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type CliSandbox, cliSandbox, json } from './support/cli.ts';
 import { runProcess } from './support/spawn.ts';
+
+// Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
+setDefaultTimeout(120_000);
 
 const EXAMPLES = resolve(import.meta.dir, '..', 'examples');
 const TIPS = join(EXAMPLES, 'handler', 'tips.ts');

@@ -1,9 +1,12 @@
 // The service's small CLI pieces: `onceq extend` (exit 4 when refused) and `onceq work`
 // saying why nothing is claimable, on the model clock.
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliSandbox, cliSandbox, json } from './support/cli.ts';
+
+// Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
+setDefaultTimeout(120_000);
 
 describe('onceq extend and work', () => {
   let box: CliSandbox;

@@ -1,7 +1,7 @@
 // `onceq worker` as a real process on both backends: signals, release, heartbeats,
 // a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
 // for a condition. PostgreSQL runs when DATABASE_URL is set (scripts/test.sh sets it).
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { claim, enqueue, queueSnapshot, show, status } from '../packages/core/src/index.ts';
 import { runOnceq } from './support/cli.ts';
 import {
@@ -12,7 +12,11 @@ import {
   sharedStore,
   sleepyBatch,
   startWorker,
+  WORKER_TEST_PASSWORD,
 } from './support/worker-process.ts';
+
+// Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
+setDefaultTimeout(120_000);
 
 for (const backend of BACKENDS) {
   const run = backendAvailable(backend) ? describe : describe.skip;
@@ -38,6 +42,8 @@ for (const backend of BACKENDS) {
       expect(w.stdout()).toContain('1 done');
       expect(w.stdout()).toContain('2 released');
       expect(w.stderr()).not.toContain('handler-start E0002');
+      expect(w.stderr()).toContain('worker started on');
+      expect(w.stdout() + w.stderr()).not.toContain(WORKER_TEST_PASSWORD);
       const first = await show(store, 'E0001');
       expect([first.state, first.attempts, first.effect?.amountCents]).toEqual(['done', 1, 100]);
       for (const id of ['E0002', 'E0003']) {

@@ -113,6 +113,9 @@ export async function sharedStore(backend: (typeof BACKENDS)[number]): Promise<S
   await admin.unsafe(`CREATE DATABASE ${name}`);
   const url = new URL(base);
   url.pathname = `/${name}`;
+  // The test cluster trusts local connections, so a password in the URL is accepted and
+  // ignored: the worker's output can be checked for never printing it.
+  url.password = WORKER_TEST_PASSWORD;
   const store = await openStore(url.toString());
   return {
     db: url.toString(),
@@ -140,5 +143,8 @@ export function sleepyBatch(sleeps: readonly number[]): string {
     })
     .join('');
 }
+
+/** A password in the PostgreSQL URL the workers get; it must never appear in their output. */
+export const WORKER_TEST_PASSWORD = 'worker-secret-pw';
 
 export const SLOW_HANDLER = join(import.meta.dir, 'handlers', 'slow.ts');

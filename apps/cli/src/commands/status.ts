@@ -24,8 +24,9 @@ export const statusCommand = defineCommand<null>({
       ctx.out(
         toJson({
           ...report,
-          oldest_ready_age_seconds: ages.ready,
-          oldest_dead_age_seconds: ages.dead,
+          // Times, not ages: the same store prints the same document whenever it is read.
+          oldest_ready_at: snapshot.oldestReadyAt,
+          oldest_dead_at: snapshot.oldestDeadAt,
           store: { kind: store.kind, location: store.location },
         }),
       );
