@@ -3,7 +3,8 @@
  * shows the friendly behaviour and, where it is a guard, the bad case it catches.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeConfig } from '../apps/cli/src/config.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL, json } from './support/cli.ts';
@@ -82,6 +83,39 @@ describe('2. read-only commands refuse a missing store and never write', () => {
     expect(readFileSync(db).equals(before)).toBe(true);
     expect(statSync(db).mtimeMs).toBe(mtime);
   });
+});
+
+/** `chattr +i` works here (root on ext4 and the like): the closest thing to read-only media. */
+const canFreeze = (() => {
+  const probe = join(tmpdir(), `onceq-chattr-${process.pid}`);
+  writeFileSync(probe, '');
+  const ok = Bun.spawnSync(['chattr', '+i', probe]).exitCode === 0;
+  if (ok) Bun.spawnSync(['chattr', '-i', probe]);
+  rmSync(probe, { force: true });
+  return ok;
+})();
+
+describe('2b. read-only commands on read-only media', () => {
+  test.skipIf(!canFreeze)(
+    'status and list read an immutable store in an immutable directory',
+    async () => {
+      expect((await box.run(['enqueue', DEMO_JSONL])).code).toBe(0);
+      const db = join(box.cwd, 'onceq.db');
+      expect(Bun.spawnSync(['chattr', '+i', db, box.cwd]).exitCode).toBe(0);
+      try {
+        const s = await box.run(['status', '--json']);
+        expect(s.code).toBe(0);
+        expect(json<{ messages: { ready: number } }>(s).messages.ready).toBe(4);
+        expect((await box.run(['list'])).code).toBe(0);
+        // A writer is refused with a cause, not SQLite's words.
+        const w = await box.run(['work']);
+        expect(w.code).toBe(2);
+        expect(w.stderr).toContain('permission denied');
+      } finally {
+        Bun.spawnSync(['chattr', '-i', db, box.cwd]);
+      }
+    },
+  );
 });
 
 describe('3. store paths that cannot work get a cause', () => {

@@ -36,13 +36,14 @@ export const claimCommand = defineCommand<ClaimArgs>({
     await holdClaim(store, options, async (lease) => {
       printLease(lease, json, ctx, store.clock());
       if (lease === null) return;
-      ctx.err(
-        'holding the claim transaction open, not committed yet: press Enter to commit (Ctrl-C rolls it back)',
-      );
+      // Listening before saying so: a Ctrl-C right after the sentence is answered.
       const stopListening = ctx.onInterrupt?.(() =>
         ctx.err(
           `onceq: interrupted: the claim of ${lease.eventId} was rolled back, nothing was committed (its attempt is not spent)`,
         ),
+      );
+      ctx.err(
+        'holding the claim transaction open, not committed yet: press Enter to commit (Ctrl-C rolls it back)',
       );
       try {
         await ctx.waitForLine();

@@ -58,8 +58,6 @@ export const workCommand = defineCommand<WorkArgs>({
   async run(args, { store, json, ctx }) {
     const progress = ctx.progress;
     const name = args.handler.name;
-    // Which rules decide the money, and why: a handler chosen in setup changes results.
-    if (!json) ctx.err(describeChoice(args.handler));
     const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
     // Ctrl-C is handled between chunks of work (the listener runs when the event loop
     // turns, which a run of SQLite transactions never lets it do): no transaction is
@@ -70,6 +68,9 @@ export const workCommand = defineCommand<WorkArgs>({
         `onceq: interrupted: ${summary.claimed === 0 ? 'nothing was claimed' : `so far ${describe(summary)}`}; stopped between transactions, nothing is half done`,
       );
     });
+    // Which rules decide the money, and why: a handler chosen in setup changes results.
+    // Said after the Ctrl-C listener is in place, so an interrupt right after it is answered.
+    if (!json) ctx.err(describeChoice(args.handler));
     try {
       progress?.update(`working with handler ${name}…`);
       await drain(store, args, summary, (s) =>

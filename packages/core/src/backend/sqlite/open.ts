@@ -1,4 +1,4 @@
-import { Database as BunDatabase } from 'bun:sqlite';
+import { Database as BunDatabase, constants } from 'bun:sqlite';
 import { Kysely } from 'kysely';
 import { systemClock } from '../../clock.ts';
 import { StoreUnavailableError } from '../../errors.ts';
@@ -90,14 +90,28 @@ function openReadWrite(path: string, options: OpenStoreOptions): BunDatabase {
   }
 }
 
-/** The WAL mode persists in the file: whoever created the store set it, a reader need not. */
+/**
+ * The WAL mode persists in the file: whoever created the store set it, a reader need not.
+ * A WAL reader needs the `-shm` file; on read-only media (or a directory nobody may write)
+ * it cannot be created, and no writer can be active either, so the file is then opened
+ * as immutable (no locks, no `-shm`).
+ */
 function openReadOnly(path: string): BunDatabase {
+  let raw: BunDatabase | undefined;
   try {
-    const raw = new BunDatabase(path, { readonly: true, strict: false });
+    raw = new BunDatabase(path, { readonly: true, strict: false });
     raw.run('PRAGMA busy_timeout = 0');
+    // The first read opens the WAL index: this is where read-only media fail.
+    raw.query('SELECT count(*) FROM sqlite_master').get();
     return raw;
   } catch (error) {
-    throw cannotOpen(path, error);
+    raw?.close();
+    try {
+      const uri = `file:${path.replace(/%/g, '%25').replace(/\?/g, '%3f').replace(/#/g, '%23')}?immutable=1`;
+      return new BunDatabase(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
+    } catch {
+      throw cannotOpen(path, error);
+    }
   }
 }
 
