@@ -1,7 +1,7 @@
 /**
  * What a batch does when part of it goes wrong: a handler's invalid effect fails only
  * that message, and a lease that runs out in the middle of a batch costs only that
- * message; the rest of the batch commits (SPEC §5).
+ * message; the rest of the batch commits (docs/protocol.md §5).
  */
 import { describe, expect, test } from 'bun:test';
 import {

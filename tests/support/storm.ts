@@ -116,6 +116,8 @@ export function traceLines(stderr: string): number {
   return stderr.split('\n').filter((l) => TRACE_LINE.test(l)).length;
 }
 
+const NOTE_LINE = /^handler \S+ \(from .+\)$|^creating a new store at /;
+
 /**
  * Why a CLI run broke the error contract, or `undefined` when it kept it: exit 0, or
  * exit 1 with exactly one line on stderr that starts `onceq:` and no trace. A run the
@@ -123,7 +125,11 @@ export function traceLines(stderr: string): number {
  */
 export function contractBreach(run: StormRun): string | undefined {
   if (run.signal !== null) return undefined;
-  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
+  // The notes the CLI prints on stderr before it works (which handler and where it came
+  // from, a store being created) are not errors.
+  const lines = run.stderr
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !NOTE_LINE.test(l));
   if (run.code === 0 && traceLines(run.stderr) === 0) return undefined;
   if (run.code === 1 && lines.length === 1 && lines[0]?.startsWith('onceq:')) return undefined;
   return `onceq ${run.args.join(' ')} → exit ${run.code}, stderr:\n${run.stderr}`;
