@@ -127,9 +127,7 @@ export function contractBreach(run: StormRun): string | undefined {
   if (run.signal !== null) return undefined;
   // The notes the CLI prints on stderr before it works (which handler and where it came
   // from, a store being created) are not errors.
-  const lines = run.stderr
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !NOTE_LINE.test(l));
+  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '' && !NOTE_LINE.test(l));
   if (run.code === 0 && traceLines(run.stderr) === 0) return undefined;
   if (run.code === 1 && lines.length === 1 && lines[0]?.startsWith('onceq:')) return undefined;
   return `onceq ${run.args.join(' ')} → exit ${run.code}, stderr:\n${run.stderr}`;
