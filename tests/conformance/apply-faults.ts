@@ -5,10 +5,14 @@
  */
 import { describe, expect, test } from 'bun:test';
 import {
+  type AsyncHandler,
   applyMany,
   claimMany,
   enqueue,
   type Handler,
+  runHandler,
+  type Settlement,
+  settleMany,
   show,
   status,
   work,
@@ -68,6 +72,34 @@ export function applyFaultsSuite(name: string, factory: BackendFactory): void {
       const summary = await work(store, returning({ E0003: { category: 'book', amountCents: 0 } }));
       expect(summary).toMatchObject({ claimed: 5, done: 4, dead: 1, lost: 0 });
       expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 4, dead: 1 });
+    });
+
+    test("the worker's path too (handlers outside the transaction, then settleMany): an invalid effect fails only its message", async () => {
+      const { store } = env();
+      await enqueue(store, nEvents(3).jsonl);
+      const leases = await claimMany(store, { limit: 3 });
+      const handler: AsyncHandler = async (payload, ctx) =>
+        ctx.eventId === 'E0002' ? { category: 'pen', amountCents: 0 } : handlers.v1(payload, ctx);
+      const settlements: Settlement[] = [];
+      for (const lease of leases) {
+        const context = {
+          eventId: lease.eventId,
+          generation: lease.generation,
+          attempt: lease.attempt,
+          signal: new AbortController().signal,
+        };
+        settlements.push({ lease, result: await runHandler(handler, lease.payload, context) });
+      }
+      const { outcomes, lost } = await settleMany(store, settlements);
+      expect(lost).toEqual([]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome]).sort()).toEqual([
+        ['E0001', 'done'],
+        ['E0002', 'dead'],
+        ['E0003', 'done'],
+      ]);
+      const e2 = await show(store, 'E0002');
+      expect([e2.state, e2.lastErrorCode]).toEqual(['dead', 'invalid_effect']);
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0001', 'E0003']);
     });
 
     test('a lease that runs out in the middle of a batch: that message is lost, the remainder is retried and committed', async () => {

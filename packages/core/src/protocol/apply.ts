@@ -91,7 +91,12 @@ export async function applyMany(
   return { outcomes: [], lost };
 }
 
-class ExpiredDuringApply extends Error {
+/**
+ * Thrown inside the apply (or settle) transaction when leases ran out between the fence
+ * read and the ACK: the transaction rolls back, effects included, and the caller retries
+ * the rest of the batch without them.
+ */
+export class ExpiredDuringApply extends Error {
   readonly lost: LeaseLostError[];
   constructor(lost: LeaseLostError[]) {
     super('leases expired during apply');
@@ -109,9 +114,8 @@ async function applyInTransaction(
   const now = store.clock();
   const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
 
-  const outcomes: ApplyOutcome[] = [];
-  const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
-  const failed: { lease: LeaseRef; attempts: number; failure: FailInput }[] = [];
+  const succeeded: Succeeded[] = [];
+  const failed: Failed[] = [];
   for (const lease of leases) {
     const row = rows.get(lease.eventId);
     const why = fenceViolation(row, lease, now);
@@ -131,6 +135,40 @@ async function applyInTransaction(
     else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
   }
 
+  return recordResults(store, x, succeeded, failed, now);
+}
+
+/** A handler's success, with the lease it was computed under and that lease's end. */
+export interface Succeeded {
+  lease: LeaseRef;
+  leaseUntil: number;
+  effect: Effect;
+}
+
+/** A handler's failure, with the attempts the fence read found. */
+export interface Failed {
+  lease: LeaseRef;
+  attempts: number;
+  failure: FailInput;
+}
+
+/**
+ * The writing half of apply, shared with the worker's settle (handlers run outside the
+ * transaction): inside the caller's write transaction, whose fence read found every
+ * lease of `succeeded` and `failed` valid at `now`, insert the effects, read the clock
+ * again (the work may have been slow), ACK with the fence in SQL, then record the
+ * failures. Leases that ran out meanwhile throw {@link ExpiredDuringApply}; a fenced
+ * write that matches fewer rows than the read promised throws {@link LeaseLostError}.
+ * Either way the whole transaction rolls back, effects included.
+ */
+export async function recordResults(
+  store: Store,
+  x: Executor,
+  succeeded: readonly Succeeded[],
+  failed: readonly Failed[],
+  now: number,
+): Promise<ApplyOutcome[]> {
+  const outcomes: ApplyOutcome[] = [];
   crashPoint('after-handler');
   if (succeeded.length > 0) {
     // The second clock check: the handler (or, on SQLite, the effect insert) may have

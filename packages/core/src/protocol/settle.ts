@@ -1,15 +1,10 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
-import {
-  insertEffectRows,
-  readForFence,
-  toDone,
-  toDoneWithEffects,
-  toFailed,
-} from '../transitions.ts';
+import { readForFence } from '../transitions.ts';
 import type {
   ApplyOutcome,
   AsyncHandler,
@@ -18,8 +13,15 @@ import type {
   LeaseRef,
   WorkerHandlerContext,
 } from '../types.ts';
-import type { ApplyManyResult } from './apply.ts';
-import { fenceViolation } from './apply.ts';
+import {
+  type ApplyManyResult,
+  ExpiredDuringApply,
+  type Failed,
+  fenceViolation,
+  recordResults,
+  type Succeeded,
+} from './apply.ts';
+import { effectViolation } from './effect-rules.ts';
 
 /** What a handler made of one message: an effect, or a failure to record. */
 export type HandlerResult = { effect: Effect } | { failure: FailInput };
@@ -52,7 +54,14 @@ export async function runHandler(
         },
       };
     }
-    return { effect: await handler(payload, context) };
+    const effect = await handler(payload, context);
+    // Checked before the write, as apply does: one bad effect fails its own message
+    // (`invalid_effect`), never the batch's INSERT.
+    const invalid = effectViolation(effect);
+    if (invalid !== null) {
+      return { failure: { kind: 'permanent', code: 'invalid_effect', detail: invalid } };
+    }
+    return { effect: { category: effect.category, amountCents: effect.amountCents } };
   } catch (error) {
     if (error instanceof HandlerFailure) {
       return { failure: { kind: error.kind, code: error.code, detail: error.message } };
@@ -95,9 +104,10 @@ export async function settleMany(
         missed.length = 0;
         return settleInTransaction(store, x, pending, missed);
       });
+      crashPoint('after-commit');
       return { outcomes, lost: [...lost, ...missed] };
     } catch (error) {
-      if (!(error instanceof ExpiredDuringSettle)) throw error;
+      if (!(error instanceof ExpiredDuringApply)) throw error;
       lost.push(...error.lost);
       const gone = new Set(error.lost.map((l) => l.eventId));
       pending = pending.filter((s) => !gone.has(s.lease.eventId));
@@ -134,14 +144,6 @@ export async function applyAsync(
   return outcomes[0] as ApplyOutcome;
 }
 
-class ExpiredDuringSettle extends Error {
-  readonly lost: LeaseLostError[];
-  constructor(lost: LeaseLostError[]) {
-    super('leases expired during settle');
-    this.lost = lost;
-  }
-}
-
 async function settleInTransaction(
   store: Store,
   x: Executor,
@@ -151,8 +153,8 @@ async function settleInTransaction(
   const now = store.clock();
   const leases = settlements.map((s) => s.lease);
   const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
-  const succeeded: { lease: LeaseRef; leaseUntil: number; effect: Effect }[] = [];
-  const failed: { lease: LeaseRef; attempts: number; failure: FailInput }[] = [];
+  const succeeded: Succeeded[] = [];
+  const failed: Failed[] = [];
   for (const { lease, result } of settlements) {
     const row = rows.get(lease.eventId);
     const why = fenceViolation(row, lease, now);
@@ -166,58 +168,5 @@ async function settleInTransaction(
     } else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
   }
 
-  const outcomes: ApplyOutcome[] = [];
-  if (succeeded.length > 0) {
-    const fused = store.capabilities.fusedStatements;
-    if (!fused) {
-      await insertEffectRows(
-        x,
-        succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
-        now,
-      );
-    }
-    const later = store.clock();
-    const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
-    if (expired.length > 0) {
-      throw new ExpiredDuringSettle(
-        expired.map(
-          ({ lease, leaseUntil }) =>
-            new LeaseLostError(
-              lease.eventId,
-              lease.generation,
-              `the lease expired at ${leaseUntil} during apply (now ${later})`,
-            ),
-        ),
-      );
-    }
-    const acked = fused
-      ? await toDoneWithEffects(x, succeeded, now, later)
-      : await toDone(
-          x,
-          succeeded.map((s) => s.lease),
-          later,
-        );
-    if (acked !== succeeded.length) {
-      throw new Error(`ACK matched ${acked} of ${succeeded.length} fenced messages; rolled back`);
-    }
-    for (const { lease, effect } of succeeded) {
-      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect });
-    }
-  }
-  for (const { lease, attempts, failure } of failed) {
-    const next = await toFailed(store, x, lease, attempts, failure, now);
-    const detail = failure.detail ?? '';
-    outcomes.push(
-      next.state === 'dead'
-        ? { eventId: lease.eventId, outcome: 'dead', code: failure.code, detail }
-        : {
-            eventId: lease.eventId,
-            outcome: 'retry',
-            code: failure.code,
-            detail,
-            availableAt: next.availableAt,
-          },
-    );
-  }
-  return outcomes;
+  return recordResults(store, x, succeeded, failed, now);
 }
