@@ -1,9 +1,7 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
-import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import { parseJson } from '../json/parse.ts';
-import { isJsonObject } from '../json/value.ts';
 import {
   insertEffectRows,
   readForFence,
@@ -19,7 +17,7 @@ import type {
   HandlerContext,
   LeaseRef,
 } from '../types.ts';
-import { effectViolation } from './effect-rules.ts';
+import { effectResult, type HandlerResult, handlerInput, thrownResult } from './handler-result.ts';
 
 export interface ApplyManyResult {
   outcomes: ApplyOutcome[];
@@ -257,39 +255,12 @@ export function fenceViolation(
   return null;
 }
 
-function runHandler(
-  handler: Handler,
-  payloadText: string,
-  context: HandlerContext,
-): { effect: Effect } | { failure: FailInput } {
+function runHandler(handler: Handler, payloadText: string, context: HandlerContext): HandlerResult {
   try {
-    const payload = parseJson(payloadText);
-    if (!isJsonObject(payload)) {
-      return {
-        failure: {
-          kind: 'permanent',
-          code: 'invalid_payload',
-          detail: 'the stored payload is not a JSON object',
-        },
-      };
-    }
-    const effect = handler(payload, context);
-    const invalid = effectViolation(effect);
-    if (invalid !== null) {
-      return { failure: { kind: 'permanent', code: 'invalid_effect', detail: invalid } };
-    }
-    return { effect: { category: effect.category, amountCents: effect.amountCents } };
+    const input = handlerInput(payloadText);
+    if ('failure' in input) return input;
+    return effectResult(handler(input.payload, context));
   } catch (error) {
-    if (error instanceof HandlerFailure) {
-      return { failure: { kind: error.kind, code: error.code, detail: error.message } };
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    return {
-      failure: {
-        kind: 'temporary',
-        code: 'handler_error',
-        detail: `the handler threw: ${message}`,
-      },
-    };
+    return thrownResult(error);
   }
 }

@@ -1,18 +1,9 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
-import { HandlerFailure, LeaseLostError } from '../errors.ts';
+import { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import { parseJson } from '../json/parse.ts';
-import { isJsonObject } from '../json/value.ts';
 import { readForFence } from '../transitions.ts';
-import type {
-  ApplyOutcome,
-  AsyncHandler,
-  Effect,
-  FailInput,
-  LeaseRef,
-  WorkerHandlerContext,
-} from '../types.ts';
+import type { ApplyOutcome, AsyncHandler, LeaseRef, WorkerHandlerContext } from '../types.ts';
 import {
   type ApplyManyResult,
   ExpiredDuringApply,
@@ -21,10 +12,9 @@ import {
   recordResults,
   type Succeeded,
 } from './apply.ts';
-import { effectViolation } from './effect-rules.ts';
+import { effectResult, type HandlerResult, handlerInput, thrownResult } from './handler-result.ts';
 
-/** What a handler made of one message: an effect, or a failure to record. */
-export type HandlerResult = { effect: Effect } | { failure: FailInput };
+export type { HandlerResult };
 
 /** One handler result to record against the lease it was computed under. */
 export interface Settlement {
@@ -44,36 +34,11 @@ export async function runHandler(
   context: WorkerHandlerContext,
 ): Promise<HandlerResult> {
   try {
-    const payload = parseJson(payloadText);
-    if (!isJsonObject(payload)) {
-      return {
-        failure: {
-          kind: 'permanent',
-          code: 'invalid_payload',
-          detail: 'the stored payload is not a JSON object',
-        },
-      };
-    }
-    const effect = await handler(payload, context);
-    // Checked before the write, as apply does: one bad effect fails its own message
-    // (`invalid_effect`), never the batch's INSERT.
-    const invalid = effectViolation(effect);
-    if (invalid !== null) {
-      return { failure: { kind: 'permanent', code: 'invalid_effect', detail: invalid } };
-    }
-    return { effect: { category: effect.category, amountCents: effect.amountCents } };
+    const input = handlerInput(payloadText);
+    if ('failure' in input) return input;
+    return effectResult(await handler(input.payload, context));
   } catch (error) {
-    if (error instanceof HandlerFailure) {
-      return { failure: { kind: error.kind, code: error.code, detail: error.message } };
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    return {
-      failure: {
-        kind: 'temporary',
-        code: 'handler_error',
-        detail: `the handler threw: ${message}`,
-      },
-    };
+    return thrownResult(error);
   }
 }
 

@@ -8,7 +8,7 @@ import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isRetryable, mapQueryError } from './errors.ts';
+import { connectFailure, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
