@@ -53,9 +53,17 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
     const runs: StormRun[] = [];
     /** Running processes and when each started. */
     const running = new Map<StormProcess, number>();
+    const killedSoFar = () => runs.some((r) => r.signal !== null);
     const workerLoop = async (worker: number) => {
-      for (let i = 0; i < plan.runsPerWorker; i++) {
-        const phase = PHASES[Math.floor((i * PHASES.length) / plan.runsPerWorker)] as number;
+      // The planned runs, then (bounded) more of the last phase until a kill has landed:
+      // on a fast, quiet machine all planned runs can end before the killer's first shot.
+      for (
+        let i = 0;
+        i < plan.runsPerWorker || (!killedSoFar() && i < plan.runsPerWorker + 20);
+        i++
+      ) {
+        const planned = Math.min(i, plan.runsPerWorker - 1);
+        const phase = PHASES[Math.floor((planned * PHASES.length) / plan.runsPerWorker)] as number;
         // Now and then a `claim` whose process ends holding the lease: a holder that
         // vanished after its claim, whose lease must expire and be recovered.
         const args =
@@ -74,7 +82,7 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
     let calm = false;
     const killer = async () => {
       while (!calm) {
-        await Bun.sleep(800 + plan.random() * 1500);
+        await Bun.sleep(300 + plan.random() * 900);
         if (calm || running.size === 0) continue;
         // Prefer a moment with live leases: look for up to ~1.5 s before killing anyway.
         let live = await plan.liveLeases();
