@@ -65,16 +65,41 @@ export async function applyMany(
   leases: readonly LeaseRef[],
   handler: Handler,
 ): Promise<ApplyManyResult> {
+  return commitWithExpiryRetry(
+    store,
+    leases,
+    (lease) => lease.eventId,
+    (x, pending, missed) => applyInTransaction(store, x, pending, handler, missed),
+  );
+}
+
+/**
+ * Runs `inTransaction` over `items` in one write transaction. Leases that ran out during
+ * it ({@link ExpiredDuringApply}) roll the whole transaction back, effects included; they
+ * are reported lost and the rest is retried in a new transaction. Shared by apply and the
+ * worker's settle.
+ */
+export async function commitWithExpiryRetry<T>(
+  store: Store,
+  items: readonly T[],
+  eventIdOf: (item: T) => string,
+  inTransaction: (
+    x: Executor,
+    pending: readonly T[],
+    missed: LeaseLostError[],
+  ) => Promise<ApplyOutcome[]>,
+): Promise<ApplyManyResult> {
   const lost: LeaseLostError[] = [];
-  let pending = [...leases];
+  let pending = [...items];
   while (pending.length > 0) {
     // Fence misses of this attempt only: a rolled-back or re-run transaction (PostgreSQL
     // retries one after a deadlock) finds them again, so they must not pile up.
     const missed: LeaseLostError[] = [];
     try {
+      const current = pending;
       const outcomes = await store.transact((x) => {
         missed.length = 0;
-        return applyInTransaction(store, x, pending, handler, missed);
+        return inTransaction(x, current, missed);
       });
       crashPoint('after-commit');
       return { outcomes, lost: [...lost, ...missed] };
@@ -83,7 +108,7 @@ export async function applyMany(
       // Rolled back, effects included. Retry the rest without the leases that ran out.
       lost.push(...error.lost);
       const gone = new Set(error.lost.map((l) => l.eventId));
-      pending = pending.filter((l) => !gone.has(l.eventId));
+      pending = pending.filter((item) => !gone.has(eventIdOf(item)));
     }
   }
   return { outcomes: [], lost };

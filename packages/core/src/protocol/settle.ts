@@ -1,12 +1,11 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { LeaseLostError } from '../errors.ts';
-import { crashPoint } from '../faults.ts';
 import { readForFence } from '../transitions.ts';
 import type { ApplyOutcome, AsyncHandler, LeaseRef, WorkerHandlerContext } from '../types.ts';
 import {
   type ApplyManyResult,
-  ExpiredDuringApply,
+  commitWithExpiryRetry,
   type Failed,
   fenceViolation,
   recordResults,
@@ -60,25 +59,12 @@ export async function settleMany(
   store: Store,
   settlements: readonly Settlement[],
 ): Promise<ApplyManyResult> {
-  const lost: LeaseLostError[] = [];
-  let pending = [...settlements];
-  while (pending.length > 0) {
-    const missed: LeaseLostError[] = [];
-    try {
-      const outcomes = await store.transact((x) => {
-        missed.length = 0;
-        return settleInTransaction(store, x, pending, missed);
-      });
-      crashPoint('after-commit');
-      return { outcomes, lost: [...lost, ...missed] };
-    } catch (error) {
-      if (!(error instanceof ExpiredDuringApply)) throw error;
-      lost.push(...error.lost);
-      const gone = new Set(error.lost.map((l) => l.eventId));
-      pending = pending.filter((s) => !gone.has(s.lease.eventId));
-    }
-  }
-  return { outcomes: [], lost };
+  return commitWithExpiryRetry(
+    store,
+    settlements,
+    (s) => s.lease.eventId,
+    (x, pending, missed) => settleInTransaction(store, x, pending, missed),
+  );
 }
 
 /**
