@@ -10,9 +10,19 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const T = 'packages/core/src/transitions.ts';
+const T = 'packages/core/src/backend/shared-statements.ts';
+const P = 'packages/core/src/backend/postgres/statements.ts';
+/** The WHERE of the fail statement (`settle-failure`), from the end of its SET. */
+const FAIL_WHERE = [
+  "      last_error_detail: p.value<string>('detail'),",
+  "      updated_at: p.value<number>('now'),",
+  '    })',
+  "    .where('event_id', '=', p.value<string>('id'))",
+  "    .where('generation', '=', p.value<number>('generation'))",
+  "    .where('state', '=', stateLiteral('leased'))",
+  "    .where('lease_until', '>', p.value<number>('now')),",
+].join('\n');
 const A = 'packages/core/src/protocol/apply.ts';
-const R = 'packages/core/src/protocol/redrive.ts';
 
 /** [what, file, text deleted or replaced, replacement] */
 const MUTATIONS: readonly [string, string, string, string][] = [
@@ -36,53 +46,55 @@ const MUTATIONS: readonly [string, string, string, string][] = [
   ],
   [
     'PostgreSQL ACK+effects (`ack-with-effects`): `generation = ?` deleted',
-    T,
+    P,
     '        AND m.generation = input.generation\n',
     '',
   ],
   [
     "PostgreSQL ACK+effects (`ack-with-effects`): `state = 'leased'` deleted",
-    T,
+    P,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
     "        AND m.state = ${stateLiteral('leased')}\n",
     '',
   ],
   [
     'PostgreSQL ACK+effects (`ack-with-effects`): `lease_until > now` deleted',
-    T,
+    P,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
     "        AND m.lease_until > ${p.value<number>('now')}\n",
     '',
   ],
+  // The fail statement's WHERE, told apart from extend's and release's (which share its
+  // predicates) by the end of its SET.
   [
     'fail (`settle-failure`): `generation = ?` deleted',
     T,
-    "    .where('generation', '=', p.value<number>('generation'))\n",
-    '',
+    FAIL_WHERE,
+    FAIL_WHERE.replace("    .where('generation', '=', p.value<number>('generation'))\n", ''),
   ],
   [
     "fail (`settle-failure`): `state = 'leased'` deleted",
     T,
-    "    .where('generation', '=', p.value<number>('generation'))\n    .where('state', '=', stateLiteral('leased'))",
-    "    .where('generation', '=', p.value<number>('generation'))",
+    FAIL_WHERE,
+    FAIL_WHERE.replace("    .where('state', '=', stateLiteral('leased'))\n", ''),
   ],
   [
     'fail (`settle-failure`): `lease_until > now` deleted',
     T,
-    "    .where('state', '=', stateLiteral('leased'))\n    .where('lease_until', '>', p.value<number>('now')),",
-    "    .where('state', '=', stateLiteral('leased')),",
+    FAIL_WHERE,
+    FAIL_WHERE.replace("\n    .where('lease_until', '>', p.value<number>('now'))", ''),
   ],
   [
     'PostgreSQL fence read (`read-fenced-array`): `FOR UPDATE` deleted',
-    T,
+    P,
     '::text[])\n    FOR UPDATE`,',
     '::text[])`,',
   ],
   [
-    "redrive statement (`toRedriven`): `state = 'dead'` deleted",
+    "redrive statement (`redriveUpdate`): `state = 'dead'` deleted",
     T,
-    "updated_at: now })\n    .where('state', '=', stateLiteral('dead'));",
-    'updated_at: now });',
+    "updated_at: now })\n    .where('state', '=', stateLiteral('dead'))",
+    'updated_at: now })',
   ],
   [
     'apply: zero-rows check after the ACK deleted',
@@ -97,17 +109,17 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     '      lost.push(...error.lost);\n      return { outcomes: [], lost };\n',
   ],
   [
-    'redrive: `FOR UPDATE` of the checked rows deleted',
-    R,
-    '(store.capabilities.skipLocked ? query.forUpdate() : query)',
-    'query',
+    'redrive: `FOR UPDATE` of the checked rows deleted (PostgreSQL)',
+    T,
+    "      .where('event_id', 'in', p.list<string>('ids', n))\n      .forUpdate(),",
+    "      .where('event_id', 'in', p.list<string>('ids', n)),",
   ],
 ];
 
 const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
 const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what';
 
-const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, A, R]).stdout.toString().trim();
+const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, A]).stdout.toString().trim();
 if (dirty !== '') {
   console.error(`fence-mutations: commit or stash these first:\n${dirty}`);
   process.exit(2);

@@ -18,7 +18,6 @@ import {
   show,
   work,
 } from '../packages/core/src/index.ts';
-import { readForFence, toDoneWithEffects } from '../packages/core/src/transitions.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
 
@@ -53,16 +52,16 @@ suite('postgres: fence reads lock what they check', () => {
       const [lease] = await claimMany(store, { limit: 1 }); // until 1030
       if (lease === undefined) throw new Error('nothing claimed');
       const stolen = await store.transact(async (x) => {
-        const [row] = await readForFence(store, x, [lease]);
+        const [row] = await store.statements.readFenced(x, [lease]);
         expect(row?.state).toBe('leased');
         // Another worker whose clock already says 1030 (the lease ran out for it) tries
         // to recover and re-claim the row now, between our fence read and our ACK.
         const taken = await claimMany(other, { limit: 1 });
-        const acked = await toDoneWithEffects(
+        const acked = await store.statements.ackWithEffects(
           x,
           [{ lease, effect: { category: 'book', amountCents: 100 } }],
           1029,
-          1029,
+          () => 1029,
         );
         expect(acked).toBe(1);
         return taken;

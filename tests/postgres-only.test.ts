@@ -381,7 +381,6 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
       expect(store.capabilities).toEqual({
         skipLocked: true,
         maxParameters: 65_535,
-        fusedStatements: true,
       });
     } finally {
       await dropSchema(store, schema);

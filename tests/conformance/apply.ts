@@ -10,7 +10,6 @@ import {
   status,
   work,
 } from '../../packages/core/src/index.ts';
-import { insertEffectRows, toDone } from '../../packages/core/src/transitions.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import {
@@ -94,8 +93,12 @@ export function applySuite(name: string, factory: BackendFactory): void {
       // CHECK refuses amount 0 and the transaction, ACK included, rolls back.
       await expect(
         store.transact(async (x) => {
-          await insertEffectRows(x, [{ eventId: 'E0001', category: 'book', amountCents: 0 }], 1000);
-          return toDone(x, [lease], 1000);
+          return store.statements.ackWithEffects(
+            x,
+            [{ lease, effect: { category: 'book', amountCents: 0 } }],
+            1000,
+            () => 1000,
+          );
         }),
       ).rejects.toThrow();
       expect(await snapshot(store)).toEqual(before);

@@ -1,6 +1,6 @@
 /**
  * The fence in SQL, statement by statement. Every test here calls a fenced statement of
- * transitions.ts **directly**, inside `store.transact`, bypassing the JavaScript checks
+ * the backend's statements module (`store.statements`) **directly**, inside `store.transact`, bypassing the JavaScript checks
  * of apply/fail/redrive, so that each SQL predicate is the only thing between a stale
  * worker and the row: a stale generation, a lease at exactly `lease_until`, a wrong
  * state, and a message recovered (and re-claimed) in between. Each must change zero rows
@@ -19,12 +19,7 @@ import {
   OnceqError,
   type Store,
 } from '../../packages/core/src/index.ts';
-import {
-  toDone,
-  toDoneWithEffects,
-  toFailed,
-  toRedriven,
-} from '../../packages/core/src/transitions.ts';
+import { recordFailure } from '../../packages/core/src/protocol/fail.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';
@@ -33,7 +28,7 @@ const EFFECT = { category: 'book', amountCents: 100 };
 
 /** The plain ACK statement (the one SQLite's apply runs), committed on its own. */
 function ackDirect(store: Store, leases: readonly LeaseRef[], now: number): Promise<number> {
-  return store.transact((x) => toDone(x, leases, now));
+  return store.transact((x) => store.statements.ack(x, leases, now));
 }
 
 /**
@@ -42,21 +37,28 @@ function ackDirect(store: Store, leases: readonly LeaseRef[], now: number): Prom
  */
 function ackAsApplyDoes(store: Store, leases: readonly LeaseRef[], now: number): Promise<number> {
   return store.transact((x) =>
-    store.capabilities.fusedStatements
-      ? toDoneWithEffects(
+    store.kind === 'postgres'
+      ? store.statements.ackWithEffects(
           x,
           leases.map((lease) => ({ lease, effect: EFFECT })),
           now,
-          now,
+          () => now,
         )
-      : toDone(x, leases, now),
+      : store.statements.ack(x, leases, now),
   );
 }
 
 /** The fail statement (temporary failure), committed on its own. */
 function failDirect(store: Store, lease: LeaseRef, now: number) {
   return store.transact((x) =>
-    toFailed(store, x, lease, 1, { kind: 'temporary', code: 'test', detail: 'fence test' }, now),
+    recordFailure(
+      store,
+      x,
+      lease,
+      1,
+      { kind: 'temporary', code: 'test', detail: 'fence test' },
+      now,
+    ),
   );
 }
 
@@ -158,9 +160,7 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         availableAt: second.leaseUntil - 1 + 1,
       });
       const effects = await effectsOf(store);
-      expect(effects).toEqual(
-        store.capabilities.fusedStatements ? [{ eventId: 'E0001', ...EFFECT }] : [],
-      );
+      expect(effects).toEqual(store.kind === 'postgres' ? [{ eventId: 'E0001', ...EFFECT }] : []);
     });
 
     test('ACK of a batch: only the rows whose lease holds are marked done (and get an effect)', async () => {
@@ -175,7 +175,7 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         ['E0001', 'leased', 2],
         ['E0002', 'done', 1],
       ]);
-      if (e.store.capabilities.fusedStatements) {
+      if (e.store.kind === 'postgres') {
         expect((await effectsOf(e.store)).map((x) => x.eventId)).toEqual(['E0002']);
       }
     });
@@ -196,7 +196,7 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       await apply(store, await mustClaim(store), handlers.v1); // E0003 dead: v1 refuses a toy
       const before = await snapshot(store);
       const all = ['E0001', 'E0002', 'E0003', 'E0004'];
-      const moved = await store.writeTransaction((trx) => toRedriven(trx, all, 1001));
+      const moved = await store.transact((x) => store.statements.redrive(x, all, 1001));
       expect(moved).toEqual(['E0003']);
       const after = await snapshot(store);
       for (const id of ['E0001', 'E0002', 'E0004']) {

@@ -4,13 +4,14 @@ import type { Database } from '../schema.ts';
 import type { IdPolicy } from '../streams/id-policy.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { Executor, SlotValues, Statement } from './prepared.ts';
+import type { Statements } from './statements.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /**
- * What differs between backends, read in one place by the protocol instead of
- * `if (kind === …)` checks spread through it.
+ * Facts of a backend's SQL that statement builders read (the protocol reads none: what
+ * differs in the protocol's SQL lives in each backend's statements module).
  */
 export interface BackendCapabilities {
   /**
@@ -21,13 +22,6 @@ export interface BackendCapabilities {
   skipLocked: boolean;
   /** Largest number of bound parameters one statement may carry. */
   maxParameters: number;
-  /**
-   * The backend runs INSERT/UPDATE inside `WITH` and takes arrays as parameters
-   * (PostgreSQL), so the protocol sends one statement where SQLite runs several: claim
-   * with its lazy recovery, and the ACK with its effect rows. On SQLite, where a
-   * statement costs no round trip, the protocol keeps its plain statements.
-   */
-  fusedStatements: boolean;
 }
 
 /** An open onceq store: the database, its clock and protocol settings. */
@@ -35,6 +29,11 @@ export interface Store {
   readonly kind: BackendKind;
   readonly db: Kysely<Database>;
   readonly capabilities: BackendCapabilities;
+  /**
+   * Every read and write of the protocol, as this backend runs it (the one seam between
+   * the protocol and the SQL; see backend/statements.ts).
+   */
+  readonly statements: Statements;
   readonly clock: Clock;
   readonly protocol: ProtocolOptions;
   /** Where the store lives, safe to print: a file path, or a URL without its password. */

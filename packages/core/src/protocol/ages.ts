@@ -1,5 +1,5 @@
 import type { Store } from '../backend/backend.ts';
-import { stateLiteral } from '../transitions.ts';
+import { stateLiteral } from '../backend/shared-statements.ts';
 
 /** How long the oldest work has waited, as stored times (Unix seconds); null when none. */
 export interface QueueAges {

@@ -2,13 +2,7 @@ import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import {
-  insertEffectRows,
-  readForFence,
-  toDone,
-  toDoneWithEffects,
-  toFailed,
-} from '../transitions.ts';
+import { fenceViolation } from '../machine.ts';
 import type {
   ApplyOutcome,
   Effect,
@@ -17,6 +11,7 @@ import type {
   HandlerContext,
   LeaseRef,
 } from '../types.ts';
+import { recordFailure } from './fail.ts';
 import { effectResult, type HandlerResult, handlerInput, thrownResult } from './handler-result.ts';
 
 export interface ApplyManyResult {
@@ -35,7 +30,7 @@ export interface ApplyManyResult {
  * copy), run the handler, insert the effect, read the clock again (the work may have
  * been slow), then mark the message `done` with the fence in the SQL. (On PostgreSQL
  * the clock is read again after the handler, and one statement then inserts the effects
- * and marks the messages done.) A lost lease at either check rolls the whole
+ * and marks the messages done: `store.statements.ackWithEffects`.) A lost lease at either check rolls the whole
  * transaction back, the effect insert included, and throws {@link LeaseLostError}.
  *
  * A handler failure is recorded in the same transaction: permanent → `dead`;
@@ -135,7 +130,7 @@ async function applyInTransaction(
   lost: LeaseLostError[],
 ): Promise<ApplyOutcome[]> {
   const now = store.clock();
-  const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
+  const rows = new Map((await store.statements.readFenced(x, leases)).map((r) => [r.event_id, r]));
 
   const succeeded: Succeeded[] = [];
   const failed: Failed[] = [];
@@ -194,40 +189,26 @@ export async function recordResults(
   const outcomes: ApplyOutcome[] = [];
   crashPoint('after-handler');
   if (succeeded.length > 0) {
-    // The second clock check: the handler (or, on SQLite, the effect insert) may have
-    // been slow. On PostgreSQL the effects and the ACK are one statement, run after it.
-    const fused = store.capabilities.fusedStatements;
-    if (!fused) {
-      await insertEffectRows(
-        x,
-        succeeded.map(({ lease, effect }) => ({ eventId: lease.eventId, ...effect })),
-        now,
-      );
-      crashPoint('after-effect-insert');
-    }
-    const later = store.clock();
-    const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
-    if (expired.length > 0) {
-      throw new ExpiredDuringApply(
-        expired.map(
-          ({ lease, leaseUntil }) =>
-            new LeaseLostError(
-              lease.eventId,
-              lease.generation,
-              `the lease expired at ${leaseUntil} during apply (now ${later})`,
-            ),
-        ),
-      );
-    }
-    const acked = fused
-      ? await toDoneWithEffects(x, succeeded, now, later)
-      : await toDone(
-          x,
-          succeeded.map((s) => s.lease),
-          later,
+    // The second clock check, after the handler (and, on SQLite, the effect insert): the
+    // work may have been slow. The backend runs it where its ACK needs the time.
+    const secondCheck = (): number => {
+      const later = store.clock();
+      const expired = succeeded.filter(({ leaseUntil }) => later >= leaseUntil);
+      if (expired.length > 0) {
+        throw new ExpiredDuringApply(
+          expired.map(
+            ({ lease, leaseUntil }) =>
+              new LeaseLostError(
+                lease.eventId,
+                lease.generation,
+                `the lease expired at ${leaseUntil} during apply (now ${later})`,
+              ),
+          ),
         );
-    // On PostgreSQL the effects went in with the ACK: both points are this instant.
-    if (fused) crashPoint('after-effect-insert');
+      }
+      return later;
+    };
+    const acked = await store.statements.ackWithEffects(x, succeeded, now, secondCheck);
     if (acked !== succeeded.length) {
       // The SQL fence disagreed with the read above: the lease is gone. Roll everything
       // back (effects included) with the typed refusal, never a plain Error.
@@ -243,7 +224,7 @@ export async function recordResults(
   }
 
   for (const { lease, attempts, failure } of failed) {
-    const next = await toFailed(store, x, lease, attempts, failure, now);
+    const next = await recordFailure(store, x, lease, attempts, failure, now);
     const detail = failure.detail ?? '';
     outcomes.push(
       next.state === 'dead'
@@ -259,25 +240,6 @@ export async function recordResults(
   }
   crashPoint('after-ack');
   return outcomes;
-}
-
-/** Why `lease` is no longer valid for `row` at `now`, or null when it still holds. */
-export function fenceViolation(
-  row: { state: string; generation: number; lease_until: number | null } | undefined,
-  lease: LeaseRef,
-  now: number,
-): string | null {
-  if (row === undefined) return 'no such message';
-  const generation = Number(row.generation);
-  if (generation > lease.generation) {
-    return `the message is at generation ${generation}, a newer claim owns it`;
-  }
-  if (generation < lease.generation) {
-    return `generation ${lease.generation} was never issued (the message is at generation ${generation})`;
-  }
-  if (row.state !== 'leased') return `the message is ${row.state}, not leased`;
-  if (now >= Number(row.lease_until)) return `the lease expired at ${row.lease_until} (now ${now})`;
-  return null;
 }
 
 function runHandler(handler: Handler, payloadText: string, context: HandlerContext): HandlerResult {

@@ -1,6 +1,6 @@
 import type { Store } from '../backend/backend.ts';
+import type { ClaimedRow } from '../backend/statements.ts';
 import { crashPoint } from '../faults.ts';
-import { type ClaimedRow, toLeased } from '../transitions.ts';
 import type { Lease } from '../types.ts';
 
 export interface ClaimOptions {
@@ -22,9 +22,9 @@ export interface ClaimOptions {
  * `generation+1` and `lease_until = now + lease`. Every claim spends attempt budget.
  * Returns the leases in claim order, `[]` when nothing is claimable now.
  *
- * On PostgreSQL the whole claim is one statement that commits by itself (see
- * `claimWithRecovery` in transitions.ts); on SQLite it is `BEGIN IMMEDIATE`, the
- * recovery UPDATE, the claim UPDATE, `COMMIT`.
+ * The statements are the backend's (`store.statements.claim`): on SQLite `BEGIN IMMEDIATE`,
+ * the recovery UPDATE, the claim UPDATE, `COMMIT`; on PostgreSQL one statement that
+ * commits by itself.
  */
 export async function claimMany(store: Store, options: ClaimOptions = {}): Promise<Lease[]> {
   const limit = options.limit ?? 1;
@@ -36,16 +36,16 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
     throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
   }
   const { beforeCommit } = options;
-  if (store.capabilities.fusedStatements && beforeCommit === undefined) {
-    // One statement that commits by itself: no BEGIN/COMMIT round trips.
-    const leases = toLeases(await toLeased(store, null, store.clock(), limit, leaseSeconds));
+  const input = { limit, leaseSeconds, maxAttempts: store.protocol.maxAttempts };
+  if (beforeCommit === undefined) {
+    const leases = toLeases(await store.statements.claimAlone(store, input));
     crashPoint('after-claim');
     return leases;
   }
   const leases = await store.transact(async (x) => {
     const now = store.clock();
-    const leases = toLeases(await toLeased(store, x, now, limit, leaseSeconds));
-    await beforeCommit?.(leases);
+    const leases = toLeases(await store.statements.claim(x, { ...input, now }));
+    await beforeCommit(leases);
     return leases;
   });
   crashPoint('after-claim');

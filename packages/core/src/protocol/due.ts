@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Store } from '../backend/backend.ts';
-import { stateLiteral } from '../transitions.ts';
+import { stateLiteral } from '../backend/shared-statements.ts';
 
 /** When something next becomes claimable, as far as the stored rows say. */
 export interface NextDue {

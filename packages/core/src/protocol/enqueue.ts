@@ -1,11 +1,9 @@
 import type { Store } from '../backend/backend.ts';
-import { defineStatement } from '../backend/prepared.ts';
 import { type ParsedBatch, parseBatch } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
 import { checkIds, payloadSha256, prunedConflict } from '../streams/enqueue-checks.ts';
 import { getIdPolicy, readIdPolicyRow } from '../streams/meta.ts';
-import { notifyWorkers, stateLiteral } from '../transitions.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /**
@@ -38,17 +36,12 @@ export async function enqueue(
       { payload: string | null; sha256: string | null; prunedAt: number | null }
     >();
     const ids = batch.entries.map((e) => e.eventId);
-    for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
-      const chunk = ids.slice(i, i + LOOKUP_CHUNK);
-      // Pad to the fixed arity (a repeated id in IN is harmless): one compiled lookup.
-      while (chunk.length < LOOKUP_CHUNK) chunk.push(chunk[0] as string);
-      for (const row of await x.rows(lookup, { ids: chunk }, LOOKUP_CHUNK)) {
-        stored.set(row.event_id, {
-          payload: row.payload,
-          sha256: row.payload_sha256,
-          prunedAt: row.pruned_at,
-        });
-      }
+    for (const row of await store.statements.lookupForEnqueue(x, ids)) {
+      stored.set(row.event_id, {
+        payload: row.payload,
+        sha256: row.payload_sha256,
+        prunedAt: row.pruned_at,
+      });
     }
     const conflicts: BatchIssue[] = [];
     const fresh = batch.entries.filter((entry) => {
@@ -68,17 +61,8 @@ export async function enqueue(
       return false;
     });
     if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
-    for (let i = 0; i < fresh.length; ) {
-      const size = insertSize(fresh.length - i);
-      const rows = fresh.slice(i, i + size);
-      await x.changes(
-        insertMessages,
-        { ids: rows.map((r) => r.eventId), payloads: rows.map((r) => r.payload), now },
-        size,
-      );
-      i += size;
-    }
-    if (fresh.length > 0) await notifyWorkers(store, x);
+    await store.statements.insertMessages(x, fresh, now);
+    if (fresh.length > 0) await store.statements.wake(x);
     crashPoint('mid-enqueue');
     return {
       accepted: fresh.length,
@@ -86,47 +70,6 @@ export async function enqueue(
     };
   });
 }
-
-/** Ids per lookup statement. */
-const LOOKUP_CHUNK = 250;
-/** Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks. */
-const INSERT_CHUNK = 128;
-
-/** The next insert's row count: the full chunk, else the largest power of two that fits. */
-function insertSize(remaining: number): number {
-  if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
-  return 2 ** Math.floor(Math.log2(remaining));
-}
-
-const lookup = defineStatement<{
-  event_id: string;
-  payload: string | null;
-  payload_sha256: string | null;
-  pruned_at: number | null;
-}>('enqueue-lookup', ({ db, p, n }) =>
-  db
-    .selectFrom('messages')
-    .select(['event_id', 'payload', 'payload_sha256', 'pruned_at'])
-    .where('event_id', 'in', p.list<string>('ids', n)),
-);
-
-const insertMessages = defineStatement('enqueue-insert', ({ db, p, n }) => {
-  const payloads = p.list<string>('payloads', n);
-  const now = p.value<number>('now');
-  return db.insertInto('messages').values(
-    p.list<string>('ids', n).map((id, i) => ({
-      event_id: id,
-      payload: payloads[i] as string,
-      state: stateLiteral('ready'),
-      attempts: 0,
-      generation: 0,
-      available_at: now,
-      lease_until: null,
-      enqueued_at: now,
-      updated_at: now,
-    })),
-  );
-});
 
 function isParsed(input: Uint8Array | string | ParsedBatch): input is ParsedBatch {
   return typeof input === 'object' && !(input instanceof Uint8Array) && 'entries' in input;

@@ -1,8 +1,8 @@
 import type { Store } from '../backend/backend.ts';
+import type { Executor } from '../backend/prepared.ts';
 import { LeaseLostError } from '../errors.ts';
-import { readForFence, toExtended } from '../transitions.ts';
+import { fenceViolation } from '../machine.ts';
 import type { LeaseRef } from '../types.ts';
-import { fenceViolation } from './apply.ts';
 
 /** A lease that an extension renewed: valid until `leaseUntil` now. */
 export interface ExtendedLease extends LeaseRef {
@@ -53,7 +53,7 @@ export async function extendMany(
     const extended: ExtendedLease[] = [];
     const refused: LeaseRef[] = [];
     for (const lease of leases) {
-      if ((await toExtended(x, lease, now, leaseUntil)) === 1) {
+      if ((await store.statements.extend(x, lease, now, leaseUntil)) === 1) {
         extended.push({ eventId: lease.eventId, generation: lease.generation, leaseUntil });
       } else refused.push(lease);
     }
@@ -64,12 +64,12 @@ export async function extendMany(
 /** Why each refused lease was refused, read in the same transaction. */
 export async function explainLost(
   store: Store,
-  x: Parameters<typeof readForFence>[1],
+  x: Executor,
   refused: readonly LeaseRef[],
   now: number,
 ): Promise<LeaseLostError[]> {
   if (refused.length === 0) return [];
-  const rows = new Map((await readForFence(store, x, refused)).map((r) => [r.event_id, r]));
+  const rows = new Map((await store.statements.readFenced(x, refused)).map((r) => [r.event_id, r]));
   return refused.map(
     (lease) =>
       new LeaseLostError(

@@ -1,8 +1,8 @@
 import type { Store } from '../backend/backend.ts';
+import { stateLiteral } from '../backend/shared-statements.ts';
 import { NotFoundError } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import type { JsonObject } from '../json/value.ts';
-import { stateLiteral } from '../transitions.ts';
 import type { MessageView, StatusReport } from '../types.ts';
 import { queueSnapshot } from './snapshot.ts';
 

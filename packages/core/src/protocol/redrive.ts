@@ -1,11 +1,10 @@
-import type { Transaction } from 'kysely';
 import type { Store } from '../backend/backend.ts';
+import type { Executor } from '../backend/prepared.ts';
+import { stateLiteral } from '../backend/shared-statements.ts';
 import { HandlerFailure, NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject } from '../json/value.ts';
-import type { Database } from '../schema.ts';
-import { notifyWorkers, stateLiteral, toRedriven } from '../transitions.ts';
 import type { Handler } from '../types.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -18,11 +17,11 @@ export type RedriveSelection = readonly string[] | 'all';
  * changes and {@link NotFoundError} / {@link NotDeadError} is thrown.
  */
 export async function redrive(store: Store, selection: RedriveSelection): Promise<string[]> {
-  return store.writeTransaction(async (trx) => {
+  return store.transact(async (x) => {
     const now = store.clock();
-    if (selection !== 'all') await assertAllDead(store, trx, selection);
-    const moved = await toRedriven(trx, selection, now);
-    if (moved.length > 0) await notifyWorkers(store, trx);
+    if (selection !== 'all') await assertAllDead(store, x, selection);
+    const moved = await store.statements.redrive(x, selection, now);
+    if (moved.length > 0) await store.statements.wake(x);
     crashPoint('mid-redrive');
     return moved;
   });
@@ -34,17 +33,9 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
  * write lock): a concurrent redrive of the same ids waits here, then sees them `ready`
  * and refuses with {@link NotDeadError}, instead of finding nothing to move.
  */
-async function assertAllDead(
-  store: Store,
-  trx: Transaction<Database>,
-  ids: readonly string[],
-): Promise<void> {
+async function assertAllDead(store: Store, x: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const query = trx
-    .selectFrom('messages')
-    .select(['event_id', 'state', 'pruned_at'])
-    .where('event_id', 'in', ids);
-  const rows = await (store.capabilities.skipLocked ? query.forUpdate() : query).execute();
+  const rows = await store.statements.readForRedrive(x, ids);
   refuseUnlessAllDead(ids, rows);
   // A pruned dead message has no payload left to process (streams/prune.ts).
   const pruned = rows.find((r) => r.pruned_at !== null);

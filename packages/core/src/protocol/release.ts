@@ -1,6 +1,5 @@
 import type { Store } from '../backend/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
-import { toReleased } from '../transitions.ts';
 import type { LeaseRef } from '../types.ts';
 import { explainLost } from './extend.ts';
 
@@ -34,7 +33,7 @@ export async function releaseMany(
     const released: string[] = [];
     const refused: LeaseRef[] = [];
     for (const lease of leases) {
-      if ((await toReleased(x, lease, now)) === 1) released.push(lease.eventId);
+      if ((await store.statements.release(x, lease, now)) === 1) released.push(lease.eventId);
       else refused.push(lease);
     }
     return { released, lost: await explainLost(store, x, refused, now) };

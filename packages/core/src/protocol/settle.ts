@@ -1,13 +1,12 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { LeaseLostError } from '../errors.ts';
-import { readForFence } from '../transitions.ts';
+import { fenceViolation } from '../machine.ts';
 import type { ApplyOutcome, AsyncHandler, LeaseRef, WorkerHandlerContext } from '../types.ts';
 import {
   type ApplyManyResult,
   commitWithExpiryRetry,
   type Failed,
-  fenceViolation,
   recordResults,
   type Succeeded,
 } from './apply.ts';
@@ -79,7 +78,7 @@ export async function applyAsync(
   signal: AbortSignal = new AbortController().signal,
 ): Promise<ApplyOutcome> {
   const row = await store.transact(async (x) => {
-    const [found] = await readForFence(store, x, [lease]);
+    const [found] = await store.statements.readFenced(x, [lease]);
     const why = fenceViolation(found, lease, store.clock());
     if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
     return found as NonNullable<typeof found>;
@@ -103,7 +102,7 @@ async function settleInTransaction(
 ): Promise<ApplyOutcome[]> {
   const now = store.clock();
   const leases = settlements.map((s) => s.lease);
-  const rows = new Map((await readForFence(store, x, leases)).map((r) => [r.event_id, r]));
+  const rows = new Map((await store.statements.readFenced(x, leases)).map((r) => [r.event_id, r]));
   const succeeded: Succeeded[] = [];
   const failed: Failed[] = [];
   for (const { lease, result } of settlements) {

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { WAKE_CHANNEL } from '../../transitions.ts';
 import { connectFailure } from './errors.ts';
+import { WAKE_CHANNEL } from './statements.ts';
 import { scrub } from './url.ts';
 
 /**

@@ -11,6 +11,7 @@ import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
+import { postgresStatements } from './statements.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
@@ -85,7 +86,7 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
-  const capabilities = { skipLocked: true, maxParameters: 65_535, fusedStatements: true };
+  const capabilities = { skipLocked: true, maxParameters: 65_535 };
   const cache = new StatementCache(db, capabilities);
   const writeTransaction: Store['writeTransaction'] = async (fn) => {
     for (let attempt = 1; ; attempt++) {
@@ -166,6 +167,7 @@ export async function openPostgresStore(
     kind: 'postgres',
     db,
     capabilities,
+    statements: postgresStatements,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),

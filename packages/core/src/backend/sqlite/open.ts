@@ -8,6 +8,7 @@ import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { BunSqliteDialect } from './dialect.ts';
+import { sqliteStatements } from './statements.ts';
 import { asStorageError } from './storage.ts';
 
 /**
@@ -44,7 +45,7 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = { skipLocked: false, maxParameters: 32_766, fusedStatements: false };
+  const capabilities = { skipLocked: false, maxParameters: 32_766 };
   const cache = new StatementCache(db, capabilities);
   const connection = dialect.connection;
   const run = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
@@ -62,6 +63,7 @@ export async function openSqliteStore(
     kind: 'sqlite',
     db,
     capabilities,
+    statements: sqliteStatements,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,

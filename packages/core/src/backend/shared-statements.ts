@@ -1,0 +1,257 @@
+/**
+ * The statements both backends run with the same SQL (built with Kysely, so each
+ * dialect compiles its own text): the plain fenced ACK, the failure, the lease service's
+ * extend and release, redrive, and enqueue's lookup and insert. The backend modules
+ * (`sqlite/statements.ts`, `postgres/statements.ts`) import what they share from here;
+ * nothing here knows which backend runs it.
+ *
+ * Every move out of `leased` is fenced in its `WHERE` on state, generation and
+ * `lease_until > now`, and returns the rows it changed: zero means the lease is lost.
+ */
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { FailureMove } from '../machine.ts';
+import type { Database } from '../schema.ts';
+import type { MessageState } from '../states.ts';
+import type { LeaseRef } from '../types.ts';
+import { defineStatement, type Executor } from './prepared.ts';
+import type { StoredForEnqueue, StoredForRedrive } from './statements.ts';
+
+/**
+ * A state as an SQL literal, not a bound parameter, so the planner can match it against
+ * the leading column of `messages_claim` / `messages_lease` when it prepares the
+ * statement (see tests/query-plans.test.ts).
+ */
+export function stateLiteral(state: MessageState): RawBuilder<MessageState> {
+  return sql.lit(state);
+}
+
+/** leased → done for every `(event_id, generation)` pair still validly leased at `now`. */
+const ackStatement = defineStatement('ack', ({ db, p, n }) => {
+  const ids = p.list<string>('ids', n);
+  const generations = p.list<number>('generations', n);
+  return db
+    .updateTable('messages')
+    .set({ state: stateLiteral('done'), lease_until: null, updated_at: p.value<number>('now') })
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now'))
+    .where('event_id', 'in', ids)
+    .where((eb) =>
+      eb.or(
+        ids.map((id, i) =>
+          eb.and([eb('event_id', '=', id), eb('generation', '=', generations[i] as number)]),
+        ),
+      ),
+    );
+});
+
+/** The plain fenced ACK; returns the rows marked done. */
+export function ack(x: Executor, leases: readonly LeaseRef[], now: number): Promise<number> {
+  if (leases.length === 0) return Promise.resolve(0);
+  return x.changes(
+    ackStatement,
+    {
+      ids: leases.map((l) => l.eventId),
+      generations: leases.map((l) => l.generation),
+      now,
+    },
+    leases.length,
+  );
+}
+
+/** leased → ready or dead after a failure, fenced on the one lease. */
+const settleFailure = defineStatement('settle-failure', ({ db, p }) =>
+  db
+    .updateTable('messages')
+    .set({
+      state: p.value<MessageState>('state'),
+      available_at: p.value<number>('availableAt'),
+      lease_until: null,
+      last_error_code: p.value<string>('code'),
+      last_error_detail: p.value<string>('detail'),
+      updated_at: p.value<number>('now'),
+    })
+    .where('event_id', '=', p.value<string>('id'))
+    .where('generation', '=', p.value<number>('generation'))
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now')),
+);
+
+/** Writes `move` for one lease, fenced; returns the rows changed. */
+export function fail(x: Executor, lease: LeaseRef, move: FailureMove, now: number) {
+  return x.changes(settleFailure, {
+    ...move,
+    now,
+    id: lease.eventId,
+    generation: lease.generation,
+  });
+}
+
+/** leased → leased with `lease_until = leaseUntil`: the worker's heartbeat. */
+const extendLease = defineStatement('extend', ({ db, p }) =>
+  db
+    .updateTable('messages')
+    .set({ lease_until: p.value<number>('leaseUntil'), updated_at: p.value<number>('now') })
+    .where('event_id', '=', p.value<string>('id'))
+    .where('generation', '=', p.value<number>('generation'))
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now')),
+);
+
+export function extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: number) {
+  return x.changes(extendLease, {
+    id: lease.eventId,
+    generation: lease.generation,
+    now,
+    leaseUntil,
+  });
+}
+
+/**
+ * leased → ready, available now, the claim's attempt given back (`attempts - 1`, never
+ * below 0). `generation` stays where the claim put it: the releasing holder (or anyone
+ * with its token) can never ACK, and the next claim issues a newer generation.
+ */
+const releaseLease = defineStatement('release', ({ db, p }) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({
+      state: stateLiteral('ready'),
+      available_at: p.value<number>('now'),
+      lease_until: null,
+      attempts: eb
+        .case()
+        .when('attempts', '>', 0)
+        .then(eb('attempts', '-', 1))
+        .else(0)
+        .end(),
+      updated_at: p.value<number>('now'),
+    }))
+    .where('event_id', '=', p.value<string>('id'))
+    .where('generation', '=', p.value<number>('generation'))
+    .where('state', '=', stateLiteral('leased'))
+    .where('lease_until', '>', p.value<number>('now')),
+);
+
+export function release(x: Executor, lease: LeaseRef, now: number) {
+  return x.changes(releaseLease, { id: lease.eventId, generation: lease.generation, now });
+}
+
+/** The named messages as redrive checks them (SQLite: the write lock is already held). */
+export const redriveCheck = defineStatement<StoredForRedrive>('redrive-check', ({ db, p, n }) =>
+  db
+    .selectFrom('messages')
+    .select(['event_id', 'state', 'pruned_at'])
+    .where('event_id', 'in', p.list<string>('ids', n)),
+);
+
+/** {@link redriveCheck} locking the rows until COMMIT (`FOR UPDATE`). */
+export const redriveCheckLocked = defineStatement<StoredForRedrive>(
+  'redrive-check-locked',
+  ({ db, p, n }) =>
+    db
+      .selectFrom('messages')
+      .select(['event_id', 'state', 'pruned_at'])
+      .where('event_id', 'in', p.list<string>('ids', n))
+      .forUpdate(),
+);
+
+/** dead → ready of the named dead messages (a pruned one never moves). */
+const redriveSome = defineStatement<{ event_id: string }>('redrive', ({ db, p, n }) =>
+  redriveUpdate(db, p.value<number>('now')).where('event_id', 'in', p.list<string>('ids', n)),
+);
+
+/** dead → ready of every dead message (a pruned one never moves). */
+const redriveAll = defineStatement<{ event_id: string }>('redrive-all', ({ db, p }) =>
+  redriveUpdate(db, p.value<number>('now')),
+);
+
+function redriveUpdate(db: Kysely<Database>, now: number) {
+  return db
+    .updateTable('messages')
+    .set({ state: 'ready', attempts: 0, available_at: now, lease_until: null, updated_at: now })
+    .where('state', '=', stateLiteral('dead'))
+    .where('pruned_at', 'is', null)
+    .returning('event_id');
+}
+
+export async function redrive(
+  x: Executor,
+  ids: readonly string[] | 'all',
+  now: number,
+): Promise<string[]> {
+  if (ids !== 'all' && ids.length === 0) return [];
+  const rows =
+    ids === 'all'
+      ? await x.rows(redriveAll, { now })
+      : await x.rows(redriveSome, { ids, now }, ids.length);
+  return rows.map((r) => r.event_id).sort();
+}
+
+/** Ids per lookup statement. */
+const LOOKUP_CHUNK = 250;
+/** Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks. */
+const INSERT_CHUNK = 128;
+
+const lookup = defineStatement<StoredForEnqueue>('enqueue-lookup', ({ db, p, n }) =>
+  db
+    .selectFrom('messages')
+    .select(['event_id', 'payload', 'payload_sha256', 'pruned_at'])
+    .where('event_id', 'in', p.list<string>('ids', n)),
+);
+
+/** The stored rows of `ids`, in fixed-arity chunks (one compiled statement for any batch). */
+export async function lookupForEnqueue(
+  x: Executor,
+  ids: readonly string[],
+): Promise<StoredForEnqueue[]> {
+  const found: StoredForEnqueue[] = [];
+  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+    const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+    // Pad to the fixed arity (a repeated id in IN is harmless): one compiled lookup.
+    while (chunk.length < LOOKUP_CHUNK) chunk.push(chunk[0] as string);
+    found.push(...(await x.rows(lookup, { ids: chunk }, LOOKUP_CHUNK)));
+  }
+  return found;
+}
+
+const insert = defineStatement('enqueue-insert', ({ db, p, n }) => {
+  const payloads = p.list<string>('payloads', n);
+  const now = p.value<number>('now');
+  return db.insertInto('messages').values(
+    p.list<string>('ids', n).map((id, i) => ({
+      event_id: id,
+      payload: payloads[i] as string,
+      state: stateLiteral('ready'),
+      attempts: 0,
+      generation: 0,
+      available_at: now,
+      lease_until: null,
+      enqueued_at: now,
+      updated_at: now,
+    })),
+  );
+});
+
+/** The next insert's row count: the full chunk, else the largest power of two that fits. */
+function insertSize(remaining: number): number {
+  if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
+  return 2 ** Math.floor(Math.log2(remaining));
+}
+
+/** New `ready` messages in multi-row INSERTs of a few fixed sizes. */
+export async function insertMessages(
+  x: Executor,
+  rows: readonly { eventId: string; payload: string }[],
+  now: number,
+): Promise<void> {
+  for (let i = 0; i < rows.length; ) {
+    const size = insertSize(rows.length - i);
+    const chunk = rows.slice(i, i + size);
+    await x.changes(
+      insert,
+      { ids: chunk.map((r) => r.eventId), payloads: chunk.map((r) => r.payload), now },
+      size,
+    );
+    i += size;
+  }
+}
