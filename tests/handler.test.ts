@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
+import { canonicalize, runHandler } from '../packages/core/src/index.ts';
 import { parseJson } from '../packages/core/src/json/parse.ts';
 import { JsonFloat, type JsonObject, type JsonValue } from '../packages/core/src/json/value.ts';
 import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 import {
-  accepts,
   DEFAULT_HANDLER,
   failingOnce,
   getHandler,
@@ -194,25 +194,29 @@ describe('registry', () => {
     expect(() => getHandler('__proto__')).toThrow('unknown handler version "__proto__"');
   });
 
-  test('accepts() reports ok with the effect, or the code and detail', () => {
-    expect(accepts('v1', pay('book', 5))).toEqual({
-      ok: true,
+  test('the one dry-run rule (runHandler, as previewRedrive and the worker use it) reports the effect, or the code and detail', async () => {
+    const dryRun = (version: string, payload: JsonObject) =>
+      runHandler(getHandler(version), canonicalize(payload), {
+        ...ctx,
+        signal: new AbortController().signal,
+      });
+    expect(await dryRun('v1', pay('book', 5))).toEqual({
       effect: { category: 'book', amountCents: 5 },
     });
-    expect(accepts('v1', pay('toy', 5))).toEqual({
-      ok: false,
-      code: 'invalid_payload',
-      detail: 'category "toy" is not known to handler v1 (book, pen, bag)',
+    expect(await dryRun('v1', pay('toy', 5))).toEqual({
+      failure: {
+        kind: 'permanent',
+        code: 'invalid_payload',
+        detail: 'category "toy" is not known to handler v1 (book, pen, bag)',
+      },
     });
-    expect(accepts('v2', pay('toy', 5))).toEqual({
-      ok: true,
+    expect(await dryRun('v2', pay('toy', 5))).toEqual({
       effect: { category: 'toy', amountCents: 5 },
     });
-    expect(accepts('v2', pay('toy', new JsonFloat(5)))).toMatchObject({
-      ok: false,
-      code: 'invalid_payload',
+    expect(await dryRun('v2', pay('toy', new JsonFloat(5)))).toMatchObject({
+      failure: { kind: 'permanent', code: 'invalid_payload' },
     });
-    expect(() => accepts('v9', pay('book'))).toThrow('unknown handler version "v9"');
+    expect(() => getHandler('v9')).toThrow('unknown handler version "v9"');
   });
 
   test('the error kinds are re-exported from core', () => {

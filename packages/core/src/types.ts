@@ -125,7 +125,3 @@ export interface StatusReport {
   totals: Record<string, number>;
   total: number;
 }
-
-export interface RedriveResult {
-  redriven: string[];
-}

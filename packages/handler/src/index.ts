@@ -4,6 +4,15 @@
  *
  * @module
  */
+
+export type {
+  AsyncHandler,
+  Effect,
+  Handler,
+  HandlerContext,
+  JsonObject,
+  WorkerHandlerContext,
+} from '@onceq/core';
 export {
   /** Base class of the failures a handler throws (`kind` temporary or permanent). */
   HandlerFailure,
@@ -11,15 +20,7 @@ export {
   PermanentFailure,
   /** A failure that is retried with backoff (e.g. a dependency is down). */
   TemporaryFailure,
-} from '../../core/src/errors.ts';
-export type { JsonObject } from '../../core/src/json/value.ts';
-export type {
-  AsyncHandler,
-  Effect,
-  Handler,
-  HandlerContext,
-  WorkerHandlerContext,
-} from '../../core/src/types.ts';
+} from '@onceq/core';
 export {
   type HandlerModule,
   HandlerModuleError,
@@ -27,10 +28,7 @@ export {
   loadHandlerModule,
 } from './module.ts';
 export {
-  type Acceptance,
-  accepts,
   DEFAULT_HANDLER,
-  DRY_RUN_CONTEXT,
   failingOnce,
   getHandler,
   HANDLER_VERSIONS,
@@ -48,7 +46,6 @@ export {
   MIN_AMOUNT_CENTS,
   makeHandler,
   payloadSchema,
-  rejectionDetail,
 } from './rules.ts';
-export { V1_CATEGORIES, v1, v1PayloadSchema } from './v1.ts';
-export { V2_CATEGORIES, v2, v2PayloadSchema } from './v2.ts';
+export { V1_CATEGORIES, v1 } from './v1.ts';
+export { V2_CATEGORIES, v2 } from './v2.ts';

@@ -12,8 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { OnceqError } from '../../core/src/errors.ts';
-import type { AsyncHandler } from '../../core/src/types.ts';
+import { type AsyncHandler, OnceqError } from '@onceq/core';
 
 /** What a handler module exports. */
 export interface HandlerModule {

@@ -1,7 +1,5 @@
 /** The handler versions onceq knows, and lookup helpers for the CLI and the worker. */
-import { HandlerFailure, TemporaryFailure } from '../../core/src/errors.ts';
-import type { JsonObject } from '../../core/src/json/value.ts';
-import type { Effect, Handler, HandlerContext } from '../../core/src/types.ts';
+import { type Handler, TemporaryFailure } from '@onceq/core';
 import { v1 } from './v1.ts';
 import { v2 } from './v2.ts';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from './versions.ts';
@@ -28,37 +26,6 @@ export function getHandler(version: string): Handler {
     );
   }
   return handlers[version];
-}
-
-/** What {@link accepts} says about one payload. */
-export type Acceptance = { ok: true; effect: Effect } | { ok: false; code: string; detail: string };
-
-/** The context {@link accepts} passes when the caller gives none: a first attempt. */
-export const DRY_RUN_CONTEXT: HandlerContext = Object.freeze({
-  eventId: '',
-  attempt: 1,
-  generation: 0,
-});
-
-/**
- * Would handler `version` accept `payload`? Runs the handler without side effects
- * (used by `redrive --dry-run`). A {@link HandlerFailure} becomes `{ ok: false }`;
- * an unknown version throws like {@link getHandler}; any other error propagates.
- */
-export function accepts(
-  version: string,
-  payload: JsonObject,
-  context: HandlerContext = DRY_RUN_CONTEXT,
-): Acceptance {
-  const handler = getHandler(version);
-  try {
-    return { ok: true, effect: handler(payload, context) };
-  } catch (error) {
-    if (error instanceof HandlerFailure) {
-      return { ok: false, code: error.code, detail: error.message };
-    }
-    throw error;
-  }
 }
 
 /**

@@ -7,10 +7,15 @@
  * (`100.0`, `1e2`) is a {@link JsonFloat}. Nothing here coerces: `true`, `"100"`,
  * `100.0` and an out-of-range bigint are all rejected.
  */
+
+import {
+  type Effect,
+  type Handler,
+  JsonFloat,
+  type JsonObject,
+  PermanentFailure,
+} from '@onceq/core';
 import { z } from 'zod';
-import { PermanentFailure } from '../../core/src/errors.ts';
-import { JsonFloat, type JsonObject } from '../../core/src/json/value.ts';
-import type { Effect, Handler } from '../../core/src/types.ts';
 
 /** Smallest accepted `amount_cents`. */
 export const MIN_AMOUNT_CENTS = 1;
@@ -20,27 +25,73 @@ export const MAX_AMOUNT_CENTS = 9_999_999;
 /** The failure code of every payload a handler rejects. */
 export const INVALID_PAYLOAD = 'invalid_payload';
 
+const AMOUNT_RANGE = `an integer from ${MIN_AMOUNT_CENTS} to ${MAX_AMOUNT_CENTS}`;
+const amountMissingOr = (input: unknown) =>
+  input === undefined
+    ? `amount_cents is missing (must be ${AMOUNT_RANGE})`
+    : `amount_cents must be ${AMOUNT_RANGE}, got ${describeValue(input)}`;
+
 /**
  * `amount_cents`: a JSON integer from {@link MIN_AMOUNT_CENTS} to {@link MAX_AMOUNT_CENTS}.
  * `z.int()` only accepts a `number` that is a safe integer, so booleans, strings,
- * {@link JsonFloat} values and bigints all fail; nothing is coerced.
+ * {@link JsonFloat} values and bigints all fail; nothing is coerced. Each issue's message
+ * is the sentence a rejected payload reports.
  */
-export const amountCentsSchema = z.int().min(MIN_AMOUNT_CENTS).max(MAX_AMOUNT_CENTS);
+export const amountCentsSchema = z
+  .int({ error: (issue) => amountMissingOr(issue.input) })
+  .min(MIN_AMOUNT_CENTS, { error: (issue) => amountMissingOr(issue.input) })
+  .max(MAX_AMOUNT_CENTS, { error: (issue) => amountMissingOr(issue.input) });
 
 /**
  * `category`: first a string, then a member of `categories`. The string check runs
- * first, so an array, object or number is a validation issue, never a TypeError.
+ * first, so an array, object or number is a validation issue, never a TypeError. The
+ * messages name handler `version` and what it knows.
  */
-export function categorySchema<const C extends readonly [string, ...string[]]>(categories: C) {
-  return z.string().pipe(z.enum(categories));
+export function categorySchema<const C extends readonly [string, ...string[]]>(
+  version: string,
+  categories: C,
+) {
+  const known = categories.join(', ');
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? `category is missing (handler ${version} knows ${known})`
+          : `category must be a string, got ${describeValue(issue.input)}`,
+    })
+    .pipe(
+      z.enum(categories, {
+        error: (issue) =>
+          `category ${describeValue(issue.input)} is not known to handler ${version} (${known})`,
+      }),
+    );
 }
 
 /**
- * The payload schema of one handler version. `z.object` (not `z.strictObject`): other
- * payload fields are ignored, so newer producers can add fields (forward compatible).
+ * The payload schema of handler `version`, the one place its rules are checked: a plain
+ * JSON object, then `category` (reported first), then `amount_cents`. Only own
+ * properties count (a payload never inherits business fields); other fields are ignored,
+ * so newer producers can add fields (forward compatible). The first issue's message is
+ * the one-sentence detail of the rejection.
  */
-export function payloadSchema<const C extends readonly [string, ...string[]]>(categories: C) {
-  return z.object({ category: categorySchema(categories), amount_cents: amountCentsSchema });
+export function payloadSchema<const C extends readonly [string, ...string[]]>(
+  version: string,
+  categories: C,
+) {
+  return z
+    .custom<Record<string, unknown>>(isPlainRecord, {
+      error: (issue) => `payload must be a JSON object, got ${describeValue(issue.input)}`,
+    })
+    .transform((record) => ({
+      category: Object.hasOwn(record, 'category') ? record.category : undefined,
+      amount_cents: Object.hasOwn(record, 'amount_cents') ? record.amount_cents : undefined,
+    }))
+    .pipe(
+      z.object({
+        category: categorySchema(version, categories),
+        amount_cents: amountCentsSchema,
+      }),
+    );
 }
 
 /**
@@ -63,67 +114,25 @@ export function describeValue(value: unknown): string {
   return typeof value;
 }
 
-function hasOwn(payload: object, key: string): boolean {
-  return Object.hasOwn(payload, key);
-}
-
-/**
- * Why `payload` is not acceptable to handler `version`, as one short sentence, or
- * `null` if it is acceptable. Category problems are reported before amount problems.
- */
-export function rejectionDetail(
-  version: string,
-  categories: readonly string[],
-  payload: unknown,
-): string | null {
-  const known = categories.join(', ');
-  if (!isPlainRecord(payload)) {
-    return `payload must be a JSON object, got ${describeValue(payload)}`;
-  }
-  const record = payload;
-  const category = hasOwn(record, 'category') ? record.category : undefined;
-  if (category === undefined) {
-    return `category is missing (handler ${version} knows ${known})`;
-  }
-  if (typeof category !== 'string') {
-    return `category must be a string, got ${describeValue(category)}`;
-  }
-  if (!categories.includes(category)) {
-    return `category ${describeValue(category)} is not known to handler ${version} (${known})`;
-  }
-  const amount = hasOwn(record, 'amount_cents') ? record.amount_cents : undefined;
-  const range = `an integer from ${MIN_AMOUNT_CENTS} to ${MAX_AMOUNT_CENTS}`;
-  if (amount === undefined) return `amount_cents is missing (must be ${range})`;
-  if (!amountCentsSchema.safeParse(amount).success) {
-    return `amount_cents must be ${range}, got ${describeValue(amount)}`;
-  }
-  return null;
-}
-
 /**
  * Build a handler that accepts `categories` and a valid `amount_cents`, returning the
  * effect `{ category, amountCents }`; any other payload throws
- * `PermanentFailure('invalid_payload', detail)`. Fields other than `category` and
- * `amount_cents` are ignored.
+ * `PermanentFailure('invalid_payload', detail)`, the detail being the first issue
+ * {@link payloadSchema} found. Fields other than `category` and `amount_cents` are
+ * ignored.
  */
 export function makeHandler<const C extends readonly [string, ...string[]]>(
   version: string,
   categories: C,
 ): Handler {
-  const schema = payloadSchema(categories);
+  const schema = payloadSchema(version, categories);
   return (payload: JsonObject): Effect => {
     const result = schema.safeParse(payload);
-    // Only own properties count (a payload never inherits business fields), so the
-    // readable check also has a say even when zod is satisfied.
-    const detail = rejectionDetail(version, categories, payload);
-    if (result.success && detail === null) {
+    if (result.success) {
       return { category: result.data.category, amountCents: result.data.amount_cents };
     }
-    const zodReason = result.success ? 'invalid' : (result.error.issues[0]?.message ?? 'invalid');
-    throw new PermanentFailure(
-      INVALID_PAYLOAD,
-      detail ?? `payload rejected by handler ${version}: ${zodReason}`,
-    );
+    const detail = result.error.issues[0]?.message ?? `payload rejected by handler ${version}`;
+    throw new PermanentFailure(INVALID_PAYLOAD, detail);
   };
 }
 

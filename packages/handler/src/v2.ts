@@ -1,13 +1,10 @@
 /** Handler v2 (docs/protocol.md §3): v1 plus category `toy`; same `amount_cents` rule. */
-import type { Handler } from '../../core/src/types.ts';
-import { makeHandler, payloadSchema } from './rules.ts';
+import type { Handler } from '@onceq/core';
+import { makeHandler } from './rules.ts';
 import { V1_CATEGORIES } from './v1.ts';
 
 /** Categories handler v2 accepts: v1's plus `toy`. */
 export const V2_CATEGORIES = [...V1_CATEGORIES, 'toy'] as const;
-
-/** The zod schema of a payload v2 accepts (extra fields allowed and ignored). */
-export const v2PayloadSchema = payloadSchema(V2_CATEGORIES);
 
 /**
  * Handler v2: returns `{ category, amountCents }` or throws

@@ -3,16 +3,9 @@ import type { Executor } from '../backend/prepared.ts';
 import { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
 import { fenceViolation } from '../machine.ts';
-import type {
-  ApplyOutcome,
-  Effect,
-  FailInput,
-  Handler,
-  HandlerContext,
-  LeaseRef,
-} from '../types.ts';
+import type { ApplyOutcome, Effect, FailInput, Handler, LeaseRef } from '../types.ts';
 import { recordFailure } from './fail.ts';
-import { effectResult, type HandlerResult, handlerInput, thrownResult } from './handler-result.ts';
+import { runSyncHandler } from './handler-result.ts';
 
 export interface ApplyManyResult {
   outcomes: ApplyOutcome[];
@@ -147,7 +140,7 @@ async function applyInTransaction(
       generation: lease.generation,
       attempt: Number(stored.attempts),
     };
-    const result = runHandler(handler, stored.payload, context);
+    const result = runSyncHandler(handler, stored.payload, context);
     if ('effect' in result)
       succeeded.push({ lease, leaseUntil: Number(stored.lease_until), effect: result.effect });
     else failed.push({ lease, attempts: Number(stored.attempts), failure: result.failure });
@@ -240,14 +233,4 @@ export async function recordResults(
   }
   crashPoint('after-ack');
   return outcomes;
-}
-
-function runHandler(handler: Handler, payloadText: string, context: HandlerContext): HandlerResult {
-  try {
-    const input = handlerInput(payloadText);
-    if ('failure' in input) return input;
-    return effectResult(handler(input.payload, context));
-  } catch (error) {
-    return thrownResult(error);
-  }
 }

@@ -1,7 +1,7 @@
 import { HandlerFailure } from '../errors.ts';
 import { parseJson } from '../json/parse.ts';
 import { isJsonObject, type JsonObject } from '../json/value.ts';
-import type { Effect, FailInput } from '../types.ts';
+import type { Effect, FailInput, Handler, HandlerContext } from '../types.ts';
 import { effectViolation } from './effect-rules.ts';
 
 /**
@@ -46,4 +46,23 @@ export function thrownResult(error: unknown): HandlerResult {
   return {
     failure: { kind: 'temporary', code: 'handler_error', detail: `the handler threw: ${message}` },
   };
+}
+
+/**
+ * Runs a synchronous handler on a stored payload under the three rules above: apply's
+ * handler call (inside its transaction) and `redrive --dry-run`'s (changing nothing)
+ * are this one function.
+ */
+export function runSyncHandler(
+  handler: Handler,
+  payloadText: string,
+  context: HandlerContext,
+): HandlerResult {
+  try {
+    const input = handlerInput(payloadText);
+    if ('failure' in input) return input;
+    return effectResult(handler(input.payload, context));
+  } catch (error) {
+    return thrownResult(error);
+  }
 }

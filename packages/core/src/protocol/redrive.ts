@@ -1,11 +1,10 @@
 import type { Store } from '../backend/backend.ts';
 import type { Executor } from '../backend/prepared.ts';
 import { stateLiteral } from '../backend/shared-statements.ts';
-import { HandlerFailure, NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
+import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import { parseJson } from '../json/parse.ts';
-import { isJsonObject } from '../json/value.ts';
 import type { Handler } from '../types.ts';
+import { runSyncHandler } from './handler-result.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
 export type RedriveSelection = readonly string[] | 'all';
@@ -65,8 +64,10 @@ export interface RedrivePreview {
 }
 
 /**
- * What a redrive would do with `handler`, changing nothing: for each selected dead
- * message, whether the handler now accepts its stored payload.
+ * What a redrive would do with `handler`, changing nothing (`redrive --dry-run`): for
+ * each selected dead message, whether the handler now accepts its stored payload, judged
+ * by the same rules apply uses (`runSyncHandler`: a payload that is not an object, an
+ * effect the table would refuse, a thrown error that is not a `HandlerFailure`).
  */
 export async function previewRedrive(
   store: Store,
@@ -87,19 +88,18 @@ export async function previewRedrive(
       const detail = 'the payload was pruned; only its hash is kept';
       return { eventId: row.event_id, accepted: false, code: 'pruned', detail };
     }
-    try {
-      const payload = parseJson(row.payload);
-      if (!isJsonObject(payload))
-        throw new HandlerFailure('permanent', 'invalid_payload', 'not a JSON object');
-      handler(payload, {
-        eventId: row.event_id,
-        attempt: 1,
-        generation: Number(row.generation) + 1,
-      });
-      return { eventId: row.event_id, accepted: true, code: null, detail: null };
-    } catch (error) {
-      const code = error instanceof HandlerFailure ? error.code : 'handler_error';
-      return { eventId: row.event_id, accepted: false, code, detail: (error as Error).message };
-    }
+    const result = runSyncHandler(handler, row.payload, {
+      eventId: row.event_id,
+      attempt: 1,
+      generation: Number(row.generation) + 1,
+    });
+    return 'effect' in result
+      ? { eventId: row.event_id, accepted: true, code: null, detail: null }
+      : {
+          eventId: row.event_id,
+          accepted: false,
+          code: result.failure.code,
+          detail: result.failure.detail ?? null,
+        };
   });
 }
