@@ -20,7 +20,7 @@ const FAIL_WHERE = [
   "    .where('event_id', '=', p.value<string>('id'))",
   "    .where('generation', '=', p.value<number>('generation'))",
   "    .where('state', '=', stateLiteral('leased'))",
-  "    .where('lease_until', '>', p.value<number>('now')),",
+  "    .where('lease_until', '>', p.value<number>('now'));",
 ].join('\n');
 const A = 'packages/core/src/protocol/apply.ts';
 

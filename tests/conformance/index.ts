@@ -21,6 +21,7 @@ import { listSuite } from './list.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
 import { redriveSuite } from './redrive.ts';
+import { settleOneSuite } from './settle-one.ts';
 import { storySuite } from './story.ts';
 
 export function exerciseBackend(name: string, factory: BackendFactory): void {
@@ -30,6 +31,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   applyFaultsSuite(name, factory);
   failuresSuite(name, factory);
   fenceSuite(name, factory);
+  settleOneSuite(name, factory);
   leaseServiceSuite(name, factory);
   redriveSuite(name, factory);
   listSuite(name, factory);

@@ -1,7 +1,9 @@
 import type { Store } from './backend/backend.ts';
 import { applyMany } from './protocol/apply.ts';
 import { claimMany } from './protocol/claim.ts';
-import type { ApplyOutcome, Handler } from './types.ts';
+import { runSyncHandler } from './protocol/handler-result.ts';
+import { settleOne } from './protocol/settle-one.ts';
+import type { ApplyOutcome, Handler, HandlerContext, Lease } from './types.ts';
 
 /**
  * Messages per claim and per apply transaction when the caller does not say. 100 was
@@ -38,7 +40,10 @@ export interface WorkSummary {
 
 /**
  * The worker loop: claim → handler → apply (effect + ACK in one transaction), or record
- * the failure, until nothing is claimable now or `max` messages were claimed. A handler
+ * the failure, until nothing is claimable now or `max` messages were claimed. A claim
+ * that returned one message is recorded by {@link settleOne}: the handler on the payload
+ * the claim read under this generation, then one fenced write (effect + ACK, or the
+ * failure), no fence read in front. A handler
  * that throws something unexpected is a temporary failure (see {@link applyMany}); it
  * never ends the loop. A lost lease is counted and skipped.
  */
@@ -61,7 +66,13 @@ export async function work(
     });
     if (leases.length === 0) break;
     summary.claimed += leases.length;
-    const { outcomes, lost } = await applyMany(store, leases, handler);
+    const [only] = leases;
+    // One message: its handler on the payload our claim just read, then one fenced write
+    // (settleOne); on PostgreSQL two round trips a message instead of five.
+    const { outcomes, lost } =
+      leases.length === 1 && only !== undefined
+        ? await settleOne(store, only, runSyncHandler(handler, only.payload, contextOf(only)))
+        : await applyMany(store, leases, handler);
     summary.lost += lost.length;
     for (const outcome of outcomes) count(summary, outcome);
     options.onProgress?.(summary);
@@ -80,6 +91,10 @@ export async function work(
     }
   }
   return summary;
+}
+
+function contextOf(lease: Lease): HandlerContext {
+  return { eventId: lease.eventId, generation: lease.generation, attempt: lease.attempt };
 }
 
 function count(summary: WorkSummary, outcome: ApplyOutcome): void {

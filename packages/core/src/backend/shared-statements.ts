@@ -13,7 +13,7 @@ import type { FailureMove } from '../machine.ts';
 import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
-import { defineStatement, type Executor } from './prepared.ts';
+import { type BuildContext, defineStatement, type Executor } from './prepared.ts';
 import type { StoredForEnqueue, StoredForRedrive } from './statements.ts';
 
 /**
@@ -59,8 +59,8 @@ export function ack(x: Executor, leases: readonly LeaseRef[], now: number): Prom
 }
 
 /** leased → ready or dead after a failure, fenced on the one lease. */
-const settleFailure = defineStatement('settle-failure', ({ db, p }) =>
-  db
+function failureUpdate({ db, p }: BuildContext) {
+  return db
     .updateTable('messages')
     .set({
       state: p.value<MessageState>('state'),
@@ -73,17 +73,28 @@ const settleFailure = defineStatement('settle-failure', ({ db, p }) =>
     .where('event_id', '=', p.value<string>('id'))
     .where('generation', '=', p.value<number>('generation'))
     .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '>', p.value<number>('now')),
+    .where('lease_until', '>', p.value<number>('now'));
+}
+
+const settleFailure = defineStatement('settle-failure', failureUpdate);
+
+/**
+ * {@link settleFailure} returning the id it moved: the form a backend runs as a
+ * statement of its own (`Store.autocommit` returns rows, not counts).
+ */
+export const settleFailureReturning = defineStatement<{ event_id: string }>(
+  'settle-failure-returning',
+  (context) => failureUpdate(context).returning('event_id'),
 );
+
+/** The slot values of the failure statements. */
+export function failValues(lease: LeaseRef, move: FailureMove, now: number) {
+  return { ...move, now, id: lease.eventId, generation: lease.generation };
+}
 
 /** Writes `move` for one lease, fenced; returns the rows changed. */
 export function fail(x: Executor, lease: LeaseRef, move: FailureMove, now: number) {
-  return x.changes(settleFailure, {
-    ...move,
-    now,
-    id: lease.eventId,
-    generation: lease.generation,
-  });
+  return x.changes(settleFailure, failValues(lease, move, now));
 }
 
 /** leased → leased with `lease_until = leaseUntil`: the worker's heartbeat. */

@@ -53,6 +53,9 @@ export interface Success {
   effect: Effect;
 }
 
+/** What {@link Statements.settleAlone} writes: an effect with its ACK, or a failure move. */
+export type SettleWrite = { effect: Effect; createdAt: number } | { move: FailureMove };
+
 /** A stored message as enqueue's duplicate check sees it. */
 export interface StoredForEnqueue {
   event_id: string;
@@ -109,6 +112,15 @@ export interface Statements {
     createdAt: number,
     secondCheck: () => number,
   ): Promise<number>;
+  /**
+   * One handler result recorded as a transaction of its own, with no read in front:
+   * the effect row (stamped `createdAt`) and the fenced ACK, or the fenced failure
+   * `move`, at `now`. Returns the rows changed: 1, or 0 when the lease no longer holds
+   * (state, generation or `lease_until > now`), and then nothing was written, effect
+   * included. Fires `after-effect-insert` (for an effect) and `after-ack` once written
+   * (PostgreSQL: one statement that commits by itself, so both fire after it).
+   */
+  settleAlone(store: Store, lease: LeaseRef, write: SettleWrite, now: number): Promise<number>;
   /**
    * leased → `move.state` for one lease, fenced on its generation and `now`, writing
    * `move`'s availability and error. Returns the rows it changed (0 = the lease is lost).

@@ -17,7 +17,7 @@ import {
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral } from '../shared-statements.ts';
-import type { ClaimedRow, FencedRow, Statements } from '../statements.ts';
+import type { ClaimedRow, FencedRow, Statements, Success } from '../statements.ts';
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -139,6 +139,17 @@ const notifyWake = defineStatement(
   () => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, current_schema())`,
 );
 
+function ackValues(succeeded: readonly Success[], createdAt: number, now: number) {
+  return {
+    ids: succeeded.map((s) => s.lease.eventId),
+    generations: succeeded.map((s) => s.lease.generation),
+    categories: succeeded.map((s) => s.effect.category),
+    amounts: succeeded.map((s) => s.effect.amountCents),
+    createdAt,
+    now,
+  };
+}
+
 function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: number }) {
   return {
     now: input.now,
@@ -165,16 +176,28 @@ export const postgresStatements: Statements = {
   async ackWithEffects(x, succeeded, createdAt, secondCheck) {
     // The second clock check first: the effects go in with the ACK, in one statement.
     const later = secondCheck();
-    const acked = await x.rows(ackWithEffects, {
-      ids: succeeded.map((s) => s.lease.eventId),
-      generations: succeeded.map((s) => s.lease.generation),
-      categories: succeeded.map((s) => s.effect.category),
-      amounts: succeeded.map((s) => s.effect.amountCents),
-      createdAt,
-      now: later,
-    });
+    const acked = await x.rows(ackWithEffects, ackValues(succeeded, createdAt, later));
     // The effects went in with the ACK: both crash points are this instant.
     crashPoint('after-effect-insert');
+    return acked.length;
+  },
+  // One statement committing by itself: the fused ACK inserts the effect only for the
+  // row it marked done, so a lost lease writes nothing.
+  async settleAlone(store, lease, write, now) {
+    if ('move' in write) {
+      const moved = await store.autocommit(
+        shared.settleFailureReturning,
+        shared.failValues(lease, write.move, now),
+      );
+      crashPoint('after-ack');
+      return moved.length;
+    }
+    const acked = await store.autocommit(
+      ackWithEffects,
+      ackValues([{ lease, effect: write.effect }], write.createdAt, now),
+    );
+    crashPoint('after-effect-insert');
+    crashPoint('after-ack');
     return acked.length;
   },
   fail: shared.fail,

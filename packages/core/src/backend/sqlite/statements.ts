@@ -16,7 +16,7 @@ import {
 import { defineStatement, type Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral } from '../shared-statements.ts';
-import type { ClaimedRow, ClaimInput, FencedRow, Statements } from '../statements.ts';
+import type { ClaimedRow, ClaimInput, FencedRow, Statements, Success } from '../statements.ts';
 
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
@@ -89,6 +89,19 @@ const insertEffects = defineStatement('insert-effects', ({ db, p, n }) => {
   );
 });
 
+function insertEffectRows(x: Executor, succeeded: readonly Success[], createdAt: number) {
+  return x.changes(
+    insertEffects,
+    {
+      ids: succeeded.map((s) => s.lease.eventId),
+      categories: succeeded.map((s) => s.effect.category),
+      amounts: succeeded.map((s) => s.effect.amountCents),
+      now: createdAt,
+    },
+    succeeded.length,
+  );
+}
+
 async function claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
   const values = {
     now: input.now,
@@ -107,16 +120,7 @@ export const sqliteStatements: Statements = {
     x.rows(readFenced, { ids: leases.map((l) => l.eventId) }, leases.length),
   ack: shared.ack,
   async ackWithEffects(x, succeeded, createdAt, secondCheck) {
-    await x.changes(
-      insertEffects,
-      {
-        ids: succeeded.map((s) => s.lease.eventId),
-        categories: succeeded.map((s) => s.effect.category),
-        amounts: succeeded.map((s) => s.effect.amountCents),
-        now: createdAt,
-      },
-      succeeded.length,
-    );
+    await insertEffectRows(x, succeeded, createdAt);
     crashPoint('after-effect-insert');
     // The second clock check comes after the INSERT: it may have been slow too.
     const later = secondCheck();
@@ -126,6 +130,22 @@ export const sqliteStatements: Statements = {
       later,
     );
   },
+  settleAlone: (store, lease, write, now) =>
+    store.transact(async (x) => {
+      if ('move' in write) {
+        const changed = await shared.fail(x, lease, write.move, now);
+        crashPoint('after-ack');
+        return changed;
+      }
+      // The fenced ACK first: a lost lease then writes nothing at all (no effect INSERT
+      // to roll back, no duplicate key against an effect another claim committed).
+      const changed = await shared.ack(x, [lease], now);
+      if (changed === 0) return 0;
+      await insertEffectRows(x, [{ lease, effect: write.effect }], write.createdAt);
+      crashPoint('after-effect-insert');
+      crashPoint('after-ack');
+      return changed;
+    }),
   fail: shared.fail,
   extend: shared.extend,
   release: shared.release,

@@ -1,0 +1,77 @@
+import type { Store } from '../backend/backend.ts';
+import type { SettleWrite } from '../backend/statements.ts';
+import { LeaseLostError } from '../errors.ts';
+import { crashPoint } from '../faults.ts';
+import { afterFailure, fenceViolation } from '../machine.ts';
+import type { ApplyOutcome, LeaseRef } from '../types.ts';
+import type { ApplyManyResult } from './apply.ts';
+import type { HandlerResult } from './handler-result.ts';
+
+/** A lease as one's own claim returned it: the attempt it counted, when it runs out. */
+export interface ClaimedLease extends LeaseRef {
+  readonly attempt: number;
+  readonly leaseUntil: number;
+}
+
+/**
+ * Records one handler result computed outside any transaction as **one write of its
+ * own**, with no fence read in front: the effect and the ACK together (one statement on
+ * PostgreSQL, so a message costs two round trips with its claim), or the failure. The
+ * fence is the SQL `WHERE` of that write (state `leased`, this generation,
+ * `lease_until > now`, `now` read after the handler); zero rows means the lease is lost
+ * and nothing was written, effect included.
+ *
+ * Only for a lease from this process's own claim: the handler ran on the payload that
+ * claim read under this generation (a stored payload never changes), and `attempt` is
+ * what that claim counted, which nothing can change without the fence noticing (every
+ * other claim bumps the generation; a release or recovery leaves the row not leased).
+ * That is the exactly-once argument of {@link settleMany}, with the fence read left to
+ * SQL. `attempt` is needed only for a failure: without one, use {@link settleMany}.
+ *
+ * Crash points: `after-handler` before the write, `after-effect-insert` and `after-ack`
+ * once written (before COMMIT on SQLite; on PostgreSQL the one statement has committed),
+ * `after-commit` after it.
+ */
+export async function settleOne(
+  store: Store,
+  lease: ClaimedLease,
+  result: HandlerResult,
+): Promise<ApplyManyResult> {
+  crashPoint('after-handler');
+  const now = store.clock();
+  if (now >= lease.leaseUntil) {
+    const why = `the lease expired at ${lease.leaseUntil} during apply (now ${now})`;
+    return { outcomes: [], lost: [new LeaseLostError(lease.eventId, lease.generation, why)] };
+  }
+  const write: SettleWrite =
+    'effect' in result
+      ? { effect: result.effect, createdAt: now }
+      : { move: afterFailure(store.protocol, lease.attempt, result.failure, now) };
+  if ((await store.statements.settleAlone(store, lease, write, now)) !== 1) {
+    return { outcomes: [], lost: [await explain(store, lease, now)] };
+  }
+  crashPoint('after-commit');
+  return { outcomes: [outcomeOf(lease, result, write)], lost: [] };
+}
+
+/** Why the fenced write matched no row, read after the fact (the rare path). */
+async function explain(store: Store, lease: LeaseRef, now: number): Promise<LeaseLostError> {
+  const [row] = await store.transact((x) => store.statements.readFenced(x, [lease]));
+  const why = fenceViolation(row, lease, now) ?? 'the fenced write matched no row';
+  return new LeaseLostError(lease.eventId, lease.generation, why);
+}
+
+function outcomeOf(lease: LeaseRef, result: HandlerResult, write: SettleWrite): ApplyOutcome {
+  if ('effect' in result) return { eventId: lease.eventId, outcome: 'done', effect: result.effect };
+  const { code, detail = '' } = result.failure;
+  if (!('move' in write) || write.move.state === 'dead') {
+    return { eventId: lease.eventId, outcome: 'dead', code, detail };
+  }
+  return {
+    eventId: lease.eventId,
+    outcome: 'retry',
+    code,
+    detail,
+    availableAt: write.move.availableAt,
+  };
+}
