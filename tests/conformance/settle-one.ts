@@ -6,7 +6,13 @@
  * each must write nothing, effect included, and come back as a lost lease saying why.
  */
 import { describe, expect, test } from 'bun:test';
-import { enqueue, LeaseLostError, work } from '../../packages/core/src/index.ts';
+import {
+  enqueue,
+  extendMany,
+  LeaseLostError,
+  settleMany,
+  work,
+} from '../../packages/core/src/index.ts';
 import type { HandlerResult } from '../../packages/core/src/protocol/handler-result.ts';
 import { type ClaimedLease, settleOne } from '../../packages/core/src/protocol/settle-one.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
@@ -96,6 +102,30 @@ export function settleOneSuite(name: string, factory: BackendFactory): void {
       expect((await settleOne(store, third, TEMPORARY)).outcomes).toMatchObject([
         { eventId: 'E0001', outcome: 'dead', code: 'dependency_down' },
       ]);
+    });
+
+    test("the worker's settle of one success (settleMany, one write): a stale generation writes nothing, an extended lease still commits", async () => {
+      const e = env();
+      const stale = await reclaimed(e);
+      const before = await snapshot(e.store);
+      const refused = await settleMany(e.store, [{ lease: stale, result: BOOK }]);
+      expect(refused.outcomes).toEqual([]);
+      expect(refused.lost[0]?.message).toContain('a newer claim owns it');
+      expect(await snapshot(e.store)).toEqual(before);
+      expect(await effectsOf(e.store)).toEqual([]);
+      // The current holder's lease ran to 1032 at its claim; extended to 1062 at 1031, it
+      // settles at 1040 although the Lease object still says 1032.
+      e.clock.set(1031);
+      const [holder] = (await extendMany(e.store, [{ eventId: 'E0001', generation: 2 }], 31))
+        .extended;
+      expect(holder?.leaseUntil).toBe(1062);
+      e.clock.set(1040);
+      const settled = await settleMany(e.store, [
+        { lease: { eventId: 'E0001', generation: 2, leaseUntil: 1032 } as never, result: BOOK },
+      ]);
+      expect(settled.lost).toEqual([]);
+      expect(settled.outcomes).toMatchObject([{ eventId: 'E0001', outcome: 'done' }]);
+      expect((await effectsOf(e.store)).map((x) => x.eventId)).toEqual(['E0001']);
     });
 
     test('work one message at a time (batch 1) counts, totals and refuses exactly like a batch', async () => {

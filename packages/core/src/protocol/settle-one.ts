@@ -3,7 +3,7 @@ import type { SettleWrite } from '../backend/statements.ts';
 import { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
 import { afterFailure, fenceViolation } from '../machine.ts';
-import type { ApplyOutcome, LeaseRef } from '../types.ts';
+import type { ApplyOutcome, Effect, LeaseRef } from '../types.ts';
 import type { ApplyManyResult } from './apply.ts';
 import type { HandlerResult } from './handler-result.ts';
 
@@ -32,21 +32,49 @@ export interface ClaimedLease extends LeaseRef {
  * once written (before COMMIT on SQLite; on PostgreSQL the one statement has committed),
  * `after-commit` after it.
  */
-export async function settleOne(
+export function settleOne(
   store: Store,
   lease: ClaimedLease,
   result: HandlerResult,
 ): Promise<ApplyManyResult> {
-  crashPoint('after-handler');
-  const now = store.clock();
-  if (now >= lease.leaseUntil) {
-    const why = `the lease expired at ${lease.leaseUntil} during apply (now ${now})`;
-    return { outcomes: [], lost: [new LeaseLostError(lease.eventId, lease.generation, why)] };
-  }
-  const write: SettleWrite =
+  return settleAloneAt(store, lease, lease.leaseUntil, result, (now) =>
     'effect' in result
       ? { effect: result.effect, createdAt: now }
-      : { move: afterFailure(store.protocol, lease.attempt, result.failure, now) };
+      : { move: afterFailure(store.protocol, lease.attempt, result.failure, now) },
+  );
+}
+
+/**
+ * {@link settleOne} for a success whose lease comes without its attempt or a trusted end
+ * (the worker's settle of one message, whose lease a heartbeat may have extended): the
+ * effect and the ACK as one fenced write. With no `leaseUntil`, the SQL fence alone
+ * finds an expired lease.
+ */
+export function settleEffect(
+  store: Store,
+  lease: LeaseRef & { readonly leaseUntil?: number },
+  effect: Effect,
+): Promise<ApplyManyResult> {
+  return settleAloneAt(store, lease, lease.leaseUntil, { effect }, (now) => ({
+    effect,
+    createdAt: now,
+  }));
+}
+
+async function settleAloneAt(
+  store: Store,
+  lease: LeaseRef,
+  leaseUntil: number | undefined,
+  result: HandlerResult,
+  writeAt: (now: number) => SettleWrite,
+): Promise<ApplyManyResult> {
+  crashPoint('after-handler');
+  const now = store.clock();
+  if (leaseUntil !== undefined && now >= leaseUntil) {
+    const why = `the lease expired at ${leaseUntil} during apply (now ${now})`;
+    return { outcomes: [], lost: [new LeaseLostError(lease.eventId, lease.generation, why)] };
+  }
+  const write = writeAt(now);
   if ((await store.statements.settleAlone(store, lease, write, now)) !== 1) {
     return { outcomes: [], lost: [await explain(store, lease, now)] };
   }

@@ -11,6 +11,7 @@ import {
   type Succeeded,
 } from './apply.ts';
 import { effectResult, type HandlerResult, handlerInput, thrownResult } from './handler-result.ts';
+import { settleEffect } from './settle-one.ts';
 
 export type { HandlerResult };
 
@@ -52,12 +53,23 @@ export async function runHandler(
  * enqueue is refused, redrive keeps it). The ACK commits only while the message is still
  * `leased` at that generation with time left, in the same transaction as the effect;
  * every other claim bumps the generation. So at most one result per message commits,
- * and the one that commits was computed from the stored payload.
+ * and the one that commits was computed from the stored payload. A single success needs
+ * no fence read at all: it is one fenced write of the effect and the ACK
+ * ({@link settleEffect}).
  */
 export async function settleMany(
   store: Store,
   settlements: readonly Settlement[],
 ): Promise<ApplyManyResult> {
+  const [only] = settlements;
+  // One success: the effect and the ACK as one fenced write, no fence read in front
+  // (on PostgreSQL one statement committing by itself; see settle-one.ts).
+  if (settlements.length === 1 && only !== undefined && 'effect' in only.result) {
+    // Only the fencing token: a heartbeat may have extended the lease since the claim
+    // stamped its `leaseUntil`, so the expiry is left to the SQL fence.
+    const { eventId, generation } = only.lease;
+    return settleEffect(store, { eventId, generation }, only.result.effect);
+  }
   return commitWithExpiryRetry(
     store,
     settlements,
