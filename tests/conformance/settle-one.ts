@@ -19,7 +19,8 @@ import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, snapshot, type TestEnv } from './harness.ts';
 
-const BOOK: HandlerResult = { effect: { category: 'book', amountCents: 100 } };
+const BOOK_EFFECT = { category: 'book', amountCents: 100 };
+const BOOK: HandlerResult = { effect: BOOK_EFFECT };
 const TEMPORARY: HandlerResult = {
   failure: { kind: 'temporary', code: 'dependency_down', detail: 'try later' },
 };
@@ -73,7 +74,7 @@ export function settleOneSuite(name: string, factory: BackendFactory): void {
       const lease = await mustClaim(store);
       const { outcomes, lost } = await settleOne(store, lease, BOOK);
       expect(lost).toEqual([]);
-      expect(outcomes).toEqual([{ eventId: 'E0001', outcome: 'done', effect: BOOK.effect }]);
+      expect(outcomes).toEqual([{ eventId: 'E0001', outcome: 'done', effect: BOOK_EFFECT }]);
       expect(await effectsOf(store)).toEqual([
         { eventId: 'E0001', category: 'book', amountCents: 100 },
       ]);
