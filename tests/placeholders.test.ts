@@ -95,3 +95,32 @@ test('a SQLite store binds an enqueue INSERT row as two values plus one shared t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a full 1000-line batch is stored by two 500-row INSERTs, every payload exact, and deduplicates whole', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-placeholders-'));
+  const inserts: number[] = [];
+  const store = await openStore(join(dir, 'q.db'), {
+    onQuery: (sql, parameters) => {
+      if (sql.startsWith('insert into "messages"')) inserts.push(parameters.length);
+    },
+  });
+  try {
+    const id = (i: number) => `E${String(i).padStart(4, '0')}`;
+    const lines = Array.from(
+      { length: 1000 },
+      (_, i) => `{"event_id":"${id(i)}","payload":{"n":${i}}}`,
+    );
+    expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 1000, duplicates: 0 });
+    expect(inserts).toEqual([1001, 1001]);
+    const rows = await store.db
+      .selectFrom('messages')
+      .select(['event_id', 'payload'])
+      .orderBy('event_id')
+      .execute();
+    expect(rows).toEqual(lines.map((_, i) => ({ event_id: id(i), payload: `{"n":${i}}` })));
+    expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 0, duplicates: 1000 });
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
