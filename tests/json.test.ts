@@ -292,6 +292,36 @@ describe('canonicalize', () => {
     expect(compareCodePoints('a', 'b')).toBeLessThan(0);
   });
 
+  test('sorts 1 to 20 keys in any input order into code point order (both sides of the insertion-sort limit)', () => {
+    const pool = [
+      'b',
+      'a',
+      'ab',
+      'A',
+      '_',
+      '10',
+      '9',
+      'é',
+      '\uFFFD',
+      '\u{1F600}',
+      'zz',
+      'z',
+      'a\u0000',
+    ];
+    for (let n = 1; n <= 20; n++) {
+      const keys = Array.from({ length: n }, (_, i) => `${pool[(i * 7) % pool.length]}${i}`);
+      const expected = [...keys].sort(compareCodePoints);
+      for (const order of [keys, [...keys].reverse(), [...expected].reverse()]) {
+        const text = `{${order.map((k) => `${JSON.stringify(k)}:1`).join(',')}}`;
+        // The exact text: keys in code point order (Object.keys would reorder integer keys).
+        // Twice: the second pass goes through the quoted-key cache.
+        expect(canonicalJson(text)).toBe(
+          `{${expected.map((k) => `${JSON.stringify(k)}:1`).join(',')}}`,
+        );
+      }
+    }
+  });
+
   test('sorts numeric-looking keys as strings, not in object insertion order', () => {
     expect(canonicalJson('{"b":1,"10":2,"9":3}')).toBe('{"10":2,"9":3,"b":1}');
   });

@@ -21,6 +21,7 @@ import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
 import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
+import { issue13Section } from './sections/issue13.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { serviceSection } from './sections/service.ts';
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     removeScratch(scratch);
   }
 
+  issue13Section(ctx);
   out.push(section('Targets'));
   if (opts.quick) {
     out.push(

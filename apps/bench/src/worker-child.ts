@@ -33,7 +33,19 @@ export interface ChildResult {
   /** Transactions run (claim + apply, including the final empty claim). */
   transactions: number;
   busyRetries: number;
+  /**
+   * CPU time (user + system) this process spent between the barrier and its end, ms.
+   * Unlike wall time it barely moves when other processes load the machine, so the
+   * core/bare CPU ratio shows the abstraction's cost even on a busy machine.
+   */
+  cpuMs?: number;
   error: string | null;
+}
+
+/** CPU time of this process so far, ms. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** The start barrier: a line on stdin. EOF without one means the run was called off. */
@@ -67,6 +79,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   let claimedBefore = 0;
   process.stdout.write('ready\n');
   await waitForGo();
+  const cpuStart = cpuMs();
   const result: ChildResult = {
     startMs: wallMs(),
     endMs: 0,
@@ -97,6 +110,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     result.error = errorText(error);
   }
   result.endMs = wallMs();
+  result.cpuMs = cpuMs() - cpuStart;
   result.transactions = transactions;
   result.busyRetries = opened.busyRetries();
   await opened.close();
@@ -110,6 +124,7 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   let transactions = 0;
   process.stdout.write('ready\n');
   await waitForGo();
+  const cpuStart = cpuMs();
   const startMs = wallMs();
   let error: string | null = null;
   try {
@@ -128,10 +143,12 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
     error = errorText(e);
   }
   const endMs = wallMs();
+  const cpu = cpuMs() - cpuStart;
   queue.close();
   return {
     startMs,
     endMs,
+    cpuMs: cpu,
     ...summary,
     latencies,
     transactions,

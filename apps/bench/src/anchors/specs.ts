@@ -9,6 +9,11 @@ export interface AnchorSpec {
   concurrency: number;
   /** graphile-worker: jobs fetched and locked per round trip (its batching); 0 = off. */
   localQueue: number;
+  /**
+   * graphile-worker: `completeJobBatchDelay` and `failJobBatchDelay`, ms: completions
+   * gathered for this long go to the database in one statement; -1 = one per job.
+   */
+  completionBatchDelay: number;
   /** pg-boss: jobs per fetch and per completing transaction. */
   batch: number;
 }
@@ -24,7 +29,8 @@ export const ANCHORS = [
   {
     name: 'graphile-worker',
     version: '0.18.0',
-    settings: 'runner with localQueue.size 50 and concurrency 10 ("batched"), or concurrency 1',
+    settings:
+      '"batched" = the configuration of its performance page (worker.graphile.org/docs/performance): concurrentJobs 24, maxPoolSize 25, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, prepared statements on (its default); "concurrency 1" = one job at a time, no local queue, no completion batching (its defaults)',
     writes: 'job completion only: its tasks cannot share the completing transaction',
   },
   {

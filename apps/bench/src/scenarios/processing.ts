@@ -32,6 +32,8 @@ export interface ProcessingRun {
   p50Ms: number;
   p99Ms: number;
   busyRetries: number;
+  /** CPU ms (user + system, all workers, barrier to end) per 1000 messages done. */
+  cpuMsPer1000: number;
   /** Transactions per message (claim + apply, all workers). */
   txPerMessage: number;
   errors: string[];
@@ -137,6 +139,8 @@ export async function runProcessing(
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
       busyRetries: results.reduce((n, r) => n + r.busyRetries, 0),
+      cpuMsPer1000:
+        done === 0 ? Number.NaN : (results.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / done) * 1000,
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
       errors,
       verified,

@@ -27,6 +27,8 @@ interface ProcessingSummary {
   minShare: number;
   shares: number[][];
   busyRetries: number;
+  /** CPU ms per 1000 messages, all workers (robust to a loaded machine, unlike the rate). */
+  cpuMsPer1000: Spread;
   txPerMessage: number;
   errors: string[];
   verified: boolean;
@@ -43,6 +45,7 @@ function summarize(config: ProcessingConfig, runs: ProcessingRun[]): ProcessingS
     minShare: Math.min(...runs.flatMap((r) => r.shares)),
     shares: runs.map((r) => r.shares),
     busyRetries: runs.reduce((n, r) => n + r.busyRetries, 0),
+    cpuMsPer1000: spread(runs.map((r) => r.cpuMsPer1000)),
     txPerMessage: runs[0]?.txPerMessage ?? Number.NaN,
     errors: runs.flatMap((r) => r.errors),
     verified: runs.every((r) => r.verified),
@@ -103,7 +106,7 @@ async function measureProcessing(
 }
 
 function processingTable(rows: ProcessingSummary[]): string {
-  const bareRate = (c: ProcessingConfig) =>
+  const bareRow = (c: ProcessingConfig) =>
     rows.find(
       (r) =>
         r.config.impl === 'bare' &&
@@ -111,7 +114,7 @@ function processingTable(rows: ProcessingSummary[]): string {
         r.config.synchronous === c.synchronous &&
         r.config.workers === c.workers &&
         r.config.batch === c.batch,
-    )?.rate.median;
+    );
   return table(
     [
       'backend',
@@ -119,8 +122,11 @@ function processingTable(rows: ProcessingSummary[]): string {
       'impl',
       'workers',
       'batch',
+      'messages',
       'msg/s median (min–max)',
       '÷bare',
+      'CPU ms/1000 msg',
+      'bare CPU ÷ core CPU',
       'shares (min)',
       'p50 ms',
       'p99 ms',
@@ -130,7 +136,8 @@ function processingTable(rows: ProcessingSummary[]): string {
       'exactly-once',
     ],
     rows.map((r) => {
-      const bare = r.config.impl === 'core' ? bareRate(r.config) : undefined;
+      const bareSummary = r.config.impl === 'core' ? bareRow(r.config) : undefined;
+      const bare = bareSummary?.rate.median;
       return [
         r.config.backend,
         r.config.backend === 'sqlite' ? r.config.synchronous : '–',
@@ -140,6 +147,10 @@ function processingTable(rows: ProcessingSummary[]): string {
         String(r.config.messages),
         rateCell(r.rate),
         bare === undefined ? '' : `${(r.rate.median / bare).toFixed(2)}×`,
+        fmtMs(r.cpuMsPer1000.median),
+        bareSummary === undefined
+          ? ''
+          : `${(bareSummary.cpuMsPer1000.median / r.cpuMsPer1000.median).toFixed(2)}×`,
         r.config.workers > 1 ? `${Math.round(r.minShare * 100)}%` : '',
         msCell(r.p50Ms),
         msCell(r.p99Ms),

@@ -1,6 +1,7 @@
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { BackendCapabilities } from './backend.ts';
+import { numberPlaceholders, type Source } from './placeholders.ts';
 
 /**
  * Statements built with Kysely once per store and arity, then run many times with fresh
@@ -74,21 +75,45 @@ function compileStatement(
     compile(db: Kysely<Database>): CompiledQuery;
   };
   const query = built.compile(db);
-  const sources = query.parameters.map((parameter) =>
-    parameter instanceof Slot ? parameter : { constant: parameter },
+  const compiled: Source[] = query.parameters.map((parameter) =>
+    parameter instanceof Slot
+      ? { slot: parameter.name, index: parameter.index }
+      : { constant: parameter },
   );
+  // SQLite: constants inlined, each slot bound once (placeholders.ts); else as compiled.
+  const numbered = numberPlaceholders(query.sql, compiled);
+  const sources = numbered?.sources ?? compiled;
   return {
     name: `onceq/${statement.name}/${n}`,
-    sql: query.sql,
+    sql: numbered?.sql ?? query.sql,
     query,
-    bind: (values) =>
-      sources.map((source) => {
-        if (!(source instanceof Slot)) return source.constant;
-        const value = values[source.name];
-        if (value === undefined)
-          throw new Error(`${statement.name}: no value for slot ${source.name}`);
-        return source.index === null ? value : (value as readonly unknown[])[source.index];
-      }),
+    bind: binder(statement.name, sources),
+  };
+}
+
+/**
+ * The parameter list for one execution, built with a plain loop over precomputed
+ * sources: this runs for every statement of the hot path.
+ */
+function binder(name: string, sources: readonly Source[]): (values: SlotValues) => unknown[] {
+  const count = sources.length;
+  const slotNames = sources.map((s) => ('slot' in s ? s.slot : null));
+  const indexes = sources.map((s) => ('slot' in s ? s.index : null));
+  const constants = sources.map((s) => ('constant' in s ? s.constant : undefined));
+  return (values) => {
+    const out = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) {
+      const slot = slotNames[i];
+      if (slot === null || slot === undefined) {
+        out[i] = constants[i];
+        continue;
+      }
+      const value = values[slot];
+      if (value === undefined) throw new Error(`${name}: no value for slot ${slot}`);
+      const index = indexes[i];
+      out[i] = index === null || index === undefined ? value : (value as readonly unknown[])[index];
+    }
+    return out;
   };
 }
 

@@ -55,18 +55,57 @@ function canonicalObject(obj: JsonObject): string {
   const n = keys.length;
   if (n === 0) return '{}';
   if (n > 1) {
-    // The default sort compares UTF-16 code units, which agrees with code point order unless
-    // a key holds a surrogate (astral character) or a character in U+E000..U+FFFF.
-    keys.sort();
+    // UTF-16 code unit order (what `<` and the default sort compare) agrees with code
+    // point order unless a key holds a surrogate (astral character) or a character in
+    // U+E000..U+FFFF.
+    sortByCodeUnits(keys);
     if (needsCodePointSort(keys)) keys.sort(compareCodePoints);
   }
   let out = '{';
   for (let i = 0; i < n; i++) {
     const key = keys[i] as string;
     if (i > 0) out += ',';
-    out += `${quote(key)}:${canonicalize(obj[key] as JsonValue)}`;
+    out += `${quoteKey(key)}:${canonicalize(obj[key] as JsonValue)}`;
   }
   return `${out}}`;
+}
+
+/** Keys up to this many are sorted by insertion (payloads mostly have a handful). */
+const INSERTION_SORT_MAX = 12;
+
+/**
+ * `keys.sort()`, by insertion for small arrays: the native sort's set-up costs more than
+ * the few comparisons a payload's 2-10 keys need (enqueue canonicalises every payload).
+ */
+function sortByCodeUnits(keys: string[]): void {
+  const n = keys.length;
+  if (n > INSERTION_SORT_MAX) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+}
+
+/** Quoted keys seen before: the same few keys recur on every line of a batch. */
+const quotedKeys = new Map<string, string>();
+/** Bounds the cache: a stream of ever-new keys must not grow memory without end. */
+const QUOTED_KEYS_MAX = 4096;
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = quote(key);
+    if (key.length <= 64 && quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 /** `JSON.stringify(text)`, with a fast path for short strings that need no escaping. */

@@ -99,6 +99,12 @@ class BunSqliteDriver implements Driver {
   }
 }
 
+/** A prepared statement of the connection's cache. */
+interface Prepared {
+  readonly statement: Statement;
+  readonly returnsRows: boolean;
+}
+
 const SQLITE_BUSY = /SQLITE_BUSY|database is locked/;
 
 function isBusy(error: unknown): boolean {
@@ -113,7 +119,7 @@ export class BunSqliteConnection implements DatabaseConnection {
   readonly #db: BunDatabase;
   readonly #busyTimeoutMs: number;
   readonly #location: string;
-  readonly #statements = new Map<string, Statement>();
+  readonly #statements = new Map<string, Prepared>();
   #inTransaction = false;
   readonly busy: BusyStats = { retries: 0 };
   /** One user of the connection at a time: Kysely queries or a {@link transact} block. */
@@ -156,10 +162,8 @@ export class BunSqliteConnection implements DatabaseConnection {
 
   /** Runs one compiled statement inside {@link transact}: rows when it returns any, else changes. */
   run(sql: string, parameters: unknown[]): { rows: unknown[]; changes: number } {
-    const statement = this.#prepare(sql);
-    if (statement.columnNames.length > 0) {
-      return { rows: statement.all(...(parameters as never[])), changes: 0 };
-    }
+    const { statement, returnsRows } = this.#prepared(sql);
+    if (returnsRows) return { rows: statement.all(...(parameters as never[])), changes: 0 };
     return { rows: [], changes: statement.run(...(parameters as never[])).changes };
   }
 
@@ -196,24 +200,30 @@ export class BunSqliteConnection implements DatabaseConnection {
   }
 
   close(): void {
-    for (const statement of this.#statements.values()) statement.finalize();
+    for (const { statement } of this.#statements.values()) statement.finalize();
     this.#statements.clear();
     this.#db.close(false);
   }
 
   #prepare(sql: string): Statement {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
+    return this.#prepared(sql).statement;
+  }
+
+  /** The cached statement and whether it returns rows (read once: a native call each time). */
+  #prepared(sql: string): Prepared {
+    let prepared = this.#statements.get(sql);
+    if (prepared === undefined) {
+      const statement = this.#db.prepare(sql);
+      prepared = { statement, returnsRows: statement.columnNames.length > 0 };
+      this.#statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
   }
 
   #execute<R>(compiled: CompiledQuery): QueryResult<R> {
-    const statement = this.#prepare(compiled.sql);
+    const { statement, returnsRows } = this.#prepared(compiled.sql);
     const parameters = compiled.parameters as never[];
-    if (statement.columnNames.length > 0) {
+    if (returnsRows) {
       return { rows: statement.all(...parameters) as R[] };
     }
     const { changes, lastInsertRowid } = statement.run(...parameters);

@@ -1,0 +1,87 @@
+/**
+ * The issue-13 targets table of `bun run bench`: each target next to its reference from
+ * the same run, met or missed with a reason, and "not measured" when its section did not run.
+ */
+import { describe, expect, test } from 'bun:test';
+import { issue13Rows } from '../apps/bench/src/sections/issue13.ts';
+
+const spread = (median: number) => ({ median, min: median, max: median, n: 1 });
+
+function processing(impl: string, sync: string, workers: number, rate: number, minShare = 1) {
+  return {
+    config: { backend: 'sqlite', impl, synchronous: sync, workers, batch: 100 },
+    rate: spread(rate),
+    minShare,
+    errors: [],
+    busyRetries: 0,
+    cpuMsPer1000: spread(50),
+  };
+}
+
+describe('issue 13 targets', () => {
+  test('nothing measured: every target is listed as not measured, none met', () => {
+    const rows = issue13Rows({});
+    expect(rows).toHaveLength(13);
+    expect(rows.every((r) => r.met === null && r.why.startsWith('not measured'))).toBe(true);
+  });
+
+  test('a ratio target is met at the threshold and missed below it, with a reason', () => {
+    const rows = issue13Rows({
+      processing: [
+        processing('core', 'FULL', 1, 9_000),
+        processing('bare', 'FULL', 1, 10_000),
+        processing('core', 'NORMAL', 1, 8_999),
+        processing('bare', 'NORMAL', 1, 10_000),
+      ],
+    });
+    const full = rows.find((r) => r.target.includes('FULL, 1 worker'));
+    const normal = rows.find((r) => r.target.includes('NORMAL, 1 worker'));
+    expect(full).toMatchObject({ ratio: '0.90×', met: true, why: '' });
+    expect(normal?.met).toBe(false);
+    expect(normal?.onceq).toBe('8,999 msg/s');
+    expect(normal?.reference).toBe('10,000 msg/s');
+    expect(normal?.why).toContain('CPU per 1000 msg');
+  });
+
+  test('two workers faster than one still miss when a worker got less than 30 %', () => {
+    const rows = issue13Rows({
+      processing: [
+        processing('core', 'FULL', 1, 10_000),
+        processing('core', 'FULL', 2, 12_000, 0.2),
+      ],
+    });
+    const two = rows.find((r) => r.target.includes('FULL: 2 worker'));
+    expect(two?.ratio).toBe('1.20×');
+    expect(two?.met).toBe(false);
+    expect(two?.why).toContain('fair');
+  });
+
+  test('PostgreSQL targets compare the best onceq batch with graphile-worker batched', () => {
+    const row = (key: string, rate: number) => ({ key, rate: spread(rate) });
+    const rows = issue13Rows({
+      anchors: {
+        rows: [
+          row('onceq/pg/w1/b500', 15_000),
+          row('onceq/pg/w1/b100', 9_000),
+          row('graphile/w1/c24/q500', 10_000),
+          row('onceq/pg/w1/b1', 500),
+          row('graphile/w1/c1/q0', 1_000),
+        ],
+      },
+      enqueue: [{ store: 'sqlite FULL', rate: spread(210_000), parseRate: spread(600_000) }],
+      status: [{ backend: 'sqlite', messages: 100_000, statusMs: spread(40), claimMs: spread(6) }],
+    });
+    const batch = rows.find((r) => r.target.startsWith('PostgreSQL batch mode, 1'));
+    expect(batch).toMatchObject({ ratio: '1.50×', met: true });
+    expect(batch?.onceq).toContain('(batch 500)');
+    const one = rows.find((r) => r.target.startsWith('PostgreSQL one message per transaction, 1'));
+    expect(one).toMatchObject({ ratio: '0.50×', met: false });
+    expect(rows.find((r) => r.target.startsWith('enqueue'))?.met).toBe(true);
+    expect(rows.find((r) => r.target.startsWith('status on 100,000 messages, SQLite'))?.met).toBe(
+      true,
+    );
+    expect(rows.find((r) => r.target.startsWith('claim on 100,000 messages, SQLite'))?.met).toBe(
+      false,
+    );
+  });
+});
