@@ -1,7 +1,7 @@
 import { GLOBAL_OPTIONS } from '../args.ts';
 import { type AnyCommand, defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { COMMANDS } from './index.ts';
+import { loadCommands } from './index.ts';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
@@ -26,7 +26,7 @@ export const completionCommand = defineCommand<Shell>({
   },
   async run(shell, { ctx }) {
     // Built from the registry at run time: every command and flag, including new ones.
-    ctx.out(SCRIPTS[shell](COMMANDS));
+    ctx.out(SCRIPTS[shell](await loadCommands()));
     return 0;
   },
 });
