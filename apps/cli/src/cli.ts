@@ -1,12 +1,5 @@
 import { existsSync } from 'node:fs';
-import {
-  isPostgresUrl,
-  openStore,
-  SCHEMA_VERSION,
-  type Store,
-  StoreUnavailableError,
-  systemClock,
-} from '@onceq/core';
+import { isPostgresUrl, type Store, StoreUnavailableError, systemClock } from '@onceq/core';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
 import type { AnyCommand, RunEnv } from './command.ts';
@@ -118,6 +111,9 @@ async function openFor(
     if (problem !== null) throw new UsageError(`cannot use the store ${target}: ${problem}`);
     if (!existsSync(target)) ctx.err(`creating a new store at ${target}`);
   }
+  // Loaded here, not at the top: Kysely and the migrations are the largest part of
+  // start-up, and help, completion and --version never open a store.
+  const { openStore } = await import('@onceq/core/open');
   try {
     return await openStore(target, { clock, readOnly });
   } catch (error) {
@@ -148,12 +144,12 @@ async function printVersion(values: Record<string, unknown>, ctx: Context): Prom
   } catch {
     target = '';
   }
+  const { probeSchemaVersion, SCHEMA_VERSION } = await import('@onceq/core/schema-version');
   let storeSchema: number | null = null;
   let exists = target !== '' && (isPostgresUrl(target) || existsSync(target));
   if (exists) {
     // A probe, not openStore: answering --version never creates a file or a schema, and
     // never migrates an older store.
-    const { probeSchemaVersion } = await import('@onceq/core/schema-version');
     try {
       storeSchema = await probeSchemaVersion(target);
     } catch {

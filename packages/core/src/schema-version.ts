@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { connectFailure } from './backend/postgres/errors.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './backend/postgres/schema-name.ts';
 import { versionOf } from './migrations/index.ts';
-import { isPostgresUrl } from './open.ts';
+import { isPostgresUrl } from './target.ts';
+
+export { SCHEMA_VERSION } from './migrations/index.ts';
 
 /** Which schema a PostgreSQL store lives in. Default {@link DEFAULT_SCHEMA} (`onceq`). */
 export interface ProbeOptions {
