@@ -31,11 +31,10 @@ trap 'exit 143' TERM
 
 # ---- 1. typecheck + lint ------------------------------------------------------
 echo "== typecheck + lint (turbo run typecheck lint; a line per step as it starts and ends)"
-# new-only + stream: each task prints its start and its result (biome's "Checked N
-# files", tsc's errors) as it happens, so the minute of type checking is not silent;
-# cached tasks print one "cache hit" line.
-if ! bun x turbo run typecheck lint --output-logs=new-only --log-order=stream \
-  --ui=stream; then
+# scripts/checks.sh streams each task's lines as they happen (tested by
+# tests/test-progress.test.ts), so the minute of type checking is not silent; cached
+# tasks print one "cache hit" line.
+if ! bash "$ROOT/scripts/checks.sh"; then
   echo "typecheck/lint failed: no test was run" >&2
   exit 1
 fi

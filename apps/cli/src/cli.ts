@@ -1,17 +1,9 @@
 import { existsSync } from 'node:fs';
-import {
-  isPostgresUrl,
-  openStore,
-  readSchemaVersion,
-  SCHEMA_VERSION,
-  type Store,
-  StoreUnavailableError,
-  systemClock,
-} from '@onceq/core';
+import { isPostgresUrl, type Store, StoreUnavailableError, systemClock } from '@onceq/core';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
 import type { AnyCommand, RunEnv } from './command.ts';
-import { COMMANDS, findCommand } from './commands/index.ts';
+import { COMMAND_NAMES, loadCommand } from './commands/index.ts';
 import { describeSource, lazyConfig, type OnceqConfig, resolveDb } from './config.ts';
 import type { Context } from './context.ts';
 import { describeError, redact, UsageError } from './errors.ts';
@@ -47,20 +39,20 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
     const { values, positionals } = parseFlags(rest, {}, 'onceq');
     const topic = name === 'help' ? positionals[0] : undefined;
     if (topic !== undefined) {
-      const command = findCommand(topic);
+      const command = await loadCommand(topic);
       if (command === undefined) throw unknownCommand(topic);
       for (const line of commandHelp(command)) ctx.out(line);
       return 0;
     }
     if (boolFlag(values, 'version')) return printVersion(values, ctx);
     if (name === 'help' || boolFlag(values, 'help')) {
-      for (const line of globalHelp(VERSION)) ctx.out(line);
+      for (const line of await globalHelp(VERSION)) ctx.out(line);
       return 0;
     }
-    for (const line of globalHelp(VERSION)) ctx.err(line);
+    for (const line of await globalHelp(VERSION)) ctx.err(line);
     throw new UsageError('missing command');
   }
-  const command = findCommand(name);
+  const command = await loadCommand(name);
   if (command === undefined) throw unknownCommand(name);
   const { values, positionals } = parseFlags(rest, command.options, name);
   if (boolFlag(values, 'help')) {
@@ -69,7 +61,7 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
   }
   if (boolFlag(values, 'version')) return printVersion(values, ctx);
   const now = intFlag(values, 'now', { max: MAX_NOW });
-  const config = lazyConfig(ctx.cwd);
+  const config = await lazyConfig(ctx.cwd);
   const args = await command.parse({ values, positionals, config, ctx });
   const dbFlag = stringFlag(values, 'db');
   const clock = now === undefined ? systemClock : () => now;
@@ -119,6 +111,9 @@ async function openFor(
     if (problem !== null) throw new UsageError(`cannot use the store ${target}: ${problem}`);
     if (!existsSync(target)) ctx.err(`creating a new store at ${target}`);
   }
+  // Loaded here, not at the top: Kysely and the migrations are the largest part of
+  // start-up, and help, completion and --version never open a store.
+  const { openStore } = await import('@onceq/core/open');
   try {
     return await openStore(target, { clock, readOnly });
   } catch (error) {
@@ -133,7 +128,8 @@ async function openFor(
 
 /**
  * `onceq --version`: the version, and the schema version of the store the flags, env and
- * config name, when one exists (a SQLite file is never created to answer).
+ * config name, when one exists. Read by a probe: no SQLite file or PostgreSQL schema is
+ * created to answer, and an older store is not migrated.
  */
 async function printVersion(values: Record<string, unknown>, ctx: Context): Promise<number> {
   const json = values.json === true;
@@ -143,21 +139,19 @@ async function printVersion(values: Record<string, unknown>, ctx: Context): Prom
       stringFlag(values as never, 'db'),
       ctx.env,
       ctx.cwd,
-      lazyConfig(ctx.cwd),
+      await lazyConfig(ctx.cwd),
     ).target;
   } catch {
     target = '';
   }
+  const { probeSchemaVersion, SCHEMA_VERSION } = await import('@onceq/core/schema-version');
   let storeSchema: number | null = null;
   let exists = target !== '' && (isPostgresUrl(target) || existsSync(target));
   if (exists) {
+    // A probe, not openStore: answering --version never creates a file or a schema, and
+    // never migrates an older store.
     try {
-      const store = await openStore(target, { readOnly: true });
-      try {
-        storeSchema = await readSchemaVersion(store);
-      } finally {
-        await store.close();
-      }
+      storeSchema = await probeSchemaVersion(target);
     } catch {
       exists = false;
     }
@@ -182,7 +176,7 @@ async function printVersion(values: Record<string, unknown>, ctx: Context): Prom
 }
 
 function unknownCommand(name: string): UsageError {
-  const names = COMMANDS.map((c) => c.name);
+  const names = [...COMMAND_NAMES];
   return new UsageError(
     `unknown command ${JSON.stringify(name)}${didYouMean(name, names)} (commands: ${names.join(', ')})`,
   );

@@ -21,9 +21,7 @@ export const DEFAULT_DB = './onceq.db';
  * What `onceq.config.json` may hold, checked with zod: both keys optional, no other key
  * allowed (a typo such as `"hander"` is an error, not silently ignored).
  */
-function configSchema() {
-  // zod is loaded only when a config file exists: most commands start without it.
-  const { z } = require('zod') as typeof import('zod');
+function configSchema(z: typeof import('zod').z) {
   return z.strictObject({
     /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
     db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
@@ -41,9 +39,11 @@ export type OnceqConfig = { db?: string; handler?: HandlerVersion };
  * Reads `onceq.config.json` in `cwd`: `{}` when there is none. A file that is not a JSON
  * object of the known keys is a usage error (exit 2) naming the file and the key.
  */
-export function readConfig(cwd: string): OnceqConfig {
-  const path = join(cwd, CONFIG_FILE);
-  if (!existsSync(path)) return {};
+export async function readConfig(cwd: string): Promise<OnceqConfig> {
+  return (await lazyConfig(cwd))();
+}
+
+function parseConfig(path: string, z: typeof import('zod').z): OnceqConfig {
   const bad = (why: string) => new UsageError(`invalid config file ${path}: ${why}`);
   let value: unknown;
   try {
@@ -51,7 +51,7 @@ export function readConfig(cwd: string): OnceqConfig {
   } catch (error) {
     throw bad(error instanceof SyntaxError ? `not valid JSON (${error.message})` : String(error));
   }
-  const parsed = configSchema().safeParse(value);
+  const parsed = configSchema(z).safeParse(value);
   if (!parsed.success) throw bad(describeIssue(parsed.error.issues[0]));
   const config: OnceqConfig = {};
   // The raw string, not the trimmed one: a path is taken as written.
@@ -71,11 +71,17 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   return '"db" must be a non-empty string';
 }
 
-/** Reads the config file at most once, and only if a value is actually needed from it. */
-export function lazyConfig(cwd: string): () => OnceqConfig {
+/**
+ * The config of `cwd`, read at most once and only when a value is actually needed from it
+ * (a broken file does not stop a command that has `--db`). zod is loaded here only when
+ * the file exists: most commands start without it (README, "Start-up time").
+ */
+export async function lazyConfig(cwd: string): Promise<() => OnceqConfig> {
+  const path = join(cwd, CONFIG_FILE);
+  const z = existsSync(path) ? (await import('zod')).z : undefined;
   let config: OnceqConfig | undefined;
   return () => {
-    config ??= readConfig(cwd);
+    config ??= z === undefined ? {} : parseConfig(path, z);
     return config;
   };
 }

@@ -39,30 +39,34 @@ export interface Progress {
   done(): void;
 }
 
-/** The context of the running process. */
+/**
+ * The context of the running process. Lines go out through `console.log` /
+ * `console.error`: Bun writes those straight to the file descriptors, in call order, and
+ * a reader that goes away (`onceq list | head -1`) ends the output quietly instead of
+ * raising EPIPE. `process.stdout`, `process.stderr` and `process.stdin` are Node stream
+ * objects that cost about 30 ms of start-up to create, so they are touched only when a
+ * command needs a terminal fact (the getters below) or Ctrl-C handling.
+ */
 export function processContext(): Context {
   const env = process.env;
-  // A reader that goes away (`onceq status | head -1`) is not an error of ours: drop
-  // the rest of the output and let the command finish with its own exit code.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-    });
-  }
+  let progress: Progress | null | undefined;
   return {
     cwd: process.cwd(),
     env,
-    out: (line) => {
-      process.stdout.write(`${line}\n`);
-    },
-    err: (line) => {
-      process.stderr.write(`${line}\n`);
-    },
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
     readStdin: async () => new Uint8Array(await Bun.stdin.arrayBuffer()),
     waitForLine,
-    progress: process.stderr.isTTY ? terminalProgress(process.stderr) : null,
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY && !env.CI),
-    stdinIsTerminal: Boolean(process.stdin.isTTY),
+    get progress() {
+      progress ??= process.stderr.isTTY ? terminalProgress(process.stderr) : null;
+      return progress;
+    },
+    get interactive() {
+      return Boolean(process.stdin.isTTY && process.stdout.isTTY && !env.CI);
+    },
+    get stdinIsTerminal() {
+      return Boolean(process.stdin.isTTY);
+    },
     onInterrupt: (handler) => {
       const listener = () => {
         handler();

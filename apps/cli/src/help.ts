@@ -1,19 +1,21 @@
 import { GLOBAL_FLAG_HELP } from './args.ts';
 import type { AnyCommand } from './command.ts';
-import { COMMANDS } from './commands/index.ts';
+import { loadCommands } from './commands/index.ts';
 import { table } from './output.ts';
 
 export const EXIT_CODES_HELP =
   'exit codes: 0 ok · 1 internal error · 2 usage error · 3 input rejected · 4 protocol refusal';
 
-export function globalHelp(version: string): string[] {
+/** `onceq --help`: every command with its summary (loads every command module). */
+export async function globalHelp(version: string): Promise<string[]> {
+  const commands = await loadCommands();
   return [
     `onceq ${version}: a reliable exactly-once queue`,
     '',
     'usage: onceq <command> [flags]',
     '',
     'commands:',
-    ...table(COMMANDS.map((c) => [c.name, c.summary])).map((l) => `  ${l}`),
+    ...table(commands.map((c) => [c.name, c.summary])).map((l) => `  ${l}`),
     '',
     'global flags:',
     ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),

@@ -53,7 +53,7 @@ export {
   type JsonValue,
 } from './json/value.ts';
 export { readSchemaVersion, SCHEMA_VERSION } from './migrations/index.ts';
-export { isPostgresUrl, openStore } from './open.ts';
+export { openStore } from './open.ts';
 export { type QueueAges, queueAges } from './protocol/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './protocol/claim.ts';
@@ -159,6 +159,7 @@ export {
   type PruneResult,
   prune,
 } from './streams/prune.ts';
+export { isPostgresUrl } from './target.ts';
 export {
   type ApplyOutcome,
   type AsyncHandler,

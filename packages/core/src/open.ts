@@ -1,11 +1,9 @@
 import type { OpenStoreOptions, Store } from './backend/backend.ts';
 import { openSqliteStore } from './backend/sqlite/open.ts';
 import { adoptIdPolicy } from './streams/meta.ts';
+import { isPostgresUrl } from './target.ts';
 
-/** True for a `postgres://` or `postgresql://` URL: the store is a PostgreSQL database. */
-export function isPostgresUrl(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}
+export { isPostgresUrl } from './target.ts';
 
 /**
  * Opens a store and applies pending migrations: a PostgreSQL database for a

@@ -4,6 +4,7 @@ import type { SectionContext } from '../context.ts';
 import { TARGETS } from '../options.ts';
 import { msCell, section, table } from '../report.ts';
 import { runStartup } from '../scenarios/startup.ts';
+import { fmtMs } from '../util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..', '..');
 
@@ -22,9 +23,15 @@ export async function startupSection(ctx: SectionContext): Promise<void> {
       st.rows.map((r) => [r.what, msCell(r.ms.wall), msCell(r.ms.cpu)]),
     ),
   );
+  // Next to its references: sqlite3 answering the same question, and what any compiled
+  // bun program pays to start (on a loaded machine both move with it).
+  const next = [
+    st.sqliteMs === null ? 'sqlite3 not installed' : `sqlite3 ${fmtMs(st.sqliteMs.wall.median)} ms`,
+    `bun floor ${fmtMs(st.floorMs.wall.median)} ms`,
+  ].join(', ');
   targets.push({
     target: `onceq status on a small SQLite store ≤ ${TARGETS.startupMs} ms (compiled binary)`,
-    measured: `${msCell(st.binaryStatusMs.wall)} ms (CPU ${msCell(st.binaryStatusMs.cpu)} ms)`,
+    measured: `${msCell(st.binaryStatusMs.wall)} ms (CPU ${msCell(st.binaryStatusMs.cpu)} ms); ${next}`,
     met: st.binaryStatusMs.wall.median <= TARGETS.startupMs,
   });
 }

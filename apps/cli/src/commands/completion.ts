@@ -1,7 +1,7 @@
 import { GLOBAL_OPTIONS } from '../args.ts';
 import { type AnyCommand, defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { COMMANDS } from './index.ts';
+import { loadCommands } from './index.ts';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
@@ -26,10 +26,19 @@ export const completionCommand = defineCommand<Shell>({
   },
   async run(shell, { ctx }) {
     // Built from the registry at run time: every command and flag, including new ones.
-    ctx.out(SCRIPTS[shell](COMMANDS));
+    ctx.out(SCRIPTS[shell](await loadCommands()));
     return 0;
   },
 });
+
+/** Global flags that take a value: the word after them is not the command. */
+const VALUE_FLAGS = Object.entries(GLOBAL_OPTIONS)
+  .filter(([, option]) => option.type === 'string')
+  .map(([name]) => `--${name}`);
+
+function globalFlags(): string[] {
+  return Object.keys(GLOBAL_OPTIONS).map((name) => `--${name}`);
+}
 
 function flagsOf(command: AnyCommand): string[] {
   return Object.keys({ ...GLOBAL_OPTIONS, ...command.options }).map((name) => `--${name}`);
@@ -43,13 +52,22 @@ const SCRIPTS: Record<Shell, (commands: readonly AnyCommand[]) => string> = {
     return `# onceq completion for bash: source it, or save it as
 # ~/.local/share/bash-completion/completions/onceq
 _onceq() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" flags=""
-  if [ "$COMP_CWORD" -eq 1 ]; then
+  local cur="\${COMP_WORDS[COMP_CWORD]}" flags="" command="" i
+  # The command is the first bare word: global flags may stand before it.
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "\${COMP_WORDS[i]}" in
+      ${VALUE_FLAGS.join('|')}) ((i++)) ;;
+      -*) ;;
+      *) command="\${COMP_WORDS[i]}"; break ;;
+    esac
+  done
+  if [ -z "$command" ] && [[ "$cur" != -* ]] && [[ "\${COMP_WORDS[COMP_CWORD-1]}" != --db ]]; then
     COMPREPLY=($(compgen -W "${commands.map((c) => c.name).join(' ')} --help --version" -- "$cur"))
     return
   fi
-  case "\${COMP_WORDS[1]}" in
+  case "$command" in
 ${cases}
+    *) flags="${globalFlags().join(' ')}" ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
@@ -69,12 +87,22 @@ complete -o filenames -F _onceq onceq`;
 _onceq() {
   local -a commands flags
   commands=(${names})
-  if (( CURRENT == 2 )); then
+  local command="" i
+  # The command is the first bare word: global flags may stand before it.
+  for ((i = 2; i < CURRENT; i++)); do
+    case $words[i] in
+      ${VALUE_FLAGS.join('|')}) ((i++)) ;;
+      -*) ;;
+      *) command=$words[i]; break ;;
+    esac
+  done
+  if [[ -z $command && $PREFIX != -* && $words[CURRENT-1] != --db ]]; then
     _describe 'onceq command' commands
     return
   fi
-  case $words[2] in
+  case $command in
 ${cases}
+    *) flags=(${globalFlags().join(' ')}) ;;
   esac
   if [[ $PREFIX == -* ]]; then
     compadd -- $flags

@@ -1,49 +1,73 @@
 import type { AnyCommand } from '../command.ts';
-import { backupCommand } from './backup.ts';
-import { claimCommand } from './claim.ts';
-import { completeCommand } from './complete.ts';
-import { completionCommand } from './completion.ts';
-import { consoleCommand } from './console.ts';
-import { demoCommand } from './demo.ts';
-import { dlqCommand } from './dlq.ts';
-import { doctorCommand } from './doctor.ts';
-import { enqueueCommand } from './enqueue.ts';
-import { extendCommand } from './extend.ts';
-import { failCommand } from './fail.ts';
-import { idPolicyCommand } from './id-policy.ts';
-import { listCommand } from './list.ts';
-import { pruneCommand } from './prune.ts';
-import { redriveCommand } from './redrive.ts';
-import { setupCommand } from './setup.ts';
-import { showCommand } from './show.ts';
-import { statusCommand } from './status.ts';
-import { workCommand } from './work.ts';
-import { workerCommand } from './worker.ts';
 
-/** Every command, in the order `onceq --help` lists them (README, "CLI reference"). */
-export const COMMANDS: readonly AnyCommand[] = [
-  setupCommand,
-  enqueueCommand,
-  workCommand,
-  workerCommand,
-  claimCommand,
-  completeCommand,
-  failCommand,
-  extendCommand,
-  statusCommand,
-  showCommand,
-  dlqCommand,
-  listCommand,
-  redriveCommand,
-  consoleCommand,
-  demoCommand,
-  idPolicyCommand,
-  pruneCommand,
-  doctorCommand,
-  backupCommand,
-  completionCommand,
-];
+/**
+ * Every command name, in the order `onceq --help` lists them (README, "CLI reference").
+ * The names are known without loading any command: "did you mean …?" needs no module.
+ */
+export const COMMAND_NAMES = [
+  'setup',
+  'enqueue',
+  'work',
+  'worker',
+  'claim',
+  'complete',
+  'fail',
+  'extend',
+  'status',
+  'show',
+  'dlq',
+  'list',
+  'redrive',
+  'console',
+  'demo',
+  'id-policy',
+  'prune',
+  'doctor',
+  'backup',
+  'completion',
+] as const;
 
-export function findCommand(name: string): AnyCommand | undefined {
-  return COMMANDS.find((c) => c.name === name);
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/**
+ * How to load each command. A dynamic `import()` per command, so a run loads only the
+ * module of the command it runs and what that module imports: `onceq status` never
+ * evaluates zod, @clack/prompts, prom-client, pg or the console (README, "Start-up
+ * time"). In the compiled binary each becomes a chunk of its own (`--splitting`).
+ */
+const LOADERS: Record<CommandName, () => Promise<AnyCommand>> = {
+  setup: async () => (await import('./setup.ts')).setupCommand,
+  enqueue: async () => (await import('./enqueue.ts')).enqueueCommand,
+  work: async () => (await import('./work.ts')).workCommand,
+  worker: async () => (await import('./worker.ts')).workerCommand,
+  claim: async () => (await import('./claim.ts')).claimCommand,
+  complete: async () => (await import('./complete.ts')).completeCommand,
+  fail: async () => (await import('./fail.ts')).failCommand,
+  extend: async () => (await import('./extend.ts')).extendCommand,
+  status: async () => (await import('./status.ts')).statusCommand,
+  show: async () => (await import('./show.ts')).showCommand,
+  dlq: async () => (await import('./dlq.ts')).dlqCommand,
+  list: async () => (await import('./list.ts')).listCommand,
+  redrive: async () => (await import('./redrive.ts')).redriveCommand,
+  console: async () => (await import('./console.ts')).consoleCommand,
+  demo: async () => (await import('./demo.ts')).demoCommand,
+  'id-policy': async () => (await import('./id-policy.ts')).idPolicyCommand,
+  prune: async () => (await import('./prune.ts')).pruneCommand,
+  doctor: async () => (await import('./doctor.ts')).doctorCommand,
+  backup: async () => (await import('./backup.ts')).backupCommand,
+  completion: async () => (await import('./completion.ts')).completionCommand,
+};
+
+function isCommandName(name: string): name is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(name);
+}
+
+/** The command called `name`, loaded, or undefined when there is none. */
+export async function loadCommand(name: string): Promise<AnyCommand | undefined> {
+  return isCommandName(name) ? LOADERS[name]() : undefined;
+}
+
+/** Every command, loaded, in {@link COMMAND_NAMES} order: for help and completion only. */
+export async function loadCommands(): Promise<AnyCommand[]> {
+  return Promise.all(COMMAND_NAMES.map((name) => LOADERS[name]()));
 }

@@ -87,7 +87,7 @@ export const setupCommand = defineCommand<SetupArgs>({
       prompting || (ctx.interactive && !json) ? await ctx.prompter() : plainPrompter(ctx, json);
     let existing = {};
     try {
-      existing = readConfig(ctx.cwd);
+      existing = await readConfig(ctx.cwd);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       prompter.warn(`${error.message}; setup will replace it`);

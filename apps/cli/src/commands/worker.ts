@@ -14,7 +14,12 @@ import {
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
+import {
+  chooseHandler,
+  describeChoice,
+  HANDLER_FLAG_HELP,
+  type HandlerChoice,
+} from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
 
 /** Default `--shutdown-timeout`, seconds. */
@@ -105,7 +110,9 @@ export const workerCommand = defineCommand<WorkerArgs>({
         port: server.port,
       });
     }
-    log.write('handler', `handler ${args.handler.name}${provenance(args.handler)}`, {
+    // Which handler, and where the choice came from: a config's handler silently changes
+    // results otherwise (`handler v2 (from onceq.config.json)`, like `work`).
+    log.write('handler', describeChoice(args.handler), {
       handler: args.handler.name,
     });
     const result = await stopped;
@@ -119,10 +126,6 @@ export const workerCommand = defineCommand<WorkerArgs>({
     return 0;
   },
 });
-
-function provenance(choice: HandlerChoice): string {
-  return choice.kind === 'module' ? ` from ${choice.path}` : ' (built in)';
-}
 
 function describe(s: WorkerSummary): string {
   const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`, `${s.lost} lost`];

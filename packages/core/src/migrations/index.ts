@@ -115,7 +115,7 @@ export async function readSchemaVersion(store: Pick<Store, 'db'>): Promise<numbe
 }
 
 /** `0002_lease_index_partial` → 2; the highest of the names. */
-function versionOf(names: readonly string[]): number {
+export function versionOf(names: readonly string[]): number {
   return Math.max(0, ...names.map((name) => Number.parseInt(name, 10) || 0));
 }
 

@@ -1,0 +1,46 @@
+/**
+ * Output through the real process: a reader that goes away (`onceq list | head -1`) is
+ * not an error of onceq's. The CLI writes with console.log / console.error (start-up:
+ * no Node stream objects); this pins that a closed pipe still ends quietly with the
+ * command's own exit code, never EPIPE's stack.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, type CliSandbox, cliSandbox } from './support/cli.ts';
+import { runProcess } from './support/spawn.ts';
+
+let box: CliSandbox;
+
+beforeAll(async () => {
+  box = cliSandbox();
+  // 500 messages with 2,000-byte notes: `list --json` prints about 1 MB, far more than a
+  // pipe holds, so the writer is still writing when the reader has gone.
+  const note = 'x'.repeat(2000);
+  const lines = Array.from(
+    { length: 500 },
+    (_, i) =>
+      `{"event_id":"E${String(i).padStart(4, '0')}","payload":{"category":"book","amount_cents":100,"note":"${note}"}}`,
+  );
+  writeFileSync(join(box.cwd, 'big.jsonl'), `${lines.join('\n')}\n`);
+  const r = await box.run(['enqueue', '--split', 'big.jsonl']);
+  if (r.code !== 0) throw new Error(`enqueue failed: ${r.stderr}`);
+});
+
+afterAll(() => box.cleanup());
+
+test('a reader that goes away: exit 0, nothing on stderr (list --json | head -c 100)', async () => {
+  const r = await runProcess(
+    [
+      'bash',
+      '-c',
+      `bun ${JSON.stringify(BIN)} list --json --limit 500 2>err.txt | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`,
+    ],
+    { cwd: box.cwd },
+  );
+  expect(r.stdout).toBe('0\n');
+  expect(await Bun.file(join(box.cwd, 'err.txt')).text()).toBe('');
+  // The same command to the end prints all of it: the output really is that large.
+  const full = await box.run(['list', '--json', '--limit', '500']);
+  expect(full.stdout.length).toBeGreaterThan(1_000_000);
+});
