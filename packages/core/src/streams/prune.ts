@@ -185,7 +185,10 @@ async function pruneState(
     const last = rows[rows.length - 1] as { event_id: string; available_at: number };
     after = { availableAt: Number(last.available_at), eventId: last.event_id };
     const hashes = rows.map((r) => [r.event_id, payloadSha256(r.payload as string)] as const);
+    const readMs = performance.now() - started;
+    let locked = 0;
     pruned += await store.writeTransaction(async (trx) => {
+      locked = performance.now();
       const result = await trx
         .updateTable('messages')
         .set({
@@ -212,7 +215,9 @@ async function pruneState(
     // The duty cycle: leave the write lock and the CPU to workers (of this process or
     // others) for (1 − duty) of the time. Wall time, not the store's clock: this paces
     // real work and decides nothing about messages.
-    const busy = performance.now() - started;
+    // Busy = reading and hashing + holding the write lock (COMMIT included), not the wait
+    // for the lock: time spent waiting is a worker's turn, not prune's.
+    const busy = readMs + (performance.now() - locked);
     await pause((busy * (1 - pace.duty)) / pace.duty, pace.signal);
   }
   return pruned;
