@@ -33,7 +33,7 @@ export async function runPgLarge(
         lease_until, last_error_code, enqueued_at, updated_at)
       SELECT gen_random_uuid()::text,
         format('{"amount_cents":%s,"category":"%s","note":"bench %s"}',
-          1 + (i * 7919) % 99999, (ARRAY['book', 'pen', 'bag'])[i % 3 + 1], i),
+          1 + (i::bigint * 7919) % 99999, (ARRAY['book', 'pen', 'bag'])[i % 3 + 1], i),
         s.state,
         CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,
         CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,

@@ -255,8 +255,8 @@ const BIN = join(import.meta.dir, '../../../cli/src/bin.ts');
  * One real `onceq worker` process (batch 100, SQLite FULL) runs on a store of 100,000
  * done messages 40 days old and `readyForWorker` ready ones. Its progress is sampled
  * every 250 ms from the maintained counters (`status`, a few rows) in this process:
- * alone for 3 s, then while `prune --done-older-than 30d` (default chunk 500 and duty
- * cycle 0.1) runs here on its own connection, then alone again for 3 s if it still has
+ * alone for 10 s, then while `prune --done-older-than 30d` (default chunk 500 and duty
+ * cycle 0.1) runs here on its own connection, then alone again for 10 s if it still has
  * work. The rate during the prune counts only the part of the prune during which the
  * worker still had messages (a paced prune can outlast the worker's backlog); it is
  * compared with the mean of the alone windows (so a drift of the machine's load counts
@@ -301,7 +301,7 @@ async function pruneUnderLoad(
     // Wait (bounded) until the worker has started processing.
     const first = await sample();
     for (let i = 0; i < 600 && (await sample()).done === first.done; i++) await Bun.sleep(50);
-    const before = await window(3000);
+    const before = await window(10_000);
     const samples = [await sample()];
     let pruning = true;
     const sampler = (async () => {
@@ -325,7 +325,7 @@ async function pruneUnderLoad(
       last as { t: number; done: number },
     );
     const stillRunning = (samples[samples.length - 1]?.ready ?? 0) > 0;
-    const after = stillRunning ? await window(3000) : null;
+    const after = stillRunning ? await window(10_000) : null;
     const baselineRate = after === null ? before : (before + after) / 2;
     const valid = overlapMs >= 3000;
     log(
