@@ -27,6 +27,10 @@ import type { BackendKind } from '../backend/backend.ts';
  * once even if two folds raced) behind `pg_try_advisory_xact_lock` (a second folder skips
  * instead of waiting), so the table stays a few hundred rows however long the store runs.
  *
+ * Every function pins the store's schema (`SET search_path FROM CURRENT`, the migration
+ * runs with the store's `search_path`): a trigger fires for any session that writes the
+ * table, including one that names it `schema.messages` under another `search_path`.
+ *
  * `onceq doctor` compares the counters with real counts (`counters` check) and
  * `doctor --fix` recomputes them (streams/counters.ts).
  */
@@ -87,26 +91,26 @@ export const countersSchema: Record<BackendKind, readonly string[]> = {
      SELECT 'effect', category, count(*), sum(amount_cents) FROM effects GROUP BY category`,
     // Folds every delta row into one row per key. Safe to run anywhere, any time: the
     // rows a DELETE removes are exactly the rows its INSERT sums.
-    `CREATE FUNCTION onceq_counts_fold() RETURNS void LANGUAGE sql AS $$
+    `CREATE FUNCTION onceq_counts_fold() RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
        WITH gone AS (DELETE FROM onceq_counts RETURNING kind, key, n, total)
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT kind, key, sum(n), sum(total) FROM gone GROUP BY kind, key
        HAVING kind = 'state' OR sum(n) <> 0 OR sum(total) <> 0
      $$`,
-    `CREATE FUNCTION onceq_counts_fold_sometimes() RETURNS void LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_counts_fold_sometimes() RETURNS void LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        IF random() < 1.0 / 32 AND pg_try_advisory_xact_lock(hashtext(current_schema() || '.onceq_counts')) THEN
          PERFORM onceq_counts_fold();
        END IF;
      END $$`,
-    `CREATE FUNCTION onceq_count_messages_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_messages_insert() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'state', state, count(*), 0 FROM new_rows GROUP BY state;
        PERFORM onceq_counts_fold_sometimes();
        RETURN NULL;
      END $$`,
-    `CREATE FUNCTION onceq_count_messages_update() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_messages_update() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'state', state, sum(d), 0 FROM (
@@ -115,19 +119,19 @@ export const countersSchema: Record<BackendKind, readonly string[]> = {
        IF FOUND THEN PERFORM onceq_counts_fold_sometimes(); END IF;
        RETURN NULL;
      END $$`,
-    `CREATE FUNCTION onceq_count_messages_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_messages_delete() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'state', state, -count(*), 0 FROM old_rows GROUP BY state;
        RETURN NULL;
      END $$`,
-    `CREATE FUNCTION onceq_count_effects_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_effects_insert() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'effect', category, count(*), sum(amount_cents) FROM new_rows GROUP BY category;
        RETURN NULL;
      END $$`,
-    `CREATE FUNCTION onceq_count_effects_update() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_effects_update() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'effect', category, sum(d), sum(a) FROM (
@@ -136,7 +140,7 @@ export const countersSchema: Record<BackendKind, readonly string[]> = {
        GROUP BY category HAVING sum(d) <> 0 OR sum(a) <> 0;
        RETURN NULL;
      END $$`,
-    `CREATE FUNCTION onceq_count_effects_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION onceq_count_effects_delete() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
      BEGIN
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'effect', category, -count(*), -sum(amount_cents) FROM old_rows GROUP BY category;
