@@ -13,6 +13,7 @@ import {
   openStore,
   prune,
   type Store,
+  status,
   work,
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
@@ -87,7 +88,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0003_streams');
+      expect(report.schemaVersion).toBe('0004_counters');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -122,6 +123,36 @@ function doctorSuite(factory: BackendFactory) {
       expect(found).toContain('effect_without_message');
       // SQLite's own check agrees; on PostgreSQL the dropped constraint is schema drift.
       expect(found).toContain(store.kind === 'sqlite' ? 'foreign_key_check' : 'schema_drift');
+    });
+
+    test('counters that disagree with the rows (edited by hand) are a problem; --fix recomputes them', async () => {
+      const store = await worked();
+      const truth = await status(store);
+      await run(
+        store,
+        "INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'toy', 2, 500)",
+      );
+      // SQLite keeps one row per key; PostgreSQL sums delta rows per key.
+      await run(
+        store,
+        store.kind === 'sqlite'
+          ? "UPDATE onceq_counts SET n = n + 7 WHERE kind = 'state' AND key = 'ready'"
+          : "INSERT INTO onceq_counts (kind, key, n, total) VALUES ('state', 'ready', 7, 0)",
+      );
+      expect((await status(store)).messages.ready).toBe(truth.messages.ready + 7);
+      const report = await doctor(store);
+      expect(problems(report)).toEqual(['counters']);
+      expect(messageOf(report, 'counters')).toContain(
+        `ready messages counted ${truth.messages.ready + 7}, really ${truth.messages.ready}`,
+      );
+      expect(messageOf(report, 'counters')).toContain(
+        'effects of category toy counted 2, really 0 (sum 500, really 0)',
+      );
+      const fixed = await doctor(store, { fix: true });
+      expect(fixed.findings.map((f) => [f.check, f.fixed])).toEqual([['counters', true]]);
+      expect(fixed.healthy).toBe(true);
+      expect(await status(store)).toEqual(truth);
+      expect((await doctor(store)).findings).toEqual([]);
     });
 
     test('leased without lease_until (CHECK bypassed)', async () => {

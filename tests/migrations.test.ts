@@ -157,9 +157,17 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
       expect(objects.map((o) => `${o.type}:${o.name}`)).toEqual([
         'table:effects',
         'index:effects_category',
+        'trigger:effects_count_delete',
+        'trigger:effects_count_insert',
+        'trigger:effects_count_update',
         'table:messages',
         'index:messages_claim',
+        'trigger:messages_count_delete',
+        'trigger:messages_count_insert',
+        'trigger:messages_count_update',
+        'index:messages_dead',
         'index:messages_lease',
+        'table:onceq_counts',
         'table:onceq_meta',
       ]);
       for (const o of objects.filter((x) => x.type === 'table')) expect(o.sql).toEndWith('STRICT');

@@ -289,6 +289,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
         expect(rows.map((r) => r.table_name)).toEqual([
           'effects',
           'messages',
+          'onceq_counts',
           'onceq_meta',
           'onceq_migrations',
           'onceq_migrations_lock',

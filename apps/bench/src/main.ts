@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     });
   let pgSkip: string | null = null;
   // Sections that measure PostgreSQL too.
-  if (['pg', 'service', 'console', 'anchors'].some((s) => opts.only.has(s as Section))) {
+  if (['pg', 'service', 'console', 'anchors', 'streams'].some((s) => opts.only.has(s as Section))) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);

@@ -111,6 +111,7 @@ export {
   serveMetrics,
   WorkerMetrics,
 } from './service/metrics.ts';
+export type { PruneSchedule } from './service/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './service/signals.ts';
 export {
   type StopOptions,

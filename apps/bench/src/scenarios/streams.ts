@@ -8,9 +8,11 @@
  *    claim-index B-trees, so each commit writes many more pages.
  * 2. claim and `status` on a store of 1,000,000 messages with UUID ids (80 % done with
  *    effects, 10 % ready, 5 % leased, 5 % dead): targets < 10 ms and < 100 ms.
- * 3. prune of 100,000 old done messages while one worker process runs at full speed
- *    (batch 100): the worker's rate during the prune vs a run without it, target < 20 %
- *    slower.
+ * 3. prune of 100,000 old done messages while one real `onceq worker` process runs at
+ *    full speed (batch 100): its rate during the prune vs alone just before and after,
+ *    target < 20 % slower (see pruneUnderLoad).
+ *
+ * The same 1,000,000-message figures on PostgreSQL: scenarios/streams-pg.ts.
  *
  * Large stores are built with bun:sqlite directly (prepared INSERTs, 50,000 rows per
  * transaction) on the schema `openStore` created, not through the CLI: the rows are the
@@ -18,10 +20,8 @@
  * store never runs it either.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claim, enqueue, GENERAL_POLICY, openStore, prune, status } from '@onceq/core';
-import { runChildren } from '../spawn.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
 export interface StreamsResult {
@@ -42,6 +42,10 @@ export interface StreamsResult {
     duringRate: number;
     slowdown: number;
     readyForWorker: number;
+    /** How long the worker still had messages while the prune ran, ms. */
+    overlapMs: number;
+    /** False when that overlap was under 3 s (too short a window to judge). */
+    valid: boolean;
   };
 }
 
@@ -162,7 +166,13 @@ export function fillStore(path: string, fill: Fill): number {
 
 export async function runStreams(
   scratch: string,
-  opts: { messages: number; repeats: number; log: (text: string) => void },
+  opts: {
+    messages: number;
+    repeats: number;
+    /** Ready messages for the worker of the prune figure: enough to outlast the prune. */
+    readyForPrune: number;
+    log: (text: string) => void;
+  },
 ): Promise<StreamsResult> {
   const { log } = opts;
   // ---- 1. enqueue: lesson ids vs 36-character ids ----
@@ -235,11 +245,33 @@ export async function runStreams(
   );
 
   // ---- 3. prune 100,000 while one worker runs ----
-  const base = join(scratch, 'streams-prune-base.db');
-  removeDb(base);
-  await (await openStore(base, { idPolicy: GENERAL_POLICY })).close();
-  const readyForWorker = 60_000;
-  fillStore(base, {
+  const pruneResult = await pruneUnderLoad(scratch, now, opts.readyForPrune, log);
+  return { enqueue: enqueueResult, large, prune: pruneResult };
+}
+
+const BIN = join(import.meta.dir, '../../../cli/src/bin.ts');
+
+/**
+ * One real `onceq worker` process (batch 100, SQLite FULL) runs on a store of 100,000
+ * done messages 40 days old and `readyForWorker` ready ones. Its progress is sampled
+ * every 250 ms from the maintained counters (`status`, a few rows) in this process:
+ * alone for 10 s, then while `prune --done-older-than 30d` (default chunk 500 and duty
+ * cycle 0.1) runs here on its own connection, then alone again for 10 s if it still has
+ * work. The rate during the prune counts only the part of the prune during which the
+ * worker still had messages (a paced prune can outlast the worker's backlog); it is
+ * compared with the mean of the alone windows (so a drift of the machine's load counts
+ * against neither). The worker is stopped with SIGTERM by its pid.
+ */
+async function pruneUnderLoad(
+  scratch: string,
+  now: number,
+  readyForWorker: number,
+  log: (text: string) => void,
+): Promise<StreamsResult['prune']> {
+  const path = join(scratch, 'streams-prune.db');
+  removeDb(path);
+  await (await openStore(path, { idPolicy: GENERAL_POLICY })).close();
+  fillStore(path, {
     done: 100_000,
     ready: readyForWorker,
     leased: 0,
@@ -247,63 +279,72 @@ export async function runStreams(
     finishedAt: now - 40 * 86_400,
     now,
   });
-  const copies = [join(scratch, 'streams-prune-a.db'), join(scratch, 'streams-prune-b.db')];
-  for (const copy of copies) copyFileSync(base, copy);
-  removeDb(base);
-  const spec = (target: string) => ({
-    impl: 'core' as const,
-    target,
-    synchronous: 'FULL' as const,
-    batch: 100,
+  const store = await openStore(path);
+  const worker = Bun.spawn(['bun', BIN, 'worker', '--db', path, '--batch', '100'], {
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'ignore',
+    env: { ...process.env },
   });
-  // Baseline: the worker alone.
-  const [alone] = await runChildren([spec(copies[0] as string)]);
-  if (alone === undefined || alone.error) throw new Error(`bench: worker failed: ${alone?.error}`);
-  const baselineRate = (alone.done / (alone.endMs - alone.startMs)) * 1000;
-  // The same store, the worker started, then prune in this process (its own connection).
-  const pruneStore = await openStore(copies[1] as string);
-  let pruneMs = 0;
-  let pruned = 0;
-  let doneAtPruneEnd = 0;
-  let workerDone = false;
-  const worker = runChildren([spec(copies[1] as string)]).then((r) => {
-    workerDone = true;
-    return r;
-  });
-  await new Promise((resolve) => setTimeout(resolve, 300)); // let the worker get going
-  const doneAtPruneStart = await countDone(pruneStore);
-  const t0 = performance.now();
-  pruned = (await prune(pruneStore, { doneOlderThanSeconds: 30 * 86_400 })).done;
-  pruneMs = performance.now() - t0;
-  const stillRunning = !workerDone;
-  doneAtPruneEnd = await countDone(pruneStore);
-  await pruneStore.close();
-  const [during] = await worker;
-  if (during === undefined || during.error)
-    throw new Error(`bench: worker failed: ${during?.error}`);
-  // Rate inside the prune window; if the worker finished first, its whole run overlapped.
-  const duringRate = stillRunning
-    ? ((doneAtPruneEnd - doneAtPruneStart) / pruneMs) * 1000
-    : (during.done / (during.endMs - during.startMs)) * 1000;
-  for (const copy of copies) removeDb(copy);
-  log(
-    `  prune ${pruned} in ${Math.round(pruneMs)} ms; worker ${Math.round(baselineRate)} → ${Math.round(duringRate)} msg/s${stillRunning ? '' : ' (worker finished first)'}`,
-  );
-  return {
-    enqueue: enqueueResult,
-    large,
-    prune: {
+  const sample = async () => {
+    const { messages } = await status(store);
+    return { t: performance.now(), done: messages.done, ready: messages.ready };
+  };
+  const rate = (a: { t: number; done: number }, b: { t: number; done: number }) =>
+    ((b.done - a.done) / (b.t - a.t)) * 1000;
+  const window = async (ms: number) => {
+    const a = await sample();
+    await Bun.sleep(ms);
+    return rate(a, await sample());
+  };
+  try {
+    // Wait (bounded) until the worker has started processing.
+    const first = await sample();
+    for (let i = 0; i < 600 && (await sample()).done === first.done; i++) await Bun.sleep(50);
+    const before = await window(10_000);
+    const samples = [await sample()];
+    let pruning = true;
+    const sampler = (async () => {
+      while (pruning) {
+        await Bun.sleep(250);
+        samples.push(await sample());
+      }
+    })();
+    const t0 = performance.now();
+    const pruned = (await prune(store, { doneOlderThanSeconds: 30 * 86_400 })).done;
+    const pruneMs = performance.now() - t0;
+    pruning = false;
+    await sampler;
+    samples.push(await sample());
+    // The prune window, cut where the worker ran out of ready messages.
+    const busy = samples.filter((x) => x.ready > 0);
+    const last = busy[busy.length - 1] ?? samples[0];
+    const overlapMs = (last?.t ?? 0) - (samples[0]?.t ?? 0);
+    const duringRate = rate(
+      samples[0] as { t: number; done: number },
+      last as { t: number; done: number },
+    );
+    const stillRunning = (samples[samples.length - 1]?.ready ?? 0) > 0;
+    const after = stillRunning ? await window(10_000) : null;
+    const baselineRate = after === null ? before : (before + after) / 2;
+    const valid = overlapMs >= 3000;
+    log(
+      `  prune ${pruned} in ${Math.round(pruneMs)} ms (worker busy for ${Math.round(overlapMs)} ms of it); worker ${Math.round(before)} / ${Math.round(duringRate)} / ${after === null ? 'out of work' : Math.round(after)} msg/s (alone / during / alone)${valid ? '' : ' (overlap under 3 s: not valid)'}`,
+    );
+    return {
       pruned,
       pruneMs,
+      overlapMs,
       baselineRate,
       duringRate,
       slowdown: 1 - duringRate / baselineRate,
       readyForWorker,
-    },
-  };
-}
-
-/** Done messages that are not pruned yet count as well: all done rows (the worker's progress + the old ones). */
-async function countDone(store: Awaited<ReturnType<typeof openStore>>): Promise<number> {
-  return (await status(store)).messages.done;
+      valid,
+    };
+  } finally {
+    worker.kill('SIGTERM');
+    await worker.exited;
+    await store.close();
+    removeDb(path);
+  }
 }

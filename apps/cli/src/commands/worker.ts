@@ -4,6 +4,7 @@ import {
   LOG_FORMATS,
   type LogFormat,
   type MetricsServer,
+  type PruneSchedule,
   type StopResult,
   serveMetrics,
   stopOnSignals,
@@ -11,8 +12,9 @@ import {
   WorkerMetrics,
   type WorkerSummary,
 } from '@onceq/core';
-import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
+import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
 import {
   chooseHandler,
@@ -33,13 +35,14 @@ interface WorkerArgs {
   shutdownTimeout: number;
   metricsPort: number | undefined;
   logFormat: LogFormat;
+  prune: PruneSchedule | undefined;
 }
 
 export const workerCommand = defineCommand<WorkerArgs>({
   name: 'worker',
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
   usage:
-    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json]',
+    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json] [--prune-every <age> [--done-older-than <age>] [--dead-older-than <age>]]',
   flags: [
     HANDLER_FLAG_HELP,
     ['--batch <N>', `messages per claim (default ${DEFAULT_BATCH})`],
@@ -54,6 +57,18 @@ export const workerCommand = defineCommand<WorkerArgs>({
     ],
     ['--metrics-port <P>', 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P'],
     ['--log-format <f>', 'human (default) or json: one line per batch and per event, on stderr'],
+    [
+      '--prune-every <age>',
+      'prune in the background at start and then this often (e.g. 1h), paced so claims go on',
+    ],
+    [
+      '--done-older-than <age>',
+      'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
+    ],
+    [
+      '--dead-older-than <age>',
+      'with --prune-every: dead messages (default 90d, or none if only --done-older-than)',
+    ],
     ['example', 'onceq worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
   ],
   options: {
@@ -64,6 +79,9 @@ export const workerCommand = defineCommand<WorkerArgs>({
     'shutdown-timeout': { type: 'string' },
     'metrics-port': { type: 'string' },
     'log-format': { type: 'string' },
+    'prune-every': { type: 'string' },
+    'done-older-than': { type: 'string' },
+    'dead-older-than': { type: 'string' },
   },
   opensStore: true,
   async parse({ values, positionals, config, ctx }) {
@@ -80,6 +98,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
         intFlag(values, 'shutdown-timeout', { min: 0, max: 86_400 }) ?? DEFAULT_SHUTDOWN_TIMEOUT,
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
       logFormat: logFormat as LogFormat,
+      prune: pruneSchedule(values),
       handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
     };
   },
@@ -92,6 +111,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       concurrency: args.concurrency,
       log,
       metrics,
+      ...(args.prune === undefined ? {} : { prune: args.prune }),
     });
     let server: MetricsServer | undefined;
     if (args.metricsPort !== undefined) {
@@ -126,6 +146,32 @@ export const workerCommand = defineCommand<WorkerArgs>({
     return 0;
   },
 });
+
+/** `--prune-every` and its ages; an age without `--prune-every` is a usage error. */
+function pruneSchedule(values: FlagValues): PruneSchedule | undefined {
+  const every = stringFlag(values, 'prune-every');
+  const done = stringFlag(values, 'done-older-than');
+  const dead = stringFlag(values, 'dead-older-than');
+  if (every === undefined) {
+    if (done !== undefined || dead !== undefined) {
+      throw new UsageError(
+        `--${done !== undefined ? 'done' : 'dead'}-older-than needs --prune-every (or use onceq prune)`,
+      );
+    }
+    return undefined;
+  }
+  const everySeconds = parseDuration(every, '--prune-every');
+  if (everySeconds < 1) throw new UsageError('--prune-every must be at least 1s');
+  return {
+    everySeconds,
+    ...(done === undefined
+      ? {}
+      : { doneOlderThanSeconds: parseDuration(done, '--done-older-than') }),
+    ...(dead === undefined
+      ? {}
+      : { deadOlderThanSeconds: parseDuration(dead, '--dead-older-than') }),
+  };
+}
 
 function describe(s: WorkerSummary): string {
   const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`, `${s.lost} lost`];

@@ -5,6 +5,7 @@ import { StoreUnavailableError } from '../errors.ts';
 import { initialSchema } from './0001_initial.ts';
 import { leaseIndexPartial } from './0002_lease_index_partial.ts';
 import { streamsSchema } from './0003_streams.ts';
+import { countersSchema } from './0004_counters.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -17,6 +18,7 @@ export const MIGRATIONS: readonly {
   { name: '0001_initial', statements: initialSchema },
   { name: '0002_lease_index_partial', statements: leaseIndexPartial },
   { name: '0003_streams', statements: streamsSchema },
+  { name: '0004_counters', statements: countersSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

@@ -18,24 +18,30 @@ export interface QueueSnapshot {
 /**
  * Counts by state, effects and money by category, and the oldest ready and dead times,
  * read by **one statement**: one snapshot on both backends, so `done` and `effects`
- * can never disagree because an ACK committed between two reads. Each part is an index
- * range (`messages_claim` covers the counts by state and the ready head; `effects_category`
- * the money), so it stays cheap on 100,000 messages. Stored values only: an expired lease
- * counts as leased until the next claim recovers it.
+ * can never disagree because an ACK committed between two reads.
+ *
+ * The counts come from `onceq_counts`, kept by triggers in the same transaction as every
+ * write (migration 0004): a few rows (SQLite: one per key; PostgreSQL: delta rows summed
+ * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
+ * messages. The heads are the first entries of index ranges (`messages_claim` for the
+ * oldest ready, the partial `messages_dead` for the oldest dead). Stored values only: an
+ * expired lease counts as leased until the next claim recovers it. `onceq doctor`
+ * checks the counters against real counts.
  */
 export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   const now = store.clock();
   const { rows } = await sql<{ kind: string; k: string | null; n: unknown; v: unknown }>`
-    SELECT 'state' AS kind, state AS k, count(*) AS n, NULL AS v FROM messages GROUP BY state
+    SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM onceq_counts
+      WHERE kind = 'state' GROUP BY key
     UNION ALL
-    SELECT 'effect', category, count(*), sum(amount_cents) FROM effects GROUP BY category
+    SELECT 'effect', key, sum(n), sum(total) FROM onceq_counts
+      WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
     UNION ALL
     SELECT 'ready', NULL, 0, min(available_at) FROM messages
       WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
     UNION ALL
-    SELECT 'dead', NULL, 0, min(updated_at) FROM messages WHERE state = ${stateLiteral('dead')}`.execute(
-    store.db,
-  );
+    SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex(store)}
+      WHERE state = ${stateLiteral('dead')}`.execute(store.db);
   const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
     MessageState,
     number
@@ -47,7 +53,8 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   let oldestDeadAt: number | null = null;
   const categories = rows.filter((r) => r.kind === 'effect').sort((a, b) => cmp(a.k, b.k));
   for (const row of rows) {
-    if (row.kind === 'state') messages[row.k as MessageState] = Number(row.n);
+    if (row.kind === 'state' && row.k !== null && row.k in messages)
+      messages[row.k as MessageState] = Number(row.n);
     else if (row.kind === 'ready' && row.v !== null) oldestReadyAt = Number(row.v);
     else if (row.kind === 'dead' && row.v !== null) oldestDeadAt = Number(row.v);
   }
@@ -57,6 +64,15 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
     total += Number(row.v);
   }
   return { report: { messages, effects, totals, total }, oldestReadyAt, oldestDeadAt, now };
+}
+
+/**
+ * SQLite's planner, without statistics (no ANALYZE is ever run), picks `messages_claim`
+ * for the dead head and walks every dead row; the partial `messages_dead` answers it with
+ * its first entry. PostgreSQL's planner finds the partial index by itself.
+ */
+function deadIndex(store: Store) {
+  return store.kind === 'sqlite' ? sql`INDEXED BY messages_dead` : sql``;
 }
 
 function cmp(a: string | null, b: string | null): number {

@@ -9,6 +9,7 @@ import { DEFAULT_BATCH } from '../worker.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
+import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
 import { Wakeup } from './wakeup.ts';
 
 export interface WorkerOptions {
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   log?: WorkerLog;
   /** Counters and histograms to feed. Default: none. */
   metrics?: WorkerMetrics;
+  /** Prune on a schedule, in the background between claims ({@link ScheduledPrune}). Default: never. */
+  prune?: PruneSchedule;
 }
 
 export interface WorkerSummary {
@@ -92,6 +95,7 @@ export class Worker {
   readonly #log: WorkerLog;
   readonly #metrics: WorkerMetrics | undefined;
   readonly #wakeup: Wakeup;
+  readonly #pruner: ScheduledPrune | undefined;
   readonly #summary: WorkerSummary = {
     claimed: 0,
     done: 0,
@@ -120,6 +124,8 @@ export class Worker {
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
     this.#log = options.log ?? silentLog;
     this.#metrics = options.metrics;
+    this.#pruner =
+      options.prune === undefined ? undefined : new ScheduledPrune(store, options.prune, this.#log);
     const notifies = store.listen !== undefined;
     this.#wakeup = new Wakeup({ maxMs: options.pollMaxMs ?? (notifies ? 5000 : 1000) });
     this.#forcedSignal = new Promise((resolve) => {
@@ -171,6 +177,18 @@ export class Worker {
         lease_seconds: this.#leaseSeconds,
       },
     );
+    if (this.#pruner !== undefined) {
+      const { doneOlderThanSeconds: done, deadOlderThanSeconds: dead } = this.#pruner.ages();
+      this.#log.write(
+        'prune_schedule',
+        `pruning every ${this.#pruner.everySeconds} s: ${[done === undefined ? null : `done older than ${done} s`, dead === undefined ? null : `dead older than ${dead} s`].filter((x) => x !== null).join(', ')}`,
+        {
+          every_seconds: this.#pruner.everySeconds,
+          done_older_than: done ?? null,
+          dead_older_than: dead ?? null,
+        },
+      );
+    }
     this.#loop = this.#run();
   }
 
@@ -223,6 +241,7 @@ export class Worker {
 
   async #end(graceful: boolean, abandoned: number): Promise<StopResult> {
     this.#state = 'stopped';
+    await this.#pruner?.stop();
     await this.#unlisten?.();
     this.#unlisten = undefined;
     return { graceful, abandoned, summary: this.#summary };
@@ -230,6 +249,7 @@ export class Worker {
 
   async #run(): Promise<void> {
     while (this.#state === 'running' && this.#summary.claimed < this.#max) {
+      this.#pruner?.tick();
       try {
         const leases = await claimMany(this.#store, {
           limit: Math.min(this.#batch, this.#max - this.#summary.claimed),
@@ -260,6 +280,7 @@ export class Worker {
    */
   async #idle(): Promise<void> {
     while (this.#state === 'running') {
+      this.#pruner?.tick();
       const due = await nextDue(this.#store);
       const next = [due.readyAt, due.leaseExpiresAt].filter((t): t is number => t !== null);
       const earliest = next.length > 0 ? Math.min(...next) : null;

@@ -4,15 +4,17 @@
  */
 import { sql } from 'kysely';
 import type { Store } from '../backend/backend.ts';
+import { type CounterDrift, findCounterDrift, recomputeCounters } from './counters.ts';
 import { checkIdPolicy, checkInvariants, checkStaleLeases } from './doctor-invariants.ts';
 import { checkSchemaDrift, checkSchemaVersion } from './doctor-schema.ts';
 import type { DoctorReport, Finding } from './doctor-types.ts';
 
 export interface DoctorOptions {
   /**
-   * Repair what is safe to repair: on PostgreSQL, run `ANALYZE` on a table whose
-   * planner statistics are missing or far off. Default false. Nothing else is ever
-   * changed: a broken invariant needs a person.
+   * Repair what is safe to repair: recompute the maintained counters (`status`'s
+   * numbers, derived data) from real counts when they drifted, and on PostgreSQL run
+   * `ANALYZE` on a table whose planner statistics are missing or far off. Default false.
+   * Nothing else is ever changed: a broken invariant needs a person.
    */
   fix?: boolean;
   /** A lease expired this long ago is reported (warning). Default 3600 s. */
@@ -28,7 +30,8 @@ export interface DoctorOptions {
  * Runs every check, in this order: schema version, schema drift (tables, columns,
  * CHECKs, foreign keys, indexes against what the migrations build), SQLite's
  * `integrity_check` and `foreign_key_check`, the id policy, the protocol invariants,
- * stale leases, PostgreSQL planner statistics. Reads only, except `fix`.
+ * the maintained counters against real counts, stale leases, PostgreSQL planner
+ * statistics. Reads only, except `fix`.
  */
 export async function doctor(store: Store, options: DoctorOptions = {}): Promise<DoctorReport> {
   const checks: string[] = [];
@@ -57,6 +60,7 @@ export async function doctor(store: Store, options: DoctorOptions = {}): Promise
   }
   await run('id_policy', () => checkIdPolicy(store));
   await run('invariants', () => checkInvariants(store));
+  await run('counters', () => checkCounters(store, options.fix === true));
   await run('stale_leases', () => checkStaleLeases(store, options.staleLeaseSeconds ?? 3600));
   if (store.kind === 'postgres') {
     await run('statistics', () =>
@@ -71,6 +75,34 @@ export async function doctor(store: Store, options: DoctorOptions = {}): Promise
     checks,
     findings,
   };
+}
+
+/**
+ * `status` reads counters kept by triggers (migration 0004); they must equal what the
+ * rows say. A drift is a problem; `fix` recomputes them and checks again.
+ */
+async function checkCounters(store: Store, fix: boolean): Promise<Finding[]> {
+  const drift = await findCounterDrift(store);
+  if (drift.length === 0) return [];
+  let fixed = false;
+  if (fix) {
+    await recomputeCounters(store);
+    fixed = (await findCounterDrift(store)).length === 0;
+  }
+  return [
+    {
+      check: 'counters',
+      severity: 'problem',
+      message: `the counters status reads disagree with the rows: ${drift.map(describeDrift).join(', ')}${fixed ? '; fixed by recomputing them' : ' (onceq doctor --fix recomputes them)'}`,
+      ...(fix ? { fixed } : {}),
+    },
+  ];
+}
+
+function describeDrift(d: CounterDrift): string {
+  const what = d.kind === 'state' ? `${d.key} messages` : `effects of category ${d.key}`;
+  const money = d.kind === 'effect' ? ` (sum ${d.stored.total}, really ${d.actual.total})` : '';
+  return `${what} counted ${d.stored.n}, really ${d.actual.n}${money}`;
 }
 
 async function sqliteIntegrity(store: Store): Promise<Finding[]> {
