@@ -4,7 +4,7 @@
  *
  * - `core` / `bare`: the whole per-message cycle (claim tx + apply tx), µs per message;
  * - `kysely compile`: building and compiling the five statements of a per-message
- *   cycle with Kysely (mirrors protocol/claim.ts, apply.ts and transitions.ts; no I/O);
+ *   cycle with Kysely (mirrors protocol/claim.ts, apply.ts and the backend statements modules; no I/O);
  * - `empty write transaction`: `store.writeTransaction(async () => {})` versus a raw
  *   `BEGIN IMMEDIATE; COMMIT` (x2 per message);
  * - `handler`: strict `parseJson` + v1 handler (zod), paid by core and bare alike.

@@ -13,8 +13,9 @@ import type { FailureMove } from '../machine.ts';
 import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
+import type { Store } from './backend.ts';
 import { type BuildContext, defineStatement, type Executor } from './prepared.ts';
-import type { StoredForEnqueue, StoredForRedrive } from './statements.ts';
+import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './statements.ts';
 
 /**
  * A state as an SQL literal, not a bound parameter, so the planner can match it against
@@ -270,4 +271,28 @@ export async function insertMessages(
     );
     i += size;
   }
+}
+
+/**
+ * The status snapshot as one statement (see `Statements.snapshot`). `deadIndex` is the
+ * backend's way to reach the partial `messages_dead` index for the dead head: SQLite's
+ * planner, without statistics (no ANALYZE is ever run), would rather walk every dead row
+ * of `messages_claim`, so SQLite pins it with `INDEXED BY`; PostgreSQL's planner finds it.
+ */
+export function snapshotStatement(deadIndex: RawBuilder<unknown>) {
+  return async (store: Store, now: number): Promise<SnapshotRow[]> => {
+    const { rows } = await sql<SnapshotRow>`
+      SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM onceq_counts
+        WHERE kind = 'state' GROUP BY key
+      UNION ALL
+      SELECT 'effect', key, sum(n), sum(total) FROM onceq_counts
+        WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
+      UNION ALL
+      SELECT 'ready', NULL, 0, min(available_at) FROM messages
+        WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
+      UNION ALL
+      SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex}
+        WHERE state = ${stateLiteral('dead')}`.execute(store.db);
+    return rows;
+  };
 }

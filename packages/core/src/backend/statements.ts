@@ -71,6 +71,14 @@ export interface StoredForRedrive {
   pruned_at: number | null;
 }
 
+/** One row of {@link Statements.snapshot}: a count by state, a category's effects, or a head. */
+export interface SnapshotRow {
+  kind: 'state' | 'effect' | 'ready' | 'dead';
+  k: string | null;
+  n: unknown;
+  v: unknown;
+}
+
 /** One backend's implementation of every operation the protocol runs. */
 export interface Statements {
   /**
@@ -157,4 +165,11 @@ export interface Statements {
    * (PostgreSQL `NOTIFY`, never delivered on rollback); nothing where workers poll.
    */
   wake(x: Executor): Promise<void>;
+  /**
+   * What `status` shows, read by **one statement** (one snapshot, so `done` and the
+   * effects never disagree): the maintained counters of `onceq_counts` by state and by
+   * effect category (migration 0004), the oldest `available_at` of a message claimable
+   * at `now`, and the oldest `updated_at` of a dead one.
+   */
+  snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
 }

@@ -5,7 +5,7 @@ import type { BackendKind } from '../backend/backend.ts';
  * 'leased'`.
  *
  * Lazy recovery is its only reader, and names it with `INDEXED BY` (see `recover` in
- * transitions.ts). The full index of 0001 also held an entry for every ready, done and
+ * backend/sqlite/statements.ts). The full index of 0001 also held an entry for every ready, done and
  * dead row, so each enqueued row and each ACK paid for an index entry nobody reads.
  * A 1000-row insert took 5.0 ms with it and 4.4 ms without it, and `bun run bench`
  * enqueue went from 79,818 to 86,274–92,396 lines/s (FULL) on the same machine.

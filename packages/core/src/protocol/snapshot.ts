@@ -1,7 +1,5 @@
-import { sql } from 'kysely';
 import type { Store } from '../backend/backend.ts';
 import { MESSAGE_STATES, type MessageState } from '../states.ts';
-import { stateLiteral } from '../transitions.ts';
 import type { StatusReport } from '../types.ts';
 
 /** {@link StatusReport} plus the ages an operator (and `/metrics`) watches. */
@@ -24,24 +22,14 @@ export interface QueueSnapshot {
  * write (migration 0004): a few rows (SQLite: one per key; PostgreSQL: delta rows summed
  * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
  * messages. The heads are the first entries of index ranges (`messages_claim` for the
- * oldest ready, the partial `messages_dead` for the oldest dead). Stored values only: an
+ * oldest ready, the partial `messages_dead` for the oldest dead; the SQL is each backend's
+ * `Statements.snapshot`). Stored values only: an
  * expired lease counts as leased until the next claim recovers it. `onceq doctor`
  * checks the counters against real counts.
  */
 export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   const now = store.clock();
-  const { rows } = await sql<{ kind: string; k: string | null; n: unknown; v: unknown }>`
-    SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM onceq_counts
-      WHERE kind = 'state' GROUP BY key
-    UNION ALL
-    SELECT 'effect', key, sum(n), sum(total) FROM onceq_counts
-      WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
-    UNION ALL
-    SELECT 'ready', NULL, 0, min(available_at) FROM messages
-      WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
-    UNION ALL
-    SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex(store)}
-      WHERE state = ${stateLiteral('dead')}`.execute(store.db);
+  const rows = await store.statements.snapshot(store, now);
   const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
     MessageState,
     number
@@ -64,15 +52,6 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
     total += Number(row.v);
   }
   return { report: { messages, effects, totals, total }, oldestReadyAt, oldestDeadAt, now };
-}
-
-/**
- * SQLite's planner, without statistics (no ANALYZE is ever run), picks `messages_claim`
- * for the dead head and walks every dead row; the partial `messages_dead` answers it with
- * its first entry. PostgreSQL's planner finds the partial index by itself.
- */
-function deadIndex(store: Store) {
-  return store.kind === 'sqlite' ? sql`INDEXED BY messages_dead` : sql``;
 }
 
 function cmp(a: string | null, b: string | null): number {

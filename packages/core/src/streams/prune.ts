@@ -7,8 +7,8 @@
  */
 import { sql } from 'kysely';
 import type { Store } from '../backend/backend.ts';
+import { stateLiteral } from '../backend/shared-statements.ts';
 import { OnceqError } from '../errors.ts';
-import { stateLiteral } from '../transitions.ts';
 import { payloadSha256 } from './enqueue-checks.ts';
 
 /** The finished states prune may touch. `ready` and `leased` are never pruned. */

@@ -210,4 +210,5 @@ export const postgresStatements: Statements = {
   wake: async (x) => {
     await x.rows(notifyWake, {});
   },
+  snapshot: shared.snapshotStatement(sql``),
 };

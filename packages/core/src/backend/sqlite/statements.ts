@@ -155,4 +155,5 @@ export const sqliteStatements: Statements = {
   insertMessages: shared.insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
+  snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
 };
