@@ -12,16 +12,18 @@
 # (the PostgreSQL statements need a server, which the mutation run does not start).
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
-MUTATION_SCOPES=(json batch transitions apply queue)
+MUTATION_SCOPES=(json canonical batch transitions apply queue)
 
 # The protocol modules that only read (status, show, dlq, list, ages, the idle
-# worker's peek, redrive --dry-run with a module) are left out of every scope.
+# worker's peek, redrive --dry-run with a module) are left out of every scope, and so is
+# hold.ts (the two-terminal lab's claim; only the PostgreSQL and CLI process tests run it).
 declare -A MUTATE=(
-  [json]='packages/core/src/json/*.ts'
+  [json]='packages/core/src/json/*.ts !packages/core/src/json/{canonical,value}.ts'
+  [canonical]='packages/core/src/json/{canonical,value}.ts'
   [batch]='packages/core/src/batch/*.ts'
   [transitions]='packages/core/src/transitions.ts'
   [apply]='packages/core/src/protocol/{apply,settle,handler-result,effect-rules,fail}.ts'
-  [queue]='packages/core/src/protocol/*.ts !packages/core/src/protocol/{apply,settle,handler-result,effect-rules,fail,ages,due,inspect,list,preview,snapshot}.ts'
+  [queue]='packages/core/src/protocol/*.ts !packages/core/src/protocol/{apply,settle,handler-result,effect-rules,fail,ages,due,inspect,list,preview,snapshot,hold}.ts'
 )
 
 # Mutators left out (comma-separated). StringLiteral in the protocol and transitions: there
@@ -31,6 +33,7 @@ declare -A MUTATE=(
 # mutator: there a string literal is often a token ('"', '\\', '{') or a rule.
 declare -A EXCLUDE=(
   [json]=''
+  [canonical]=''
   [batch]=''
   [transitions]='StringLiteral'
   [apply]='StringLiteral'
@@ -40,8 +43,9 @@ declare -A EXCLUDE=(
 # The conformance suite runs on SQLite only (no PostgreSQL in a mutation run) and
 # without its child-process tests ("separate processes": slow, and they test processes).
 declare -A TESTS=(
-  [json]='tests/json.test.ts tests/json-properties.test.ts'
-  [batch]='tests/batch.test.ts'
+  [json]='tests/json.test.ts tests/json-edges.test.ts tests/json-properties.test.ts'
+  [canonical]='tests/json.test.ts tests/json-edges.test.ts tests/batch.test.ts tests/json-properties.test.ts'
+  [batch]='tests/batch.test.ts tests/batch-edges.test.ts'
   [transitions]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
   [apply]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
   [queue]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
@@ -53,6 +57,7 @@ declare -A TESTS=(
 # queue keeps the id-policy suite, whose refusals enqueue raises.
 declare -A FILTER=(
   [json]=''
+  [canonical]=''
   [batch]=''
   [transitions]='^(?!.*(separate processes|id policy general|prune|id policies|sqlite: list|queue snapshot))'
   [apply]='^(?!.*(separate processes|id policy general|prune|id policies|sqlite: list|queue snapshot))'
@@ -63,6 +68,7 @@ declare -A FILTER=(
 # infinite loop in the parser costs this much, so the fast scopes keep it short.
 declare -A TIMEOUT_MS=(
   [json]=10000
+  [canonical]=10000
   [batch]=10000
   [transitions]=30000
   [apply]=30000
