@@ -47,7 +47,7 @@ declare -A TESTS=(
   [canonical]='tests/json.test.ts tests/json-edges.test.ts tests/batch.test.ts tests/json-properties.test.ts'
   [batch]='tests/batch.test.ts tests/batch-edges.test.ts'
   [transitions]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
-  [apply]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
+  [apply]='tests/settle.test.ts tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
   [queue]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
 )
 
