@@ -48,20 +48,21 @@ declare -A TESTS=(
   [batch]='tests/batch.test.ts tests/batch-edges.test.ts'
   [transitions]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
   [apply]='tests/settle.test.ts tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
-  [queue]='tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
+  [queue]='tests/queue-edges.test.ts tests/model.test.ts tests/protocol-edges.test.ts tests/sqlite.test.ts'
 )
 
 # bun test -t filters. Every protocol scope leaves out the child-process tests ("separate
 # processes": slow, they test processes), the suites repeated on the `general` id policy,
 # prune, list and the queue snapshot (streams and read-only modules, not in any scope);
-# queue keeps the id-policy suite, whose refusals enqueue raises.
+# queue keeps the id-policy suite (enqueue raises its refusals) and the prune suite
+# (enqueue and redrive meet pruned tombstones).
 declare -A FILTER=(
   [json]=''
   [canonical]=''
   [batch]=''
   [transitions]='^(?!.*(separate processes|id policy general|prune|id policies|sqlite: list|queue snapshot))'
   [apply]='^(?!.*(separate processes|id policy general|prune|id policies|sqlite: list|queue snapshot))'
-  [queue]='^(?!.*(separate processes|id policy general|prune|sqlite: list|queue snapshot))'
+  [queue]='^(?!.*(separate processes|id policy general|sqlite: list|queue snapshot))'
 )
 
 # Stryker's timeoutMS per scope (a mutant times out after 2 x the initial run + this): an
