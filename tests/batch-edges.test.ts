@@ -32,11 +32,11 @@ function issuesOf(input: Uint8Array | string): readonly BatchIssue[] {
 
 /**
  * Valid UTF-8 at both ends of every range (U+0080, U+07FF, U+0800, U+D7FF, U+E000,
- * U+FFFF, U+10000, U+40000, U+10FFFF), inside a payload string on line 2.
+ * U+FFFF, U+10000, U+40000, U+FFFFF, U+10FFFF), inside a payload string on line 2.
  */
 const VALID_EDGES = [
   0xc2, 0x80, 0xdf, 0xbf, 0xe0, 0xa0, 0x80, 0xed, 0x9f, 0xbf, 0xee, 0x80, 0x80, 0xef, 0xbf, 0xbf,
-  0xf0, 0x90, 0x80, 0x80, 0xf1, 0x80, 0x80, 0x80, 0xf4, 0x8f, 0xbf, 0xbf,
+  0xf0, 0x90, 0x80, 0x80, 0xf1, 0x80, 0x80, 0x80, 0xf3, 0xbf, 0xbf, 0xbf, 0xf4, 0x8f, 0xbf, 0xbf,
 ];
 
 describe('invalid UTF-8: the first bad byte and its line, after valid sequences of every length', () => {
@@ -50,6 +50,8 @@ describe('invalid UTF-8: the first bad byte and its line, after valid sequences 
 
   test.each([
     ['a lone continuation byte', [0x80]],
+    ['continuation bytes without a lead', [0x80, 0x80, 0x80, 0x80]],
+    ['an overlong lead before continuation bytes', [0xc1, 0x80, 0x80]],
     ['an overlong two-byte lead', [0xc1, 0xbf]],
     ['a two-byte lead before ASCII', [0xc2, 0x7f]],
     ['a two-byte lead before a lead', [0xc2, 0xc0]],
@@ -102,6 +104,13 @@ describe('file-level sentences count what they say', () => {
     expect(error.issues).toHaveLength(21);
     expect(error.issues[20]).toEqual({ line: 0, reason: '… and 1 more problem' });
     expect(error.problems).toBe(21);
+  });
+
+  test('a capped list still counts every problem', () => {
+    const text = Array.from({ length: 25 }, (_, i) => line(`bad${i}`)).join('\n');
+    const error = rejectionOf(text);
+    expect(error.issues).toHaveLength(21);
+    expect(error.problems).toBe(25);
   });
 
   test('an uncapped list counts its problems too', () => {
