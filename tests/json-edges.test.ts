@@ -152,6 +152,15 @@ describe('canonical form: strings and key order', () => {
   });
 });
 
+describe('canonicalize refuses what JSON cannot carry', () => {
+  test('undefined, a function and a symbol are TypeErrors, not silently dropped', () => {
+    for (const value of [undefined, () => 1, Symbol('s')]) {
+      expect(() => canonicalize(value as never)).toThrow(TypeError);
+    }
+    expect(() => canonicalize({ a: undefined } as never)).toThrow(TypeError);
+  });
+});
+
 describe('values', () => {
   test('isJsonObject is true for an object only', () => {
     expect(isJsonObject(parseJson('{}'))).toBe(true);
