@@ -21,12 +21,15 @@ if [[ "$(basename "$(dirname "$PWD")")" == .stryker-tmp ]]; then
 fi
 unset DATABASE_URL ONCEQ_REQUIRE_POSTGRES
 # The tests' SQLite files (one fresh file per test) go to memory: the same SQLite, without
-# an fsync per commit on a disk the other work shares.
+# an fsync per commit on a disk the other work shares. A directory of this run's own,
+# removed at the end: a mutant that kills a test midway leaves its store behind.
 if [[ -d /dev/shm && -w /dev/shm ]]; then
-  export TMPDIR=/dev/shm
+  TMPDIR="$(mktemp -d /dev/shm/onceq-mutation.XXXXXX)"
+  export TMPDIR
+  trap 'rm -rf "$TMPDIR"' EXIT
 fi
 export ONCEQ_MODEL_RUNS="${ONCEQ_MODEL_RUNS:-15}" ONCEQ_JSON_RUNS="${ONCEQ_JSON_RUNS:-100}"
 filter=()
 [[ -n "${FILTER[$scope]}" ]] && filter=(-t "${FILTER[$scope]}")
 # shellcheck disable=SC2086 # TESTS holds a space-separated list of files
-exec bun test --bail --preload ./tests/preload.ts --timeout 120000 "${filter[@]}" ${TESTS[$scope]}
+bun test --bail --preload ./tests/preload.ts --timeout 120000 "${filter[@]}" ${TESTS[$scope]}
