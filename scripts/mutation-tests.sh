@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The tests StrykerJS runs against every mutant (`bun run mutation`, stryker.config.json):
-# the domain suite on SQLite, the batch and JSON rules, the JSON properties and the
-# model-based test on SQLite. No PostgreSQL (DATABASE_URL is dropped), no child-process
-# tests (slow, and they test the processes, not these modules). --bail: the first
-# failing test kills the mutant.
+# The tests StrykerJS runs against every mutant of one scope (`bun run mutation --scope
+# NAME`, scripts/mutation.sh sets ONCEQ_MUTATION_SCOPE): the test files and name filter
+# of that scope in scripts/mutation-scopes.sh. No PostgreSQL (DATABASE_URL is dropped).
+# --bail: the first failing test kills the mutant.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/mutation-scopes.sh
+source scripts/mutation-scopes.sh
+scope="${ONCEQ_MUTATION_SCOPE:?run through bun run mutation -- --scope NAME}"
 # Stryker copies the project into .stryker-tmp/sandbox-*/ and links only the root
 # node_modules; bun keeps each workspace's own dependencies (kysely, pg, zod) in the
 # workspace's node_modules, so link those from the real checkout two levels up.
@@ -18,9 +20,16 @@ if [[ "$(basename "$(dirname "$PWD")")" == .stryker-tmp ]]; then
   done
 fi
 unset DATABASE_URL ONCEQ_REQUIRE_POSTGRES
-export ONCEQ_MODEL_RUNS="${ONCEQ_MODEL_RUNS:-15}"
-# Fast, strong killers first: with --bail a killed mutant stops at its first failure.
-exec bun test --bail --preload ./tests/preload.ts --timeout 120000 \
-  -t '^(?!.*separate processes)' \
-  tests/model.test.ts tests/json-properties.test.ts tests/json.test.ts tests/batch.test.ts \
-  tests/sqlite.test.ts
+# The tests' SQLite files (one fresh file per test) go to memory: the same SQLite, without
+# an fsync per commit on a disk the other work shares. A directory of this run's own,
+# removed at the end: a mutant that kills a test midway leaves its store behind.
+if [[ -d /dev/shm && -w /dev/shm ]]; then
+  TMPDIR="$(mktemp -d /dev/shm/onceq-mutation.XXXXXX)"
+  export TMPDIR
+  trap 'rm -rf "$TMPDIR"' EXIT
+fi
+export ONCEQ_MODEL_RUNS="${ONCEQ_MODEL_RUNS:-15}" ONCEQ_JSON_RUNS="${ONCEQ_JSON_RUNS:-100}"
+filter=()
+[[ -n "${FILTER[$scope]}" ]] && filter=(-t "${FILTER[$scope]}")
+# shellcheck disable=SC2086 # TESTS holds a space-separated list of files
+bun test --bail --preload ./tests/preload.ts --timeout 120000 "${filter[@]}" ${TESTS[$scope]}

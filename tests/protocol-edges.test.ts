@@ -1,7 +1,8 @@
 /**
- * Two edges the mutation run (`bun run mutation`) found untested, on both backends:
- * redriving some dead messages leaves the other dead ones dead, and a lease naming an
- * event id the store does not have is refused (lease lost) with nothing written.
+ * Edges the mutation run (`bun run mutation`) found untested, on both backends:
+ * redriving some dead messages leaves the other dead ones dead, a lease naming an event
+ * id the store does not have is refused (lease lost) with nothing written, and what a
+ * failure stores as its detail (the default sentence of its kind, at most 500 characters).
  */
 import { describe, expect, test } from 'bun:test';
 import {
@@ -15,7 +16,7 @@ import {
   work,
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
-import { enqueueDemo, freshStore, rejection, snapshot } from './conformance/harness.ts';
+import { enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './conformance/harness.ts';
 import {
   type BackendFactory,
   batch,
@@ -53,6 +54,25 @@ function edges(factory: BackendFactory): void {
       expect(applied.message).toContain('no such message');
       await rejection(fail(store, ghost, { kind: 'permanent', code: 'x' }), LeaseLostError);
       expect(await snapshot(store)).toEqual(before);
+    });
+
+    test('a failure without a detail stores the default sentence of its kind; a long one is cut at 500', async () => {
+      const { store, clock } = env();
+      await enqueue(store, batch(line('E0001', paid('book', 1)), line('E0002', paid('book', 2))));
+      const first = await mustClaim(store);
+      await fail(store, first, { kind: 'temporary', code: 'x' });
+      expect((await show(store, first.eventId)).lastErrorDetail).toBe(
+        'temporary failure reported by the worker',
+      );
+      const second = await mustClaim(store);
+      await fail(store, second, { kind: 'permanent', code: 'y', detail: 'd'.repeat(600) });
+      expect((await show(store, second.eventId)).lastErrorDetail).toBe('d'.repeat(500));
+      clock.set(1001); // E0001's backoff of 1 s is over
+      const third = await mustClaim(store);
+      await fail(store, third, { kind: 'permanent', code: 'z' });
+      expect((await show(store, third.eventId)).lastErrorDetail).toBe(
+        'permanent failure reported by the worker',
+      );
     });
   });
 }

@@ -1,0 +1,178 @@
+/**
+ * The worker's path (handler outside the transaction, then a fenced settle) and the
+ * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`,
+ * VALIDATION.md "Mutation score (issue 9 item 6)") found untested: `applyAsync` refusing
+ * a stale lease before the handler runs and after it ran, `settleMany` reporting a stale
+ * settlement while the others commit, `runHandler`'s failures, and the bounds of an
+ * effect. Both backends, like the conformance suite.
+ */
+import { describe, expect, test } from 'bun:test';
+import {
+  type AsyncHandler,
+  applyAsync,
+  claimMany,
+  enqueue,
+  LeaseLostError,
+  PermanentFailure,
+  runHandler,
+  settleMany,
+  show,
+} from '../packages/core/src/index.ts';
+import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/protocol/effect-rules.ts';
+import { handlerInput } from '../packages/core/src/protocol/handler-result.ts';
+import { handlers } from '../packages/handler/src/index.ts';
+import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
+import {
+  type BackendFactory,
+  nEvents,
+  postgresFactory,
+  sqliteFactory,
+} from './support/factories.ts';
+
+const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
+const context = (eventId: string) => ({
+  eventId,
+  generation: 1,
+  attempt: 1,
+  signal: new AbortController().signal,
+});
+
+function settleSuite(factory: BackendFactory): void {
+  const available = factory.available();
+  const skip = available !== true && !REQUIRED;
+  if (skip) console.warn(`settle.test.ts: ${factory.name} skipped: ${available}`);
+  describe.skipIf(skip)(`${factory.name}: the worker's settle path`, () => {
+    const env = freshStore(factory);
+
+    test('applyAsync with a held lease writes the effect and the ACK', async () => {
+      const { store } = env();
+      await enqueue(store, nEvents(1).jsonl);
+      const lease = await mustClaim(store);
+      const outcome = await applyAsync(store, lease, async (p, c) => handlers.v1(p, c));
+      expect([outcome.eventId, outcome.outcome]).toEqual(['E0001', 'done']);
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0001']);
+    });
+
+    test('applyAsync refuses a stale lease before running the handler', async () => {
+      const { store, clock } = env();
+      await enqueue(store, nEvents(1).jsonl);
+      const stale = await mustClaim(store);
+      clock.set(1030); // the lease ran out; a new claim recovers it at generation 2
+      await mustClaim(store);
+      let ran = 0;
+      const handler: AsyncHandler = async (p, c) => {
+        ran++;
+        return handlers.v1(p, c);
+      };
+      await rejection(applyAsync(store, stale, handler), LeaseLostError);
+      expect(ran).toBe(0);
+      expect(await effectsOf(store)).toEqual([]);
+    });
+
+    test('applyAsync refuses when the lease runs out while the handler runs: no effect, still leased', async () => {
+      const { store, clock } = env();
+      await enqueue(store, nEvents(1).jsonl);
+      const lease = await mustClaim(store);
+      const slow: AsyncHandler = async (p, c) => {
+        clock.set(1030); // lease_until: expired by the time the result is settled
+        return handlers.v1(p, c);
+      };
+      await rejection(applyAsync(store, lease, slow), LeaseLostError);
+      expect(await effectsOf(store)).toEqual([]);
+      expect((await show(store, 'E0001')).state).toBe('leased');
+    });
+
+    test('settleMany reports a stale settlement as lost and commits the others', async () => {
+      const { store, clock } = env();
+      await enqueue(store, nEvents(2).jsonl);
+      const [first] = await claimMany(store, { limit: 1, leaseSeconds: 2 }); // E0001 until 1002
+      const [second] = await claimMany(store, { limit: 1 }); // E0002 until 1030
+      if (first === undefined || second === undefined) throw new Error('nothing claimed');
+      clock.set(1002);
+      const effect = { category: 'book', amountCents: 100 };
+      const { outcomes, lost } = await settleMany(store, [
+        { lease: first, result: { effect } },
+        { lease: second, result: { effect } },
+      ]);
+      expect(lost.map((l) => [l.eventId, l.code])).toEqual([['E0001', 'lease_lost']]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([['E0002', 'done']]);
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0002']);
+    });
+  });
+}
+
+settleSuite(sqliteFactory);
+settleSuite(postgresFactory);
+
+describe('runHandler turns what a handler does into a result', () => {
+  test('a plain throw is a temporary handler_error with its message', async () => {
+    const result = await runHandler(
+      async () => {
+        throw new Error('boom');
+      },
+      '{"a":1}',
+      context('E0001'),
+    );
+    expect(result).toEqual({
+      failure: { kind: 'temporary', code: 'handler_error', detail: 'the handler threw: boom' },
+    });
+  });
+
+  test('a HandlerFailure keeps its kind and code', async () => {
+    const result = await runHandler(
+      async () => {
+        throw new PermanentFailure('invalid_payload', 'no category');
+      },
+      '{"a":1}',
+      context('E0001'),
+    );
+    expect(result).toEqual({
+      failure: { kind: 'permanent', code: 'invalid_payload', detail: 'no category' },
+    });
+  });
+
+  test('a stored payload that is not an object never reaches the handler', async () => {
+    let ran = 0;
+    const result = await runHandler(
+      async () => {
+        ran++;
+        return { category: 'book', amountCents: 1 };
+      },
+      '[1]',
+      context('E0001'),
+    );
+    expect(ran).toBe(0);
+    expect(result).toEqual({
+      failure: {
+        kind: 'permanent',
+        code: 'invalid_payload',
+        detail: 'the stored payload is not a JSON object',
+      },
+    });
+    expect(handlerInput('{"a":1}')).toEqual({ payload: expect.objectContaining({ a: 1 }) });
+  });
+});
+
+describe('effectViolation: the effects table CHECKs, in JavaScript first', () => {
+  test('amounts from 1 to the maximum pass, one outside either end does not', () => {
+    expect(effectViolation({ category: 'book', amountCents: 1 })).toBeNull();
+    expect(effectViolation({ category: 'book', amountCents: MAX_EFFECT_CENTS })).toBeNull();
+    for (const amountCents of [0, MAX_EFFECT_CENTS + 1, 1.5, '5']) {
+      expect(effectViolation({ category: 'book', amountCents })).toBe(
+        `the handler's effect has amountCents ${String(amountCents)}, not an integer from 1 to ${MAX_EFFECT_CENTS}`,
+      );
+    }
+  });
+
+  test('a missing or empty category, and what is not an object, are named', () => {
+    expect(effectViolation({ category: '', amountCents: 5 })).toBe(
+      `the handler's effect has category "", not a non-empty string`,
+    );
+    expect(effectViolation({ amountCents: 5 })).toBe(
+      `the handler's effect has category undefined, not a non-empty string`,
+    );
+    expect(effectViolation(null)).toBe('the handler returned null, not an effect object');
+    expect(effectViolation('x')).toBe('the handler returned string, not an effect object');
+    expect(effectViolation(undefined)).toBe('the handler returned undefined, not an effect object');
+  });
+});
