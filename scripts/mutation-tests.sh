@@ -14,8 +14,20 @@ scope="${ONCEQ_MUTATION_SCOPE:?run through bun run mutation -- --scope NAME}"
 if [[ "$(basename "$(dirname "$PWD")")" == .stryker-tmp ]]; then
   origin="$(cd ../.. && pwd)"
   for dir in packages/* apps/*; do
-    if [[ -d "$origin/$dir/node_modules" && ! -e "$dir/node_modules" ]]; then
-      ln -s "$origin/$dir/node_modules" "$dir/node_modules"
+    # A copy of its links, not one link to it (Stryker links each workspace's
+    # node_modules to the checkout's): a workspace link such as
+    # packages/handler/node_modules/@onceq/core -> ../../../core must resolve inside the
+    # sandbox, or the handler would load the unmutated core next to the mutated one
+    # (two copies of every class, so a handler's PermanentFailure is no longer one).
+    # Under a lock: the concurrent test runs of one sandbox never see half a copy.
+    if [[ -d "$origin/$dir/node_modules" ]]; then
+      exec 9>".node_modules.lock"
+      flock 9
+      if [[ -L "$dir/node_modules" || ! -e "$dir/node_modules" ]]; then
+        rm -f "$dir/node_modules"
+        cp -a "$origin/$dir/node_modules" "$dir/node_modules"
+      fi
+      flock -u 9
     fi
   done
 fi

@@ -187,7 +187,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         rate(graphileKey(workers, 24, 500)),
         'msg/s',
         ISSUE13.pgBatchVsGraphile,
-        'graphile-worker (its performance-page settings) writes only its job row per job, onceq also fences and writes an effect row in the same transaction; closing it: fewer round trips per batch (claim, fenced read, effect + ACK), work of issue 13 on the PostgreSQL statements module',
+        "graphile-worker (its performance-page settings) writes only its job row per job; onceq also fences (a FOR UPDATE read of the batch), writes an effect row per message and the status counters (migration 0004's statement triggers) in the same transaction, 5 round trips a batch (claim, BEGIN, fenced read, effect + ACK, COMMIT); closing it: the batch settled by one fenced effect + ACK statement with no read in front (as a batch of one already is), cheaper counter deltas",
         ` (batch ${best === b500 ? 500 : 100})`,
       ),
     );
@@ -198,7 +198,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
         ISSUE13.pgPerMessageVsGraphile,
-        'onceq: claim, BEGIN, fenced read, effect + ACK, COMMIT per message; graphile-worker: one get-job and one complete-job call; closing it: fewer round trips (one statement for fence + effect + ACK, pipelining)',
+        "both make 2 round trips a message now (onceq: the claim with lazy recovery, then one fenced effect + ACK statement; graphile-worker: get-job, complete-job); onceq's statements do more on the server (recovery in the claim, an effect row and counter deltas with the ACK) and two thirds of its client CPU is Bun's socket write under pg (writeBuffered, one corked write a query: profile in VALIDATION.md); closing it: pipelining the next claim behind the ACK, lighter counter upkeep",
       ),
     );
   }
