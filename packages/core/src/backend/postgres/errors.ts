@@ -1,4 +1,9 @@
-import { OnceqError, StoreUnavailableError } from '../../errors.ts';
+import {
+  OnceqError,
+  StorageError,
+  type StorageFault,
+  StoreUnavailableError,
+} from '../../errors.ts';
 import { describeTarget, scrub } from './url.ts';
 
 /** What a driver or server error looks like from here: a Node-style or SQLSTATE `code`. */
@@ -79,8 +84,19 @@ export function connectFailure(error: unknown, url: string): StoreUnavailableErr
 }
 
 /**
+ * SQLSTATEs that say the server's storage refused the write: 53100 `disk_full` (no space
+ * left for a table, index or the WAL), 58030 `io_error`. The server rolled the
+ * transaction back, so they read as SQLite's full disk does: one sentence, nothing written.
+ */
+const STORAGE_SQLSTATES: Readonly<Record<string, StorageFault>> = {
+  '53100': 'disk_full',
+  '58030': 'io_error',
+};
+
+/**
  * Maps an error thrown by a query after open: a lost connection becomes a
- * {@link StoreUnavailableError} sentence; every other error is returned as it was
+ * {@link StoreUnavailableError} sentence, a full or failing disk a {@link StorageError};
+ * every other error is returned as it was
  * (protocol errors, constraint violations) with any password scrubbed from its message.
  */
 export function mapQueryError(error: unknown, url: string): unknown {
@@ -92,6 +108,10 @@ export function mapQueryError(error: unknown, url: string): unknown {
       `lost the connection to PostgreSQL at ${describeTarget(url)}: ${reasonOf(error, url)}`,
       { cause: error },
     );
+  }
+  const fault = STORAGE_SQLSTATES[code];
+  if (fault !== undefined) {
+    return new StorageError(fault, `PostgreSQL at ${describeTarget(url)}`, { cause: error });
   }
   if (error instanceof Error) {
     const clean = scrub(error.message, url);
