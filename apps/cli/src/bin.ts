@@ -10,5 +10,23 @@ if (argv[0]?.startsWith('/$bunfs/') && argv[0].endsWith('crash-child.ts')) {
   const { runCrashChild } = await import('@onceq/demo');
   await runCrashChild(argv.slice(1));
 } else {
-  process.exitCode = await runCli(argv, processContext());
+  const context = contextOrNull();
+  process.exitCode = context === null ? 2 : await runCli(argv, context);
+}
+
+/**
+ * The process context, or null after saying why not: the one way it fails is a current
+ * directory deleted under the shell (`process.cwd()` throws ENOENT), and every relative
+ * path (`--db`, a batch file, `onceq.config.json`) depends on it.
+ */
+function contextOrNull(): ReturnType<typeof processContext> | null {
+  try {
+    return processContext();
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOENT') throw error;
+    console.error(
+      'onceq: the current directory no longer exists (it was deleted); cd to another directory and run the command again',
+    );
+    return null;
+  }
 }
