@@ -52,7 +52,7 @@ export {
   type JsonObject,
   type JsonValue,
 } from './json/value.ts';
-export { readSchemaVersion, SCHEMA_VERSION } from './migrations/index.ts';
+export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
 export { type QueueAges, queueAges } from './protocol/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './protocol/apply.ts';

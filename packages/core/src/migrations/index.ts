@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
-import type { BackendKind, Store } from '../backend/backend.ts';
+import type { BackendKind } from '../backend/backend.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { initialSchema } from './0001_initial.ts';
 import { leaseIndexPartial } from './0002_lease_index_partial.ts';
@@ -100,21 +100,6 @@ async function isUpToDate(db: Kysely<unknown>, schema?: string): Promise<boolean
 
 /** The schema version this build of onceq brings: the number of its newest migration. */
 export const SCHEMA_VERSION: number = versionOf(MIGRATIONS.map((m) => m.name));
-
-/**
- * The schema version of an open store (the number of its newest applied migration), or
- * null when it has no migrations table. For `onceq --version`.
- */
-export async function readSchemaVersion(store: Pick<Store, 'db'>): Promise<number | null> {
-  try {
-    const { rows } = await sql<{ name: string }>`select name from onceq_migrations`.execute(
-      store.db,
-    );
-    return rows.length === 0 ? null : versionOf(rows.map((r) => r.name));
-  } catch {
-    return null;
-  }
-}
 
 /** `0002_lease_index_partial` → 2; the highest of the names. */
 export function versionOf(names: readonly string[]): number {
