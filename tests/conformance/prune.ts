@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import {
   BatchRejectedError,
   claim,
+  countDlq,
   dlq,
   enqueue,
   PrunedError,
@@ -123,6 +124,8 @@ export function pruneSuite(name: string, factory: BackendFactory): void {
       expect([result.done, result.dead]).toEqual([0, 1]);
       expect((await status(store)).messages.dead).toBe(1);
       expect(await dlq(store)).toEqual([]);
+      expect(await dlq(store, { limit: 1 })).toEqual([]);
+      expect(await countDlq(store)).toBe(0);
       const refused = await rejection(redrive(store, ['E0004']), PrunedError);
       expect([refused.code, refused.exitCode]).toEqual(['pruned', 4]);
       expect(await redrive(store, 'all')).toEqual([]);

@@ -67,7 +67,7 @@ export {
 } from './protocol/extend.ts';
 export { type FailResult, fail } from './protocol/fail.ts';
 export { type HoldClaimOptions, holdClaim } from './protocol/hold.ts';
-export { dlq, show, status } from './protocol/inspect.ts';
+export { countDlq, dlq, show, status } from './protocol/inspect.ts';
 export {
   countMessages,
   LIST_ORDERS,

@@ -1,4 +1,4 @@
-import { countMessages, dlq, listMessages, MAX_PAGE, type MessageView } from '@onceq/core';
+import { countDlq, dlq, MAX_PAGE, type MessageView } from '@onceq/core';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -22,12 +22,10 @@ export const dlqCommand = defineCommand<DlqArgs>({
     return { limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }) };
   },
   async run({ limit }, { store, json, ctx }) {
-    // With --limit only one page is read (by event id, like the full list), plus a count.
-    const dead =
-      limit === undefined
-        ? await dlq(store)
-        : (await listMessages(store, { state: 'dead', limit })).messages;
-    const total = limit === undefined ? dead.length : await countMessages(store, { state: 'dead' });
+    // With --limit only the first page is read (by event id, like the full list), plus a
+    // count of the same set: dead and not pruned.
+    const dead = await dlq(store, limit === undefined ? {} : { limit });
+    const total = limit === undefined ? dead.length : await countDlq(store);
     if (json) {
       ctx.out(
         toJson(
@@ -37,7 +35,6 @@ export const dlqCommand = defineCommand<DlqArgs>({
             generation: m.generation,
             last_error: m.lastErrorCode,
             last_error_detail: m.lastErrorDetail,
-            // A pruned dead message (onceq prune --dead-older-than) kept no payload.
             payload: new RawJson(m.payloadText ?? 'null'),
           })),
         ),
@@ -68,7 +65,7 @@ function printDeadTable(dead: readonly MessageView[], ctx: Context): void {
         m.attempts,
         m.generation,
         m.lastErrorCode ?? '-',
-        m.payloadText === null ? '(pruned)' : truncate(m.payloadText),
+        truncate(m.payloadText ?? ''),
       ]),
     ],
     ['left', 'right', 'right', 'left', 'left'],

@@ -74,15 +74,29 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
 }
 
 /**
- * The dead-letter queue: every `dead` message with its original payload, by event id.
- * A pruned dead message (`onceq prune --dead-older-than`) has no payload left to decide
- * on or redrive: it leaves the DLQ, while `status` still counts it as dead.
+ * The dead-letter queue: the `dead` messages with their original payloads, by event id,
+ * all of them or the first `limit`. A pruned dead message (`onceq prune
+ * --dead-older-than`) has no payload left to decide on or redrive: it leaves the DLQ,
+ * while `status` still counts it as dead.
  */
-export async function dlq(store: Store): Promise<MessageView[]> {
+export async function dlq(store: Store, options: { limit?: number } = {}): Promise<MessageView[]> {
+  const { limit } = options;
   const rows = await baseQuery(store)
     .where('messages.state', '=', stateLiteral('dead'))
     .where('messages.pruned_at', 'is', null)
     .orderBy('messages.event_id')
+    .$if(limit !== undefined, (q) => q.limit(limit as number))
     .execute();
   return rows.map(toView);
+}
+
+/** How many messages {@link dlq} holds: the dead ones not pruned. */
+export async function countDlq(store: Store): Promise<number> {
+  const row = await store.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', stateLiteral('dead'))
+    .where('pruned_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
