@@ -2,7 +2,7 @@
 // doctor; exit codes and one-sentence errors. Backup has its own file (backup.test.ts).
 import { Database as BunDatabase } from 'bun:sqlite';
 import { afterEach, expect, test } from 'bun:test';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDuration } from '../apps/cli/src/duration.ts';
 import { type CliSandbox, cliSandbox, json } from './support/cli.ts';
@@ -29,8 +29,9 @@ test('a general store from the CLI: real ids enqueued, pruned after 30 days, a r
 
   const dry = await run('prune', '--done-older-than', '30d', '--dry-run', '--json');
   expect(json(dry)).toMatchObject({ dry_run: true, done: 3 });
-  const pruned = await run('prune', '--done-older-than', '30d', '--json');
-  expect(json(pruned)).toMatchObject({ dry_run: false, done: 3, dead: 0 });
+  expect(json(dry)).toMatchObject({ duty_cycle: 0.1 });
+  const pruned = await run('prune', '--done-older-than', '30d', '--duty-cycle', '1', '--json');
+  expect(json(pruned)).toMatchObject({ dry_run: false, done: 3, dead: 0, duty_cycle: 1 });
 
   const again = await run('enqueue', 'real.jsonl', '--json');
   expect(json(again)).toEqual({ accepted: 0, duplicates: 3 });
@@ -79,6 +80,18 @@ test('prune refuses bad durations and a call without an age (exit 2, nothing ope
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toStartWith('onceq: ');
   }
+});
+
+test('prune --duty-cycle takes a plain number from 0.01 to 1; anything else names the flag (exit 2)', async () => {
+  box = cliSandbox();
+  for (const bad of ['0', '0.001', '1.5', '1e-1', '50%', '-0.5', 'fast']) {
+    const r = await box.run(['prune', '--done-older-than', '30d', `--duty-cycle=${bad}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      `onceq: --duty-cycle must be a number from 0.01 to 1, got ${JSON.stringify(bad)}`,
+    );
+  }
+  expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
 });
 
 test('durations: digits and one unit s, m, h, d; anything else is a usage error naming the flag', () => {

@@ -129,6 +129,26 @@ export function intFlag(
   return n;
 }
 
+/**
+ * A fraction flag in `[min, max]` (`0.25`, `.5`, `1`), or undefined when absent. Plain
+ * decimals only: `1e-1`, `50%` and `-0.1` are usage errors naming the flag.
+ */
+export function fractionFlag(
+  values: FlagValues,
+  name: string,
+  { min, max }: { min: number; max: number },
+): number | undefined {
+  const raw = stringFlag(values, name);
+  if (raw === undefined) return undefined;
+  const n = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min && n <= max)) {
+    throw new UsageError(
+      `--${name} must be a number from ${min} to ${max}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+}
+
 /** Exactly `count` positional arguments, named in the error by `names`. */
 export function expectPositionals(
   positionals: readonly string[],

@@ -153,6 +153,7 @@ export {
 export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './streams/meta.ts';
 export {
   DEFAULT_PRUNE_CHUNK,
+  DEFAULT_PRUNE_DUTY_CYCLE,
   PRUNABLE_STATES,
   type PrunableState,
   PruneArgumentError,

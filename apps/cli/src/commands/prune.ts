@@ -1,5 +1,5 @@
-import { type PruneResult, prune } from '@onceq/core';
-import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { DEFAULT_PRUNE_DUTY_CYCLE, type PruneResult, prune } from '@onceq/core';
+import { boolFlag, expectPositionals, fractionFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
@@ -11,13 +11,14 @@ interface PruneArgs {
   dryRun: boolean;
   vacuum: boolean;
   chunkSize?: number;
+  dutyCycle?: number;
 }
 
 export const pruneCommand = defineCommand<PruneArgs>({
   name: 'prune',
   summary: 'remove old finished payloads, keep tombstones so repeats stay duplicates',
   usage:
-    'prune [--done-older-than <age>] [--dead-older-than <age>] [--dry-run] [--vacuum] [--chunk N]',
+    'prune [--done-older-than <age>] [--dead-older-than <age>] [--dry-run] [--vacuum] [--chunk N] [--duty-cycle D]',
   examples: [
     'prune --done-older-than 30d --dry-run',
     'prune --done-older-than 30d --dead-older-than 90d',
@@ -31,6 +32,10 @@ export const pruneCommand = defineCommand<PruneArgs>({
     ['--dry-run', 'count what would go, change nothing'],
     ['--vacuum', 'SQLite: VACUUM afterwards to shrink the file (locks it for the duration)'],
     ['--chunk <N>', 'rows per write transaction (default 500, at most 5000)'],
+    [
+      '--duty-cycle <D>',
+      `share of the time prune keeps the store busy, 0.01 to 1 (default ${DEFAULT_PRUNE_DUTY_CYCLE}: workers run on; 1: flat out, for an idle store)`,
+    ],
   ],
   options: {
     'done-older-than': { type: 'string' },
@@ -38,6 +43,7 @@ export const pruneCommand = defineCommand<PruneArgs>({
     'dry-run': { type: 'boolean' },
     vacuum: { type: 'boolean' },
     chunk: { type: 'string' },
+    'duty-cycle': { type: 'string' },
   },
   opensStore: true,
   parse({ values, positionals }) {
@@ -57,6 +63,8 @@ export const pruneCommand = defineCommand<PruneArgs>({
     if (dead !== undefined) args.deadOlderThanSeconds = parseDuration(dead, '--dead-older-than');
     const chunk = intFlag(values, 'chunk', { min: 1, max: 5000 });
     if (chunk !== undefined) args.chunkSize = chunk;
+    const dutyCycle = fractionFlag(values, 'duty-cycle', { min: 0.01, max: 1 });
+    if (dutyCycle !== undefined) args.dutyCycle = dutyCycle;
     if (args.dryRun && args.vacuum) throw new UsageError('--vacuum does nothing with --dry-run');
     return args;
   },
@@ -79,6 +87,7 @@ function pruneJson(r: PruneResult) {
     done_before: r.doneBefore,
     dead_before: r.deadBefore,
     vacuumed: r.vacuumed,
+    duty_cycle: r.dutyCycle,
   };
 }
 

@@ -59,6 +59,8 @@ export interface PruneResult {
   deadBefore: number | null;
   /** Whether VACUUM ran. */
   vacuumed: boolean;
+  /** The duty cycle it ran with ({@link PruneOptions.dutyCycle}). */
+  dutyCycle: number;
 }
 
 /** Prune was called without anything to prune (no age given) or with a bad value. Exit code 2. */
@@ -109,6 +111,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     doneBefore: null,
     deadBefore: null,
     vacuumed: false,
+    dutyCycle: duty,
   };
   for (const [state, age] of ages) {
     if (age === undefined) continue;
