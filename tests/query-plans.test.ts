@@ -66,7 +66,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('query plans on a store of 5,000 messages', () => {
   test('claim picks the head of messages_claim in order, without a scan or a sort', () => {
-    const pick = statement(/^update "messages" set "state" = 'leased', "attempts"/);
+    const pick = statement(/^UPDATE messages SET\s+state = 'leased', attempts/);
     const detail = plan(pick.sql, pick.parameters).join('\n');
     expect(detail).toContain('USING COVERING INDEX messages_claim (state=? AND available_at<?)');
     expect(detail).not.toMatch(/TEMP B-TREE|SCAN messages/);
@@ -80,8 +80,8 @@ describe('query plans on a store of 5,000 messages', () => {
   });
 
   test('apply reads and ACKs by primary key', () => {
-    const read = statement(/^select "event_id", "payload", "state"/);
-    const ack = statement(/^update "messages" set "state" = 'done'/);
+    const read = statement(/^SELECT event_id, payload, state/);
+    const ack = statement(/^UPDATE messages SET state = 'done'/);
     for (const s of [read, ack]) {
       const detail = plan(s.sql, s.parameters).join('\n');
       expect(detail).toMatch(

@@ -11,6 +11,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { defineStatement, type Executor } from '../../packages/core/src/backend/prepared.ts';
+import { SqliteExecutor, type SqlText } from '../../packages/core/src/backend/sqlite/executor.ts';
 import {
   apply,
   enqueue,
@@ -237,21 +238,37 @@ const bumpGenerations = defineStatement('test-bump-generations', ({ db }) =>
     .where('state', '=', 'leased'),
 );
 
+/** {@link bumpGenerations} as SQLite's executor runs hand-written SQL (synchronously). */
+const BUMP_GENERATIONS_SQL: SqlText = {
+  name: 'test-bump-generations',
+  sql: "UPDATE messages SET generation = generation + 1 WHERE state = 'leased'",
+};
+
 /**
  * `store` whose transactions run {@link bumpGenerations} just before the ACK statement
- * (`ack`, or `ack-with-effects` on PostgreSQL), inside the same transaction.
+ * (`ack`, or `ack-with-effects` on PostgreSQL), inside the same transaction. The wrapper
+ * inherits the backend's executor (`Object.create`), so SQLite's hand-written statements
+ * (`SqliteExecutor.run`) are intercepted by name too.
  */
 function stealingBeforeAck(store: Store): Store {
-  const wrap = (x: Executor): Executor => ({
-    async rows(statement, values, arity) {
+  const wrap = (x: Executor): Executor => {
+    const wrapped: Executor = Object.create(x);
+    wrapped.rows = async (statement, values, arity) => {
       if (statement.name === 'ack-with-effects') await x.changes(bumpGenerations, {});
       return x.rows(statement, values, arity);
-    },
-    async changes(statement, values, arity) {
+    };
+    wrapped.changes = async (statement, values, arity) => {
       if (statement.name === 'ack') await x.changes(bumpGenerations, {});
       return x.changes(statement, values, arity);
-    },
-  });
+    };
+    if (x instanceof SqliteExecutor) {
+      (wrapped as SqliteExecutor).run = (statement, parameters) => {
+        if (statement.name === 'ack') x.run(BUMP_GENERATIONS_SQL, []);
+        return x.run(statement, parameters);
+      };
+    }
+    return wrapped;
+  };
   const sabotaged: Store = Object.create(store);
   Object.defineProperty(sabotaged, 'transact', {
     value: <T>(fn: (x: Executor) => Promise<T>) => store.transact((x) => fn(wrap(x))),

@@ -160,6 +160,11 @@ export class BunSqliteConnection implements DatabaseConnection {
     }
   }
 
+  /** The cached prepared statement of `sql`, for hand-written SQL (`SqliteExecutor`). */
+  statement(sql: string): Statement {
+    return this.#prepared(sql).statement;
+  }
+
   /** Runs one compiled statement inside {@link transact}: rows when it returns any, else changes. */
   run(sql: string, parameters: unknown[]): { rows: unknown[]; changes: number } {
     const { statement, returnsRows } = this.#prepared(sql);

@@ -6,8 +6,9 @@ import { isSchemaCurrent, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
-import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { StatementCache } from '../prepared.ts';
 import { BunSqliteDialect } from './dialect.ts';
+import { SqliteExecutor } from './executor.ts';
 import { sqliteStatements } from './statements.ts';
 import { asStorageError } from './storage.ts';
 
@@ -46,19 +47,8 @@ export async function openSqliteStore(
     throw error;
   }
   const capabilities = { skipLocked: false, maxParameters: 32_766 };
-  const cache = new StatementCache(db, capabilities);
   const connection = dialect.connection;
-  const run = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
-    const compiled = cache.get(statement, arity);
-    const parameters = compiled.bind(values);
-    onQuery?.(compiled.sql, parameters);
-    return connection.run(compiled.sql, parameters);
-  };
-  const executor: Executor = {
-    rows: async (statement, values, arity = 1) =>
-      run(statement as Statement<unknown>, values, arity).rows as never[],
-    changes: async (statement, values, arity = 1) => run(statement, values, arity).changes,
-  };
+  const executor = new SqliteExecutor(connection, new StatementCache(db, capabilities), onQuery);
   return {
     kind: 'sqlite',
     db,
