@@ -161,6 +161,21 @@ export function enqueueSuite(name: string, factory: BackendFactory): void {
       expect(await findCounterDrift(store)).toEqual([]);
     });
 
+    test('a batch sent again with one line changed in its second half is rejected whole, nothing written', async () => {
+      const { store } = env();
+      const lines = Array.from({ length: 600 }, (_, i) => line(eventId(i), paid('pen', i + 1)));
+      expect(await enqueue(store, batch(...lines.slice(0, 580)))).toEqual({
+        accepted: 580,
+        duplicates: 0,
+      });
+      const before = await snapshot(store);
+      lines[570] = line(eventId(570), paid('pen', 9));
+      const error = await rejection(enqueue(store, batch(...lines)), BatchRejectedError);
+      expect(error.issues.map((i) => i.line)).toEqual([571]);
+      expect(await snapshot(store)).toEqual(before);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
     test('stored lines spread over both insert chunks are duplicates; the new ones are accepted and counted', async () => {
       const { store } = env();
       const lines = Array.from({ length: 600 }, (_, i) => line(eventId(i), paid('book', i + 1)));

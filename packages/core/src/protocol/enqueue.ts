@@ -1,4 +1,5 @@
 import type { Store } from '../backend/backend.ts';
+import type { Executor } from '../backend/prepared.ts';
 import type { StoredForEnqueue } from '../backend/statements.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
@@ -22,10 +23,9 @@ import type { EnqueueResult } from '../types.ts';
  * SHA-256 is compared with the stored hash, and a mismatch is a conflict that says the
  * original was pruned.
  *
- * The write goes first: the INSERT skips ids already stored (`ON CONFLICT DO NOTHING`)
- * and counts the rows it added. When every line was new (the common case) nothing is
- * read back; otherwise the stored rows of the batch are read and compared, and a
- * conflict throws, which rolls the whole transaction back, new rows included.
+ * The write goes first (see {@link insertNew}): a batch of new lines is never read
+ * back. A conflict throws, which rolls the whole transaction back, rows already
+ * inserted included.
  */
 export async function enqueue(
   store: Store,
@@ -39,15 +39,7 @@ export async function enqueue(
     const [policyRow] = await x.rows(readIdPolicyRow, {});
     remember(store, policyRow?.value);
     checkIds(batch.entries, policyRow?.value);
-    const accepted = await store.statements.insertMessages(x, batch.entries, now);
-    if (accepted < batch.entries.length) {
-      const ids = batch.entries.map((e) => e.eventId);
-      const conflicts = findConflicts(
-        batch.entries,
-        await store.statements.lookupForEnqueue(x, ids),
-      );
-      if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
-    }
+    const accepted = await insertNew(store, x, batch.entries, now);
     if (accepted > 0) await store.statements.wake(x);
     crashPoint('mid-enqueue');
     return {
@@ -55,6 +47,69 @@ export async function enqueue(
       duplicates: batch.duplicates + (batch.entries.length - accepted),
     };
   });
+}
+
+/** Lines inserted before enqueue decides how to go on: one full INSERT statement. */
+const PROBE_LINES = 500;
+
+/**
+ * Inserts the lines whose event ids are not stored yet, returns how many, and throws a
+ * {@link BatchRejectedError} on a conflict. The INSERT skips stored ids (`ON CONFLICT DO
+ * NOTHING`) and counts what it added, so stored rows are read only for lines it skipped:
+ *
+ * - the first {@link PROBE_LINES} lines go straight to the INSERT. All new (the common
+ *   case): the rest go the same way, and only if some of those are skipped are their
+ *   stored rows read;
+ * - some skipped (typically a batch sent again): the stored rows of the batch are read
+ *   first and only the remaining lines not stored are inserted, so a re-sent batch costs
+ *   one INSERT attempt of 500 lines and one read, not an INSERT attempt of every line.
+ *   A line that another writer stored between that read and the INSERT (PostgreSQL) is
+ *   skipped by the INSERT and read again.
+ */
+async function insertNew(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+): Promise<number> {
+  const head = entries.slice(0, PROBE_LINES);
+  const rest = entries.slice(PROBE_LINES);
+  const inserted = await store.statements.insertMessages(x, head, now);
+  if (inserted === head.length) return inserted + (await insertChecked(store, x, rest, now));
+  const stored = await readStored(store, x, entries);
+  rejectConflicts(entries, stored);
+  const storedIds = new Set(stored.map((row) => row.event_id));
+  const fresh = rest.filter((entry) => !storedIds.has(entry.eventId));
+  return inserted + (await insertChecked(store, x, fresh, now));
+}
+
+/** Inserts `entries`; when some were skipped, reads their stored rows and rejects conflicts. */
+async function insertChecked(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  const inserted = await store.statements.insertMessages(x, entries, now);
+  if (inserted < entries.length) rejectConflicts(entries, await readStored(store, x, entries));
+  return inserted;
+}
+
+function readStored(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+): Promise<StoredForEnqueue[]> {
+  return store.statements.lookupForEnqueue(
+    x,
+    entries.map((entry) => entry.eventId),
+  );
+}
+
+function rejectConflicts(entries: readonly BatchEntry[], stored: readonly StoredForEnqueue[]) {
+  const conflicts = findConflicts(entries, stored);
+  if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
 }
 
 /**
