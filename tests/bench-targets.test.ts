@@ -95,6 +95,8 @@ describe('issue 13 targets', () => {
           bareRate: spread(200_000),
           bareNoTriggerRate: spread(250_000),
           floorRate: spread(133_333),
+          cpuMsPer1000: spread(6.5),
+          floorCpuMsPer1000: spread(6),
         },
       ],
     }).filter((r) => r.target.startsWith('enqueue'));
@@ -104,5 +106,6 @@ describe('issue 13 targets', () => {
       'runs at 200,000 lines/s (250,000 without the per-row counter trigger)',
     );
     expect(row?.why).toContain('a floor of 133,333 lines/s');
+    expect(row?.why).toContain('CPU per 1000 lines: onceq 6.50 ms, floor 6.00 ms');
   });
 });

@@ -19,6 +19,13 @@ export interface EnqueueRun {
   batchMs: number;
   /** `parseBatch` alone, lines per second. */
   parseRate: number;
+  /**
+   * CPU (user + system) of enqueue per 1000 lines, and of parse + the bare insert on
+   * SQLite (NaN on PostgreSQL): unlike the rates, it barely moves when other processes
+   * load the machine (the fsync wait is not CPU).
+   */
+  cpuMsPer1000: number;
+  floorCpuMsPer1000: number;
   /** SQLite: the bare insert of the parsed rows, lines per second (NaN on PostgreSQL). */
   bareRate: number;
   /** SQLite: the same without the `messages_count_insert` row trigger (NaN on PostgreSQL). */
@@ -34,7 +41,9 @@ export async function runEnqueue(
 ): Promise<EnqueueRun> {
   const input = batches(messages);
   const parseStart = performance.now();
+  const parseCpu = process.cpuUsage();
   const parsed = input.map((batch) => parseBatch(batch));
+  const parseCpuMs = cpuMs(process.cpuUsage(parseCpu));
   const parseMs = performance.now() - parseStart;
 
   let dispose = async () => {};
@@ -48,10 +57,13 @@ export async function runEnqueue(
   }
   const times: number[] = [];
   let accepted = 0;
+  let enqueueCpuMs = 0;
   try {
     for (const batch of input) {
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       const result = await enqueue(store, batch);
+      enqueueCpuMs += cpuMs(process.cpuUsage(cpu0));
       times.push(performance.now() - t0);
       accepted += result.accepted;
     }
@@ -61,23 +73,20 @@ export async function runEnqueue(
   }
   const total = times.reduce((a, b) => a + b, 0);
   const sorted = [...times].sort((a, b) => a - b);
-  let bareRate = Number.NaN;
-  let bareNoTriggerRate = Number.NaN;
+  let bare = { rate: Number.NaN, cpuMs: Number.NaN };
+  let bareNoTrigger = bare;
   if (target.kind === 'sqlite') {
-    bareRate = await bareInsertRate(`${target.path}.bare`, target.synchronous, parsed, true);
-    bareNoTriggerRate = await bareInsertRate(
-      `${target.path}.bare`,
-      target.synchronous,
-      parsed,
-      false,
-    );
+    bare = await bareInsert(`${target.path}.bare`, target.synchronous, parsed, true);
+    bareNoTrigger = await bareInsert(`${target.path}.bare`, target.synchronous, parsed, false);
   }
   return {
     rate: (messages / total) * 1000,
     batchMs: sorted[sorted.length >> 1] as number,
     parseRate: (messages / parseMs) * 1000,
-    bareRate,
-    bareNoTriggerRate,
+    bareRate: bare.rate,
+    bareNoTriggerRate: bareNoTrigger.rate,
+    cpuMsPer1000: (enqueueCpuMs / messages) * 1000,
+    floorCpuMsPer1000: ((parseCpuMs + bare.cpuMs) / messages) * 1000,
     accepted,
   };
 }
@@ -87,14 +96,14 @@ export async function runEnqueue(
  * triggers), then plain `bun:sqlite` with the store's pragmas inserting the parsed rows
  * as enqueue does (`BEGIN IMMEDIATE`, multi-row INSERTs of 500 rows binding id and
  * payload, `COMMIT`), with no duplicate check, no id-policy read, no Kysely, no JS
- * layers. Lines per second over all batches.
+ * layers. Lines per second over all batches, and the CPU it took.
  */
-async function bareInsertRate(
+async function bareInsert(
   path: string,
   synchronous: 'FULL' | 'NORMAL',
   parsed: readonly ParsedBatch[],
   counterTrigger: boolean,
-): Promise<number> {
+): Promise<{ rate: number; cpuMs: number }> {
   removeDb(path);
   await (await openStore(path, { synchronous })).close();
   const db = new Database(path, { readwrite: true, create: false });
@@ -113,6 +122,7 @@ async function bareInsertRate(
       );
     // Timed from the prepare on, as enqueue's first batch prepares its INSERT too.
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const full = insert(500);
     const begin = db.prepare('BEGIN IMMEDIATE');
     const commit = db.prepare('COMMIT');
@@ -136,9 +146,16 @@ async function bareInsertRate(
       commit.run();
       lines += entries.length;
     }
-    return (lines / (performance.now() - t0)) * 1000;
+    return {
+      rate: (lines / (performance.now() - t0)) * 1000,
+      cpuMs: cpuMs(process.cpuUsage(cpu0)),
+    };
   } finally {
     db.close();
     removeDb(path);
   }
+}
+
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
 }

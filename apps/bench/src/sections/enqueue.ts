@@ -43,6 +43,8 @@ export async function enqueueSection(ctx: SectionContext): Promise<void> {
         floorRate: spread(
           rs.map((r) => 1 / (1 / r.parseRate + 1 / r.bareRate)).filter(Number.isFinite),
         ),
+        cpuMsPer1000: spread(rs.map((r) => r.cpuMsPer1000)),
+        floorCpuMsPer1000: spread(rs.map((r) => r.floorCpuMsPer1000).filter(Number.isFinite)),
         runs: rs,
       };
     });
@@ -62,6 +64,8 @@ export async function enqueueSection(ctx: SectionContext): Promise<void> {
           'bare insert, lines/s',
           'bare, no counter trigger',
           'floor: parse + bare insert',
+          'CPU ms/1000 lines',
+          'floor CPU ms/1000 lines',
         ],
         rows.map((r) => [
           r.store,
@@ -71,11 +75,13 @@ export async function enqueueSection(ctx: SectionContext): Promise<void> {
           rateCell(r.bareRate),
           rateCell(r.bareNoTriggerRate),
           rateCell(r.floorRate),
+          msCell(r.cpuMsPer1000),
+          msCell(r.floorCpuMsPer1000),
         ]),
       ),
     );
     out.push(
-      'bare insert: the same parsed rows into a fresh store of the same schema (indexes, CHECKs, counter trigger) with plain bun:sqlite at the same synchronous, 500-row INSERTs, one BEGIN IMMEDIATE … COMMIT (one WAL fsync at FULL) per batch, no duplicate check. floor: parse and that insert one after the other, per run (SQLite only).',
+      'bare insert: the same parsed rows into a fresh store of the same schema (indexes, CHECKs, counter trigger) with plain bun:sqlite at the same synchronous, 500-row INSERTs, one BEGIN IMMEDIATE … COMMIT (one WAL fsync at FULL) per batch, no duplicate check. floor: parse and that insert one after the other, per run (SQLite only). CPU: user + system of this process over the enqueue batches, and over parse + the bare insert (the fsync wait is not CPU, so these barely move under load).',
     );
     const full = rows.find((r) => r.store === 'sqlite FULL');
     if (full)

@@ -58,6 +58,8 @@ interface EnqueueLike {
   bareRate?: Spread;
   bareNoTriggerRate?: Spread;
   floorRate?: Spread;
+  cpuMsPer1000?: Spread;
+  floorCpuMsPer1000?: Spread;
 }
 
 const NOT_RUN = (what: string): Omit<Issue13Row, 'target'> => ({
@@ -181,7 +183,13 @@ function enqueueWhy(full: EnqueueLike): string {
     full.bareNoTriggerRate !== undefined && full.bareNoTriggerRate.n > 0
       ? ` (${fmtRate(full.bareNoTriggerRate.median)} without the per-row counter trigger)`
       : '';
-  return `${parse}; plain bun:sqlite inserting the same parsed rows into the same schema, one COMMIT (WAL fsync) per batch, runs at ${fmtRate(bare.median)} lines/s${noTrigger}, so parse + bare insert is a floor of ${fmtRate(full.floorRate.median)} lines/s on this machine before any of onceq's own work; closing it: a faster disk (the fsync), a cheaper parser, counter upkeep per batch instead of per row`;
+  const cpu =
+    full.cpuMsPer1000 !== undefined &&
+    full.floorCpuMsPer1000 !== undefined &&
+    full.floorCpuMsPer1000.n > 0
+      ? ` (CPU per 1000 lines: onceq ${fmtMs(full.cpuMsPer1000.median)} ms, floor ${fmtMs(full.floorCpuMsPer1000.median)} ms)`
+      : '';
+  return `${parse}; plain bun:sqlite inserting the same parsed rows into the same schema, one COMMIT (WAL fsync) per batch, runs at ${fmtRate(bare.median)} lines/s${noTrigger}, so parse + bare insert is a floor of ${fmtRate(full.floorRate.median)} lines/s on this machine before any of onceq's own work${cpu}; closing it: a faster disk (the fsync), a cheaper parser, counter upkeep per batch instead of per row`;
 }
 
 function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
