@@ -84,4 +84,28 @@ describe('issue 13 targets', () => {
       false,
     );
   });
+
+  test('a missed enqueue target names the floor measured in the same run: parse + a bare insert', () => {
+    const [row] = issue13Rows({
+      enqueue: [
+        {
+          store: 'sqlite FULL',
+          rate: spread(100_000),
+          parseRate: spread(400_000),
+          bareRate: spread(200_000),
+          bareNoTriggerRate: spread(250_000),
+          floorRate: spread(133_333),
+          cpuMsPer1000: spread(6.5),
+          floorCpuMsPer1000: spread(6),
+        },
+      ],
+    }).filter((r) => r.target.startsWith('enqueue'));
+    expect(row?.met).toBe(false);
+    expect(row?.why).toContain('parse and validation alone run at 400,000 lines/s');
+    expect(row?.why).toContain(
+      'runs at 200,000 lines/s (250,000 without the per-row counter trigger)',
+    );
+    expect(row?.why).toContain('a floor of 133,333 lines/s');
+    expect(row?.why).toContain('CPU per 1000 lines: onceq 6.50 ms, floor 6.00 ms');
+  });
 });

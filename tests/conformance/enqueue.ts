@@ -7,12 +7,14 @@ import {
   status,
   work,
 } from '../../packages/core/src/index.ts';
+import { findCounterDrift } from '../../packages/core/src/streams/counters.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
 import {
   type BackendFactory,
   batch,
   DEMO_BATCH,
   DEMO_LINES,
+  eventId,
   line,
   paid,
 } from '../support/factories.ts';
@@ -134,6 +136,57 @@ export function enqueueSuite(name: string, factory: BackendFactory): void {
       const before = await snapshot(store);
       await rejection(enqueue(store, batch(line('E0004', paid('book', 3000)))), BatchRejectedError);
       expect(await snapshot(store)).toEqual(before);
+    });
+
+    // The INSERT goes first (ON CONFLICT DO NOTHING) and the stored rows are read only
+    // when some line was not new: a conflict found then must still undo the rows the
+    // same transaction already inserted, in both INSERT chunks (500 rows, then the rest).
+    test('a conflict found after the insert, in a 600-line batch, still leaves nothing written', async () => {
+      const { store } = env();
+      await enqueue(store, batch(line(eventId(550), paid('bag', 550))));
+      const before = await snapshot(store);
+      const lines = Array.from({ length: 600 }, (_, i) =>
+        line(eventId(i), paid('book', i === 550 ? 551 : i + 1)),
+      );
+      const error = await rejection(enqueue(store, batch(...lines)), BatchRejectedError);
+      expect(error.exitCode).toBe(3);
+      expect(error.issues).toEqual([
+        {
+          line: 551,
+          reason: `event_id ${eventId(550)} is already stored with a different payload (a correction needs a new event id)`,
+        },
+      ]);
+      expect(await snapshot(store)).toEqual(before);
+      expect((await status(store)).messages).toEqual({ ...EMPTY, ready: 1 });
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('a batch sent again with one line changed in its second half is rejected whole, nothing written', async () => {
+      const { store } = env();
+      const lines = Array.from({ length: 600 }, (_, i) => line(eventId(i), paid('pen', i + 1)));
+      expect(await enqueue(store, batch(...lines.slice(0, 580)))).toEqual({
+        accepted: 580,
+        duplicates: 0,
+      });
+      const before = await snapshot(store);
+      lines[570] = line(eventId(570), paid('pen', 9));
+      const error = await rejection(enqueue(store, batch(...lines)), BatchRejectedError);
+      expect(error.issues.map((i) => i.line)).toEqual([571]);
+      expect(await snapshot(store)).toEqual(before);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('stored lines spread over both insert chunks are duplicates; the new ones are accepted and counted', async () => {
+      const { store } = env();
+      const lines = Array.from({ length: 600 }, (_, i) => line(eventId(i), paid('book', i + 1)));
+      const stored = lines.filter((_, i) => i % 7 === 0);
+      expect(await enqueue(store, batch(...stored))).toEqual({ accepted: 86, duplicates: 0 });
+      expect(await enqueue(store, batch(...lines, lines[3] as string))).toEqual({
+        accepted: 514,
+        duplicates: 87,
+      });
+      expect((await status(store)).messages).toEqual({ ...EMPTY, ready: 600 });
+      expect(await findCounterDrift(store)).toEqual([]);
     });
   });
 }

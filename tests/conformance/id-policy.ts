@@ -71,6 +71,29 @@ export function idPolicySuite(name: string, factory: BackendFactory): void {
       }
     });
 
+    // enqueue parses with the policy its previous batch read (a guess that saves a read)
+    // and checks every id again against the policy read inside its transaction.
+    test('a policy changed since the last enqueue decides, wider or narrower', async () => {
+      const { store } = env();
+      expect(await enqueue(store, batch(line('E0001', paid('book', 1))))).toEqual({
+        accepted: 1,
+        duplicates: 0,
+      });
+      await setIdPolicy(store, parseIdPolicy('general'));
+      expect(await enqueue(store, batch(line('evt_1', paid('pen', 2))))).toEqual({
+        accepted: 1,
+        duplicates: 0,
+      });
+      await setIdPolicy(store, parseIdPolicy('pattern:E[0-9]{4}|evt_[0-9]'));
+      const error = await rejection(
+        enqueue(store, batch(line('evt_2', paid('bag', 3)), line('orders-1', paid('bag', 4)))),
+        BatchRejectedError,
+      );
+      expect(error.issues.map((i) => i.line)).toEqual([2]);
+      expect(error.issues[0]?.reason).toContain('id policy pattern:E[0-9]{4}|evt_[0-9]');
+      expect((await status(store)).messages.ready).toBe(2);
+    });
+
     test('a pattern policy is anchored: the whole id must match', async () => {
       const { store } = env();
       await setIdPolicy(store, parseIdPolicy('pattern:evt_[0-9A-Za-z]{4,32}'));

@@ -38,6 +38,13 @@ export async function enqueueSection(ctx: SectionContext): Promise<void> {
         rate: spread(rs.map((r) => r.rate)),
         batchMs: spread(rs.map((r) => r.batchMs)),
         parseRate: spread(rs.map((r) => r.parseRate)),
+        bareRate: spread(rs.map((r) => r.bareRate).filter(Number.isFinite)),
+        bareNoTriggerRate: spread(rs.map((r) => r.bareNoTriggerRate).filter(Number.isFinite)),
+        floorRate: spread(
+          rs.map((r) => 1 / (1 / r.parseRate + 1 / r.bareRate)).filter(Number.isFinite),
+        ),
+        cpuMsPer1000: spread(rs.map((r) => r.cpuMsPer1000)),
+        floorCpuMsPer1000: spread(rs.map((r) => r.floorCpuMsPer1000).filter(Number.isFinite)),
         runs: rs,
       };
     });
@@ -54,9 +61,27 @@ export async function enqueueSection(ctx: SectionContext): Promise<void> {
           'lines/s median (min–max)',
           'ms per 1000-line batch',
           'parseBatch alone, lines/s',
+          'bare insert, lines/s',
+          'bare, no counter trigger',
+          'floor: parse + bare insert',
+          'CPU ms/1000 lines',
+          'floor CPU ms/1000 lines',
         ],
-        rows.map((r) => [r.store, rateCell(r.rate), msCell(r.batchMs), rateCell(r.parseRate)]),
+        rows.map((r) => [
+          r.store,
+          rateCell(r.rate),
+          msCell(r.batchMs),
+          rateCell(r.parseRate),
+          rateCell(r.bareRate),
+          rateCell(r.bareNoTriggerRate),
+          rateCell(r.floorRate),
+          msCell(r.cpuMsPer1000),
+          msCell(r.floorCpuMsPer1000),
+        ]),
       ),
+    );
+    out.push(
+      'bare insert: the same parsed rows into a fresh store of the same schema (indexes, CHECKs, counter trigger) with plain bun:sqlite at the same synchronous, 500-row INSERTs, one BEGIN IMMEDIATE … COMMIT (one WAL fsync at FULL) per batch, no duplicate check. floor: parse and that insert one after the other, per run (SQLite only). CPU: user + system of this process over the enqueue batches, and over parse + the bare insert (the fsync wait is not CPU, so these barely move under load).',
     );
     const full = rows.find((r) => r.store === 'sqlite FULL');
     if (full)

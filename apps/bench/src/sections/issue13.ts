@@ -54,6 +54,12 @@ interface EnqueueLike {
   store: string;
   rate: Spread;
   parseRate: Spread;
+  /** The bare bun:sqlite insert of the parsed rows and parse + that insert (SQLite). */
+  bareRate?: Spread;
+  bareNoTriggerRate?: Spread;
+  floorRate?: Spread;
+  cpuMsPer1000?: Spread;
+  floorCpuMsPer1000?: Spread;
 }
 
 const NOT_RUN = (what: string): Omit<Issue13Row, 'target'> => ({
@@ -160,10 +166,30 @@ function enqueueRow(enqueue: readonly EnqueueLike[] | undefined): Issue13Row {
     ISSUE13.enqueueLinesPerSecond,
     'lines/s',
     1,
-    `parse and validation alone run at ${fmtRate(full.parseRate.median)} lines/s; the rest is SQLite: one WAL fsync per batch (FULL, the all-or-nothing unit) and ~1.2 µs of CPU per inserted row with its three indexes and CHECKs (already bound as 2 values a row, 500 rows a statement); closing it: a faster disk, or less work per row (fewer index entries)`,
+    enqueueWhy(full),
   );
   row.reference = `target ${row.reference}`;
   return row;
+}
+
+/** Why enqueue misses: parse, the bare insert and the floor they make, from this run. */
+function enqueueWhy(full: EnqueueLike): string {
+  const parse = `parse and validation alone run at ${fmtRate(full.parseRate.median)} lines/s`;
+  const bare = full.bareRate;
+  if (bare === undefined || bare.n === 0 || full.floorRate === undefined) {
+    return `${parse}; the rest is SQLite: one WAL fsync per batch (FULL, the all-or-nothing unit) and the row inserts with their indexes, CHECKs and counter trigger`;
+  }
+  const noTrigger =
+    full.bareNoTriggerRate !== undefined && full.bareNoTriggerRate.n > 0
+      ? ` (${fmtRate(full.bareNoTriggerRate.median)} without the per-row counter trigger)`
+      : '';
+  const cpu =
+    full.cpuMsPer1000 !== undefined &&
+    full.floorCpuMsPer1000 !== undefined &&
+    full.floorCpuMsPer1000.n > 0
+      ? ` (CPU per 1000 lines: onceq ${fmtMs(full.cpuMsPer1000.median)} ms, floor ${fmtMs(full.floorCpuMsPer1000.median)} ms)`
+      : '';
+  return `${parse}; plain bun:sqlite inserting the same parsed rows into the same schema, one COMMIT (WAL fsync) per batch, runs at ${fmtRate(bare.median)} lines/s${noTrigger}, so parse + bare insert is a floor of ${fmtRate(full.floorRate.median)} lines/s on this machine before any of onceq's own work${cpu}; closing it: a faster disk (the fsync), a cheaper parser, counter upkeep per batch instead of per row`;
 }
 
 function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {

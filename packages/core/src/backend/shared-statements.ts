@@ -231,22 +231,31 @@ export async function lookupForEnqueue(
   return found;
 }
 
+/**
+ * The multi-row INSERT of new messages. `ON CONFLICT (event_id) DO NOTHING`: an id
+ * already stored is skipped, not an error, and the statement's change count says how
+ * many rows were new, so enqueue reads stored rows only when some were skipped. Only the
+ * `event_id` key is named: a failed CHECK still aborts the statement.
+ */
 const insert = defineStatement('enqueue-insert', ({ db, p, n }) => {
   const payloads = p.list<string>('payloads', n);
   const now = p.value<number>('now');
-  return db.insertInto('messages').values(
-    p.list<string>('ids', n).map((id, i) => ({
-      event_id: id,
-      payload: payloads[i] as string,
-      state: stateLiteral('ready'),
-      attempts: 0,
-      generation: 0,
-      available_at: now,
-      lease_until: null,
-      enqueued_at: now,
-      updated_at: now,
-    })),
-  );
+  return db
+    .insertInto('messages')
+    .values(
+      p.list<string>('ids', n).map((id, i) => ({
+        event_id: id,
+        payload: payloads[i] as string,
+        state: stateLiteral('ready'),
+        attempts: 0,
+        generation: 0,
+        available_at: now,
+        lease_until: null,
+        enqueued_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) => oc.column('event_id').doNothing());
 });
 
 /** The next insert's row count: the full chunk, else the largest power of two that fits. */
@@ -255,22 +264,29 @@ function insertSize(remaining: number): number {
   return 2 ** Math.floor(Math.log2(remaining));
 }
 
-/** New `ready` messages in multi-row INSERTs of a few fixed sizes. */
+/**
+ * New `ready` messages in multi-row INSERTs of a few fixed sizes; ids already stored are
+ * skipped. Returns the rows inserted.
+ */
 export async function insertMessages(
   x: Executor,
   rows: readonly { eventId: string; payload: string }[],
   now: number,
-): Promise<void> {
+): Promise<number> {
+  let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
-    const chunk = rows.slice(i, i + size);
-    await x.changes(
-      insert,
-      { ids: chunk.map((r) => r.eventId), payloads: chunk.map((r) => r.payload), now },
-      size,
-    );
+    const ids = new Array<string>(size);
+    const payloads = new Array<string>(size);
+    for (let k = 0; k < size; k++) {
+      const row = rows[i + k] as { eventId: string; payload: string };
+      ids[k] = row.eventId;
+      payloads[k] = row.payload;
+    }
+    inserted += await x.changes(insert, { ids, payloads, now }, size);
     i += size;
   }
+  return inserted;
 }
 
 /**

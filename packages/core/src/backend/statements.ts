@@ -154,12 +154,16 @@ export interface Statements {
   redrive(x: Executor, ids: readonly string[] | 'all', now: number): Promise<string[]>;
   /** The stored rows of `ids` (any state) for enqueue's duplicate and conflict check. */
   lookupForEnqueue(x: Executor, ids: readonly string[]): Promise<StoredForEnqueue[]>;
-  /** New messages, `ready` at `now`, attempts and generation 0, in the caller's transaction. */
+  /**
+   * New messages, `ready` at `now`, attempts and generation 0, in the caller's
+   * transaction. An id already stored (committed, or inserted earlier in this
+   * transaction) is skipped, not an error; returns how many rows were inserted.
+   */
   insertMessages(
     x: Executor,
     rows: readonly { eventId: string; payload: string }[],
     now: number,
-  ): Promise<void>;
+  ): Promise<number>;
   /**
    * Wakes sleeping workers of this store when the caller's transaction commits
    * (PostgreSQL `NOTIFY`, never delivered on rollback); nothing where workers poll.
