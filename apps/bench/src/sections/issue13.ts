@@ -122,7 +122,7 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
         bare.rate.median,
         'msg/s',
         ISSUE13.sqliteBatchVsBare,
-        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same; the rest is a cold process (JIT of a longer JS path, ~20-35 ms compiling the hot statements once) in a run this short; closing it: hand-written SQL in the statements module (no Kysely compile), fewer JS layers per message (README, "Targets of issue 13")`,
+        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same SQL (hand-written, one row per statement, no Kysely compile); the rest is a cold process: the JIT warm-up of core's longer JS path in a run this short (in a warm process core and bare cost the same); closing it: fewer JS layers and allocations per message on apply's path (README, "Targets of issue 13")`,
       ),
     );
   }
@@ -143,7 +143,7 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
       one.rate.median,
       'msg/s',
       ISSUE13.twoWorkersVsOne,
-      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. Closing it: one writer process running handlers concurrently (onceq worker --concurrency), or larger batches per transaction (fewer hand-offs)`,
+      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. One worker already spends 80-99 % of its time inside its write transactions, so a second can overlap little. Closing it: the handler run outside the lock on the payload the claim read (as settleOne does for one message), or one writer process running handlers concurrently (README, "Targets of issue 13")`,
       `, smallest share ${Math.round(two.minShare * 100)} %, ${two.errors.length} errors`,
     );
     const fair = two.minShare >= ISSUE13.minShare && two.errors.length === 0;
