@@ -202,6 +202,36 @@ for (const [backend, makePlace, available] of BACKENDS) {
       await recoverAndCheck(1);
     });
 
+    // One message per transaction: on PostgreSQL the claim of the next message runs while
+    // the current one is settled, so the crash may find E0002 claimed (leased, attempt
+    // spent) or not yet. Either way, after the leases each event is done exactly once.
+    for (const point of ['after-handler', 'after-commit'] as const) {
+      test(`work --batch 1 dies at ${point} of the first message, the next claim maybe in flight: after the leases, each event is done once`, async () => {
+        await enqueueThree();
+        expectCode(await onceq(['work', '--batch', '1', '--now', '1000'], point), FAULT_EXIT_CODE);
+        await place.afterCrash();
+        const crashed = await inspect(place);
+        const first = point === 'after-commit' ? 'E0001 done a1 g1' : 'E0001 leased a1 g1';
+        expect(crashed.messages[0]).toBe(first);
+        expect(['E0002 leased a1 g1', 'E0002 ready a0 g0']).toContain(crashed.messages[1] ?? '');
+        expect(crashed.messages[2]).toBe('E0003 ready a0 g0');
+        expect(crashed.effects).toEqual(point === 'after-commit' ? ['E0001'] : []);
+
+        await atStore(place, 1030, (store) => work(store, handlers.v1, { batch: 1 }));
+        const after = await inspect(place);
+        // Done once each; a message the crashed run had leased spent one more attempt.
+        expect(after.messages).toEqual(
+          crashed.messages.map((row) => {
+            const [id, state, a] = row.split(' ');
+            const attempts = Number(a?.slice(1)) + (state === 'done' ? 0 : 1);
+            return `${id} done a${attempts} g${attempts}`;
+          }),
+        );
+        expect(after.effects).toEqual(['E0001', 'E0002', 'E0003']);
+        expect(after.total).toBe(THREE.total);
+      });
+    }
+
     test('enqueue dies mid-transaction: nothing of the batch was written; the same batch enqueued again is accepted whole', async () => {
       expectCode(
         await onceq(['enqueue', '-', '--now', '1000'], 'mid-enqueue', THREE.jsonl),

@@ -8,6 +8,7 @@
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
  *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
  *   --anchors          also run plainjob, graphile-worker and pg-boss next to onceq
+ *   --anchor-keys LIST only those anchors settings (key prefixes, e.g. onceq/pg/w1/b1)
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */

@@ -35,6 +35,8 @@ export interface Options {
   batchSizes: number[];
   only: Set<Section>;
   pgUrl: string | null;
+  /** Anchors settings to run, by key or its leading parts (`onceq/pg/w1/b1`, `graphile/w1/c1`); null = all. */
+  anchorKeys: string[] | null;
 }
 
 function usage(message: string): never {
@@ -55,6 +57,9 @@ flags:
   --only <list>      sections: ${SECTIONS.join(', ')}. Default all but anchors
   --anchors          add the anchors section: plainjob, graphile-worker and pg-boss
                      (pinned dev dependencies of apps/bench) next to onceq, same run
+  --anchor-keys <l>  only these anchors settings (keys or their leading parts), e.g.
+                     onceq/pg/w1/b1,graphile/w1/c1 (the per-message pair); implies
+                     --anchors; add --only anchors to skip the other sections
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
   -h, --help         this text
@@ -85,7 +90,7 @@ export function options(): Options {
       usage(`--only takes ${SECTIONS.join(', ')}`);
     only.add(part as Section);
   }
-  if (values.anchors) only.add('anchors');
+  if (values.anchors || values['anchor-keys'] !== undefined) only.add('anchors');
   const batchSizes = (values.batches ?? (quick ? '1,100' : '1,10,50,100,200,500'))
     .split(',')
     .map((b) => int('batches', b, 1));
@@ -96,6 +101,7 @@ export function options(): Options {
     batchSizes,
     only,
     pgUrl: values.pg ?? process.env.DATABASE_URL ?? null,
+    anchorKeys: values['anchor-keys']?.split(',').filter((k) => k !== '') ?? null,
   };
 }
 
@@ -110,6 +116,7 @@ function parseFlags() {
       only: { type: 'string' },
       pg: { type: 'string' },
       anchors: { type: 'boolean', default: false },
+      'anchor-keys': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,

@@ -198,9 +198,14 @@ export async function runAnchors(options: {
   pgUrl: string | null;
   runs: number;
   quick: boolean;
+  /** Only the settings whose key is one of these or starts with one and a `/`; null = all. */
+  keys: readonly string[] | null;
   log: (line: string) => void;
 }): Promise<AnchorRow[]> {
-  const all = settings(options.scratch, options.pgUrl, options.quick);
+  const { keys } = options;
+  const all = settings(options.scratch, options.pgUrl, options.quick).filter(
+    (s) => keys === null || keys.some((k) => s.key === k || s.key.startsWith(`${k}/`)),
+  );
   const rates = new Map<string, number[]>(all.map((s) => [s.key, []]));
   const errors = new Map<string, string[]>(all.map((s) => [s.key, []]));
   const verified = new Map<string, boolean>(all.map((s) => [s.key, true]));

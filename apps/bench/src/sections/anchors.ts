@@ -8,7 +8,14 @@ export async function anchorsSection(ctx: SectionContext): Promise<void> {
   const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
   if (opts.only.has('anchors')) {
     log('anchors: onceq next to plainjob, graphile-worker and pg-boss …');
-    const rows = await runAnchors({ scratch, pgUrl, runs: opts.runs, quick: opts.quick, log });
+    const rows = await runAnchors({
+      scratch,
+      pgUrl,
+      runs: opts.runs,
+      quick: opts.quick,
+      keys: opts.anchorKeys,
+      log,
+    });
     results.anchors = { queues: ANCHORS, rows };
     out.push(
       section(

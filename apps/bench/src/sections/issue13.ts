@@ -224,7 +224,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
         ISSUE13.pgPerMessageVsGraphile,
-        "both make 2 round trips a message now (onceq: the claim with lazy recovery, then one fenced effect + ACK statement; graphile-worker: get-job, complete-job); onceq's statements do more on the server (recovery in the claim, an effect row and counter deltas with the ACK) and two thirds of its client CPU is Bun's socket write under pg (writeBuffered, one corked write a query: profile in VALIDATION.md); closing it: pipelining the next claim behind the ACK, lighter counter upkeep",
+        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query (VALIDATION.md, Per-message PostgreSQL)",
       ),
     );
   }

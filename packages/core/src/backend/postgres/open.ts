@@ -24,10 +24,12 @@ const MAX_TRANSACTION_ATTEMPTS = 5;
 
 /** int8 (count, sum of integer, BIGINT seconds) and numeric (sum of bigint) as JS numbers. */
 const NUMBER_OIDS = new Set([20, 1700]);
+const parseNumber = (value: string) => Number(value);
+/** The driver asks for a parser per column of every result: one shared function, no closure per call. */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     NUMBER_OIDS.has(oid) && format !== 'binary'
-      ? (value: string) => Number(value)
+      ? parseNumber
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 

@@ -131,6 +131,32 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
 );
 
 /**
+ * {@link ackWithEffects} for exactly one message, with scalar parameters: the same fenced
+ * UPDATE and an effect row only if it marked the row done, without the arrays (no
+ * array literals to build on the client, no `unnest` and join on the server). How
+ * `settleAlone` records one message's effect, the per-message hot path.
+ */
+const ackOneWithEffect = defineStatement<{ event_id: string }>(
+  'ack-one-with-effect',
+  ({ p }) => sql<{ event_id: string }>`
+    WITH acked AS (
+      UPDATE messages
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      WHERE event_id = ${p.value<string>('id')}
+        AND generation = ${p.value<number>('generation')}
+        AND state = ${stateLiteral('leased')}
+        AND lease_until > ${p.value<number>('now')}
+      RETURNING event_id
+    ), inserted AS (
+      INSERT INTO effects (event_id, category, amount_cents, created_at)
+      SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
+        ${p.value<number>('createdAt')}::bigint
+      FROM acked
+    )
+    SELECT event_id FROM acked`,
+);
+
+/**
  * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
  * rollback): enqueue and redrive wake sleeping workers of this schema at once.
  */
@@ -192,10 +218,14 @@ export const postgresStatements: Statements = {
       crashPoint('after-ack');
       return moved.length;
     }
-    const acked = await store.autocommit(
-      ackWithEffects,
-      ackValues([{ lease, effect: write.effect }], write.createdAt, now),
-    );
+    const acked = await store.autocommit(ackOneWithEffect, {
+      id: lease.eventId,
+      generation: lease.generation,
+      category: write.effect.category,
+      amount: write.effect.amountCents,
+      createdAt: write.createdAt,
+      now,
+    });
     crashPoint('after-effect-insert');
     crashPoint('after-ack');
     return acked.length;
