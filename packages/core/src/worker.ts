@@ -4,6 +4,7 @@ import { claimMany } from './protocol/claim.ts';
 import { runSyncHandler } from './protocol/handler-result.ts';
 import { settleOne } from './protocol/settle-one.ts';
 import type { ApplyOutcome, Handler, HandlerContext, Lease } from './types.ts';
+import { workPipelined } from './worker-pipeline.ts';
 
 /**
  * Messages per claim and per apply transaction when the caller does not say. 100 was
@@ -52,8 +53,12 @@ export async function work(
   handler: Handler,
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
-  const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
   const batch = options.batch ?? DEFAULT_BATCH;
+  // Batches on PostgreSQL: claim ahead and settle without a fence read (worker-pipeline.ts).
+  if (batch > 1 && store.statements.ackManyAlone !== undefined) {
+    return workPipelined(store, handler, { ...options, batch });
+  }
+  const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
   const max = options.max ?? Number.POSITIVE_INFINITY;
   let contendedAt = Number.NEGATIVE_INFINITY;
   let steppedAsideAt = Number.NEGATIVE_INFINITY;

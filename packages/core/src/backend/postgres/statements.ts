@@ -181,6 +181,14 @@ export const postgresStatements: Statements = {
     crashPoint('after-effect-insert');
     return acked.length;
   },
+  // One statement committing by itself: the fused ACK inserts an effect only for a row
+  // it marked done, so a lost lease writes nothing and the rest of the batch commits.
+  async ackManyAlone(store, succeeded, createdAt, now) {
+    const acked = await store.autocommit(ackWithEffects, ackValues(succeeded, createdAt, now));
+    crashPoint('after-effect-insert');
+    crashPoint('after-ack');
+    return acked.map((row) => row.event_id);
+  },
   // One statement committing by itself: the fused ACK inserts the effect only for the
   // row it marked done, so a lost lease writes nothing.
   async settleAlone(store, lease, write, now) {
