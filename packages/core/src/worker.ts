@@ -53,12 +53,12 @@ export async function work(
   handler: Handler,
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
-  const batch = options.batch ?? DEFAULT_BATCH;
   // Batches on PostgreSQL: claim ahead and settle without a fence read (worker-pipeline.ts).
-  if (batch > 1 && store.statements.ackManyAlone !== undefined) {
-    return workPipelined(store, handler, { ...options, batch });
+  if ((options.batch ?? DEFAULT_BATCH) > 1 && store.statements.ackManyAlone !== undefined) {
+    return workPipelined(store, handler, { ...options, batch: options.batch ?? DEFAULT_BATCH });
   }
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
+  const batch = options.batch ?? DEFAULT_BATCH;
   const max = options.max ?? Number.POSITIVE_INFINITY;
   let contendedAt = Number.NEGATIVE_INFINITY;
   let steppedAsideAt = Number.NEGATIVE_INFINITY;
