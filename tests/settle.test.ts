@@ -17,14 +17,19 @@ import {
   runHandler,
   settleMany,
   show,
+  work,
 } from '../packages/core/src/index.ts';
 import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/protocol/effect-rules.ts';
-import { handlerInput } from '../packages/core/src/protocol/handler-result.ts';
+import { handlerInput, runSyncHandler } from '../packages/core/src/protocol/handler-result.ts';
+import { settleClaimed } from '../packages/core/src/protocol/settle-batch.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
 import {
   type BackendFactory,
+  batch,
+  line,
   nEvents,
+  paid,
   postgresFactory,
   sqliteFactory,
 } from './support/factories.ts';
@@ -97,6 +102,61 @@ function settleSuite(factory: BackendFactory): void {
       expect(lost.map((l) => [l.eventId, l.code])).toEqual([['E0001', 'lease_lost']]);
       expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([['E0002', 'done']]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0002']);
+    });
+
+    test('settleClaimed (no fence read on PostgreSQL): a lease another claim took is lost with its reason and writes nothing; the others commit, a failure is recorded', async () => {
+      const { store, clock } = env();
+      await enqueue(
+        store,
+        batch(
+          line('E0001', paid('book', 100)),
+          line('E0002', paid('toy', 300)), // v1 knows no toy: permanent failure
+          line('E0003', paid('pen', 200)),
+        ),
+      );
+      const [stolen] = await claimMany(store, { limit: 1, leaseSeconds: 2 }); // E0001 until 1002
+      const rest = await claimMany(store, { limit: 2 }); // E0002, E0003 until 1030
+      if (stolen === undefined) throw new Error('nothing claimed');
+      clock.set(1002);
+      const thief = await claimMany(store, { limit: 1 }); // recovers E0001 at generation 2
+      expect(thief.map((l) => [l.eventId, l.generation])).toEqual([['E0001', 2]]);
+      const { outcomes, lost } = await settleClaimed(
+        store,
+        [stolen, ...rest].map((lease) => ({
+          lease,
+          result: runSyncHandler(handlers.v1, lease.payload, lease),
+        })),
+      );
+      expect(lost.map((l) => [l.eventId, l.code, l.message])).toEqual([
+        [
+          'E0001',
+          'lease_lost',
+          expect.stringContaining('the message is at generation 2, a newer claim owns it'),
+        ],
+      ]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0003', 'done'],
+        ['E0002', 'dead'],
+      ]);
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0003']);
+      expect((await show(store, 'E0001')).state).toBe('leased');
+    });
+
+    test('work in batches stops at max, handles failures, and writes each effect once', async () => {
+      const { store } = env();
+      await enqueue(store, nEvents(25).jsonl);
+      const throwing = (p: Parameters<typeof handlers.v1>[0], c: { eventId: string }) => {
+        if (c.eventId === 'E0004') throw new Error('boom');
+        return handlers.v1(p, c as never);
+      };
+      const first = await work(store, throwing, { batch: 10, max: 15 });
+      expect(first).toEqual({ claimed: 15, done: 14, retried: 1, dead: 0, lost: 0 });
+      const second = await work(store, handlers.v1, { batch: 10 });
+      expect(second).toEqual({ claimed: 10, done: 10, retried: 0, dead: 0, lost: 0 });
+      const effects = (await effectsOf(store)).map((e) => e.eventId);
+      expect(effects).toHaveLength(24);
+      expect(new Set(effects).size).toBe(24);
+      expect((await show(store, 'E0004')).state).toBe('ready');
     });
   });
 }

@@ -13,7 +13,8 @@
  * - `after-handler`: inside the apply transaction, the handler ran, nothing written yet.
  * - `after-effect-insert`: inside the apply transaction, the effect rows inserted, before
  *   the ACK. (PostgreSQL inserts the effects and ACKs in one statement: there this point
- *   and `after-ack` are the same instant, after that statement.)
+ *   and `after-ack` are the same instant, after that statement; the worker's batches and
+ *   single messages run it as a transaction of its own, so it has committed.)
  * - `after-ack`: inside the apply transaction, ACK and failure records written, before
  *   COMMIT.
  * - `after-commit`: the apply transaction committed, before the caller hears of it.

@@ -4,6 +4,7 @@ import { claimMany } from './protocol/claim.ts';
 import { runSyncHandler } from './protocol/handler-result.ts';
 import { settleOne } from './protocol/settle-one.ts';
 import type { ApplyOutcome, Handler, HandlerContext, Lease } from './types.ts';
+import { workPipelined } from './worker-pipeline.ts';
 
 /**
  * Messages per claim and per apply transaction when the caller does not say. 100 was
@@ -54,6 +55,10 @@ export async function work(
   handler: Handler,
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
+  // Batches on PostgreSQL: claim ahead and settle without a fence read (worker-pipeline.ts).
+  if ((options.batch ?? DEFAULT_BATCH) > 1 && store.statements.ackManyAlone !== undefined) {
+    return workPipelined(store, handler, { ...options, batch: options.batch ?? DEFAULT_BATCH });
+  }
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
   const batch = options.batch ?? DEFAULT_BATCH;
   const max = options.max ?? Number.POSITIVE_INFINITY;

@@ -130,6 +130,21 @@ export interface Statements {
    */
   settleAlone(store: Store, lease: LeaseRef, write: SettleWrite, now: number): Promise<number>;
   /**
+   * The effect rows (stamped `createdAt`) and the fenced ACK of many handler successes as
+   * a transaction of its own, with no read in front: each message fenced on its own
+   * (state `leased`, its generation, `lease_until > now`), an effect row only for a
+   * message it marked done. Returns the ids it marked done; the others' leases are lost
+   * and nothing of them was written. Fires `after-effect-insert` and `after-ack` once
+   * written. Only where one statement does it all (PostgreSQL); a backend without it
+   * records a batch with a fence read ({@link ackWithEffects} in a transaction).
+   */
+  ackManyAlone?(
+    store: Store,
+    succeeded: readonly Success[],
+    createdAt: number,
+    now: number,
+  ): Promise<string[]>;
+  /**
    * leased → `move.state` for one lease, fenced on its generation and `now`, writing
    * `move`'s availability and error. Returns the rows it changed (0 = the lease is lost).
    */
