@@ -15,8 +15,10 @@ import {
   LeaseLostError,
   PermanentFailure,
   runHandler,
+  type Store,
   settleMany,
   show,
+  Worker,
   work,
 } from '../packages/core/src/index.ts';
 import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/protocol/effect-rules.ts';
@@ -140,6 +142,29 @@ function settleSuite(factory: BackendFactory): void {
       ]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0003']);
       expect((await show(store, 'E0001')).state).toBe('leased');
+    });
+
+    test('the long-running Worker records a batch of successes with no fence read where the backend has a one-statement ACK (PostgreSQL), in a read-first transaction elsewhere', async () => {
+      const { store } = env();
+      const events = nEvents(6);
+      await enqueue(store, events.jsonl);
+      let fenceReads = 0;
+      const counted: Store = {
+        ...store,
+        statements: {
+          ...store.statements,
+          readFenced: (x, leases) => {
+            fenceReads++;
+            return store.statements.readFenced(x, leases);
+          },
+        },
+      };
+      const worker = new Worker(counted, handlers.v1, { drain: true, batch: 6, concurrency: 3 });
+      await worker.start();
+      const summary = await worker.finished();
+      expect([summary.claimed, summary.done, summary.lost]).toEqual([6, 6, 0]);
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(events.ids);
+      expect(fenceReads).toBe(store.statements.ackManyAlone === undefined ? 1 : 0);
     });
 
     test('work in batches stops at max, handles failures, and writes each effect once', async () => {

@@ -3,7 +3,8 @@ import type { LeaseLostError } from '../errors.ts';
 import { claimMany } from '../protocol/claim.ts';
 import { nextDue } from '../protocol/due.ts';
 import { releaseMany } from '../protocol/release.ts';
-import { type HandlerResult, runHandler, settleMany } from '../protocol/settle.ts';
+import { type HandlerResult, runHandler } from '../protocol/settle.ts';
+import { settleClaimed } from '../protocol/settle-batch.ts';
 import type { ApplyOutcome, AsyncHandler, Lease } from '../types.ts';
 import { DEFAULT_BATCH } from '../worker.ts';
 import { startHeartbeat } from './heartbeat.ts';
@@ -75,7 +76,8 @@ interface Item {
  * timeout })`, River's heartbeats): claims a batch, runs up to `concurrency` handlers at
  * once **outside** any transaction, keeps the batch's leases alive with heartbeats, then
  * records every result with a fenced ACK at the generation it ran under
- * ({@link settleMany}), and looks again. Idle, it sleeps adaptively until new work is
+ * ({@link settleClaimed}: on PostgreSQL the successes are one fenced effect + ACK
+ * statement, no read in front), and looks again. Idle, it sleeps adaptively until new work is
  * due, a NOTIFY arrives (PostgreSQL) or it is stopped.
  *
  * Shutdown has two stages. {@link stop}: claim nothing more, let running handlers finish
@@ -381,8 +383,11 @@ export class Worker {
       markLost(lost);
     }
     // Lost items are settled too: the fence refuses their late ACK (counted once above).
+    // Every handler ran on the payload our claim read, so the successes can be one fenced
+    // effect + ACK statement with no read in front where the backend has one
+    // (settleClaimed: PostgreSQL); SQLite settles in one transaction as before.
     const ran = items.filter((i) => i.result !== undefined);
-    const { outcomes, lost } = await settleMany(
+    const { outcomes, lost } = await settleClaimed(
       this.#store,
       ran.map((i) => ({ lease: i.lease, result: i.result as HandlerResult })),
     );
