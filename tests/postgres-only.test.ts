@@ -32,6 +32,7 @@ import {
   postgresFactory,
   T0,
   testClock,
+  withFreshStore,
 } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -50,17 +51,11 @@ function pgUrl(): string {
 }
 
 /** Opens a fresh schema on a model clock at T0, runs `body`, drops the schema. */
-async function withFreshStore(
+function withFreshSchema(
   body: (opened: OpenedStore, clock: ReturnType<typeof testClock>) => Promise<void>,
 ): Promise<void> {
   pgUrl();
-  const clock = testClock(T0);
-  const opened = await postgresFactory.open(clock);
-  try {
-    await body(opened, clock);
-  } finally {
-    await opened.cleanup();
-  }
+  return withFreshStore(postgresFactory, body);
 }
 
 /** A fresh schema name for tests that open stores themselves. */
@@ -138,7 +133,7 @@ function withPassword(url: string, password: string, database?: string): string 
 
 describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () => {
   test('two worker processes share 200 events: every effect exactly once, both did work', async () => {
-    await withFreshStore(async ({ store, schema }) => {
+    await withFreshSchema(async ({ store, schema }) => {
       const n = 200;
       const { jsonl, total } = nEvents(n);
       expect(await enqueue(store, jsonl)).toEqual({ accepted: n, duplicates: 0 });
@@ -172,7 +167,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
   });
 
   test('a held claim keeps its row locked: a second claim skips it and gets the next event at once', async () => {
-    await withFreshStore(async ({ store: holder, target, schema }) => {
+    await withFreshSchema(async ({ store: holder, target, schema }) => {
       await enqueue(holder, DEMO_BATCH);
       const other = await openStore(target, { schema, clock: holder.clock });
       try {
@@ -214,7 +209,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
   });
 
   test('a held claim whose release throws is rolled back: the row is ready again', async () => {
-    await withFreshStore(async ({ store }) => {
+    await withFreshSchema(async ({ store }) => {
       await enqueue(store, DEMO_BATCH);
       const attempt = holdClaim(store, {}, async () => {
         throw new Error('operator pressed Ctrl-C');
@@ -226,7 +221,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
   });
 
   test('a worker killed after its claim committed: the lease expires, another worker completes it once', async () => {
-    await withFreshStore(async ({ store, schema }, clock) => {
+    await withFreshSchema(async ({ store, schema }, clock) => {
       await enqueue(store, DEMO_BATCH);
       const victim = new Child([pgUrl(), schema as string, 'claim-and-hang', String(T0)]);
       const lease = await victim.next<Lease>();
@@ -304,7 +299,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
   });
 
   test('two clients enqueue the same batch at once: one accepts it, the other counts duplicates', async () => {
-    await withFreshStore(async ({ store, target, schema }) => {
+    await withFreshSchema(async ({ store, target, schema }) => {
       const other = await openStore(target, { schema, clock: store.clock });
       try {
         const { jsonl } = nEvents(50);
@@ -322,7 +317,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
   });
 
   test('the demo story totals are JS numbers on PostgreSQL (no bigint or numeric strings)', async () => {
-    await withFreshStore(async ({ store }) => {
+    await withFreshSchema(async ({ store }) => {
       await enqueue(store, DEMO_BATCH);
       await work(store, handlers.v1);
       const report = await status(store);

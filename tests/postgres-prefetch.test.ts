@@ -12,7 +12,14 @@ import { describe, expect, test } from 'bun:test';
 import type { Statement } from '../packages/core/src/backend/prepared.ts';
 import { enqueue, type Store, work } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
-import { nEvents, type OpenedStore, postgresFactory, T0, testClock } from './support/factories.ts';
+import {
+  nEvents,
+  type OpenedStore,
+  postgresFactory,
+  T0,
+  type testClock,
+  withFreshStore,
+} from './support/factories.ts';
 
 const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
 const SKIP = !process.env.DATABASE_URL && !REQUIRED;
@@ -21,16 +28,10 @@ const suite = SKIP ? describe.skip : describe;
 
 const CLAIM = 'claim-with-recovery';
 
-async function withStore(
+function withStore(
   body: (opened: OpenedStore, clock: ReturnType<typeof testClock>) => Promise<void>,
 ): Promise<void> {
-  const clock = testClock(T0);
-  const opened = await postgresFactory.open(clock);
-  try {
-    await body(opened, clock);
-  } finally {
-    await opened.cleanup();
-  }
+  return withFreshStore(postgresFactory, body);
 }
 
 /**

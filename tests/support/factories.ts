@@ -252,3 +252,20 @@ export function nEvents(n: number): { jsonl: string; ids: string[]; total: numbe
   }
   return { jsonl: batch(...lines), ids, total };
 }
+
+/**
+ * Opens a fresh store of `factory` on a model clock at {@link T0}, runs `body`, and
+ * cleans the store up (a PostgreSQL schema is dropped) whatever `body` did.
+ */
+export async function withFreshStore(
+  factory: BackendFactory,
+  body: (opened: OpenedStore, clock: TestClock) => Promise<void>,
+): Promise<void> {
+  const clock = testClock(T0);
+  const opened = await factory.open(clock);
+  try {
+    await body(opened, clock);
+  } finally {
+    await opened.cleanup();
+  }
+}
