@@ -3,7 +3,7 @@
  * via --now), the manual recovery after toy support, and one case per exit code (§7).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliResult, type CliSandbox, cliSandbox, DEMO_JSONL, json } from './support/cli.ts';
 
