@@ -3,7 +3,7 @@ import { claimMany } from './protocol/claim.ts';
 import { runSyncHandler } from './protocol/handler-result.ts';
 import type { Settlement } from './protocol/settle.ts';
 import { settleClaimed } from './protocol/settle-batch.ts';
-import type { ApplyOutcome, Handler, Lease } from './types.ts';
+import type { ApplyOutcome, Handler, HandlerContext, Lease } from './types.ts';
 import type { WorkOptions, WorkSummary } from './worker.ts';
 
 /**
@@ -34,13 +34,9 @@ export async function workPipelined(
 ): Promise<WorkSummary> {
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
   const max = options.max ?? Number.POSITIVE_INFINITY;
+  const claim = claimer(store, options);
   const claimUpTo = (limit: number): Promise<Lease[]> =>
-    limit <= 0
-      ? Promise.resolve([])
-      : claimMany(store, {
-          limit,
-          ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
-        });
+    limit <= 0 ? Promise.resolve([]) : claim(limit);
   let next = quiet(claimUpTo(Math.min(options.batch, max)));
   let settling: Promise<void> = Promise.resolve();
   try {
@@ -53,18 +49,14 @@ export async function workPipelined(
       const settlements = leases.map(
         (lease): Settlement => ({
           lease,
-          result: runSyncHandler(handler, lease.payload, {
-            eventId: lease.eventId,
-            generation: lease.generation,
-            attempt: lease.attempt,
-          }),
+          result: runSyncHandler(handler, lease.payload, handlerContext(lease)),
         }),
       );
       await settling;
       settling = quiet(
         settleClaimed(store, settlements).then(({ outcomes, lost }) => {
           summary.lost += lost.length;
-          for (const outcome of outcomes) count(summary, outcome);
+          for (const outcome of outcomes) countOutcome(summary, outcome);
           options.onProgress?.(summary);
         }),
       );
@@ -86,7 +78,25 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-function count(summary: WorkSummary, outcome: ApplyOutcome): void {
+/** Claims up to `limit` messages with the loop's lease length: both loops of {@link work}. */
+export function claimer(
+  store: Store,
+  options: Pick<WorkOptions, 'leaseSeconds'>,
+): (limit: number) => Promise<Lease[]> {
+  return (limit) =>
+    claimMany(store, {
+      limit,
+      ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
+    });
+}
+
+/** What a handler is told about the message it runs on. */
+export function handlerContext(lease: Lease): HandlerContext {
+  return { eventId: lease.eventId, generation: lease.generation, attempt: lease.attempt };
+}
+
+/** Adds one recorded outcome to a loop's summary. */
+export function countOutcome(summary: WorkSummary, outcome: ApplyOutcome): void {
   if (outcome.outcome === 'done') summary.done++;
   else if (outcome.outcome === 'retry') summary.retried++;
   else summary.dead++;

@@ -1,10 +1,9 @@
 import type { Store } from './backend/backend.ts';
 import { applyMany } from './protocol/apply.ts';
-import { claimMany } from './protocol/claim.ts';
 import { runSyncHandler } from './protocol/handler-result.ts';
 import { settleOne } from './protocol/settle-one.ts';
-import type { ApplyOutcome, Handler, HandlerContext, Lease } from './types.ts';
-import { workPipelined } from './worker-pipeline.ts';
+import type { Handler, Lease } from './types.ts';
+import { claimer, countOutcome, handlerContext, workPipelined } from './worker-pipeline.ts';
 
 /**
  * Messages per claim and per apply transaction when the caller does not say. 100 was
@@ -64,11 +63,7 @@ export async function work(
   const max = options.max ?? Number.POSITIVE_INFINITY;
   let contendedAt = Number.NEGATIVE_INFINITY;
   let steppedAsideAt = Number.NEGATIVE_INFINITY;
-  const claimUpTo = (limit: number) =>
-    claimMany(store, {
-      limit,
-      ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
-    });
+  const claimUpTo = claimer(store, options);
   // At batch 1 on a backend with concurrent claimers, the next claim runs while this
   // message is settled (see prefetchesClaims): null when there is none in flight.
   const prefetch = prefetchesClaims(store, batch);
@@ -86,11 +81,11 @@ export async function work(
     const { outcomes, lost } = await settleOrAbandon(
       next,
       leases.length === 1 && only !== undefined
-        ? settleOne(store, only, runSyncHandler(handler, only.payload, contextOf(only)))
+        ? settleOne(store, only, runSyncHandler(handler, only.payload, handlerContext(only)))
         : applyMany(store, leases, handler),
     );
     summary.lost += lost.length;
-    for (const outcome of outcomes) count(summary, outcome);
+    for (const outcome of outcomes) countOutcome(summary, outcome);
     options.onProgress?.(summary);
     // Another process wants the SQLite write lock: step aside briefly so it gets a turn
     // instead of being starved by our back-to-back transactions. After a batch in which
@@ -141,14 +136,4 @@ async function settleOrAbandon<T>(next: Promise<unknown> | null, settle: Promise
     next?.catch(() => {});
     throw error;
   }
-}
-
-function contextOf(lease: Lease): HandlerContext {
-  return { eventId: lease.eventId, generation: lease.generation, attempt: lease.attempt };
-}
-
-function count(summary: WorkSummary, outcome: ApplyOutcome): void {
-  if (outcome.outcome === 'done') summary.done++;
-  else if (outcome.outcome === 'retry') summary.retried++;
-  else summary.dead++;
 }
