@@ -1,11 +1,11 @@
 import type { Store } from '../backend/backend.ts';
 import type { Success } from '../backend/statements.ts';
-import { LeaseLostError } from '../errors.ts';
+import type { LeaseLostError } from '../errors.ts';
 import { crashPoint } from '../faults.ts';
-import { fenceViolation } from '../machine.ts';
 import type { ApplyOutcome, LeaseRef } from '../types.ts';
 import type { ApplyManyResult } from './apply.ts';
 import { type Settlement, settleMany } from './settle.ts';
+import { explainLost } from './settle-one.ts';
 
 /**
  * Records a batch of handler results computed on the payloads of this process's own
@@ -65,22 +65,4 @@ export async function settleClaimed(
     lost.push(...recorded.lost);
   }
   return { outcomes, lost };
-}
-
-/** Why the fenced write matched none of `leases`, read after the fact. */
-async function explainLost(
-  store: Store,
-  leases: readonly LeaseRef[],
-  now: number,
-): Promise<LeaseLostError[]> {
-  const rows = await store.transact((x) => store.statements.readFenced(x, leases));
-  const byId = new Map(rows.map((row) => [row.event_id, row]));
-  return leases.map((lease) => {
-    const why = fenceViolation(byId.get(lease.eventId), lease, now);
-    return new LeaseLostError(
-      lease.eventId,
-      lease.generation,
-      why ?? 'the fenced write matched no row',
-    );
-  });
 }

@@ -76,17 +76,28 @@ async function settleAloneAt(
   }
   const write = writeAt(now);
   if ((await store.statements.settleAlone(store, lease, write, now)) !== 1) {
-    return { outcomes: [], lost: [await explain(store, lease, now)] };
+    return { outcomes: [], lost: await explainLost(store, [lease], now) };
   }
   crashPoint('after-commit');
   return { outcomes: [outcomeOf(lease, result, write)], lost: [] };
 }
 
-/** Why the fenced write matched no row, read after the fact (the rare path). */
-async function explain(store: Store, lease: LeaseRef, now: number): Promise<LeaseLostError> {
-  const [row] = await store.transact((x) => store.statements.readFenced(x, [lease]));
-  const why = fenceViolation(row, lease, now) ?? 'the fenced write matched no row';
-  return new LeaseLostError(lease.eventId, lease.generation, why);
+/** Why the fenced write matched none of `leases`, read after the fact (the rare path). */
+export async function explainLost(
+  store: Store,
+  leases: readonly LeaseRef[],
+  now: number,
+): Promise<LeaseLostError[]> {
+  const rows = await store.transact((x) => store.statements.readFenced(x, leases));
+  const byId = new Map(rows.map((row) => [row.event_id, row]));
+  return leases.map((lease) => {
+    const why = fenceViolation(byId.get(lease.eventId), lease, now);
+    return new LeaseLostError(
+      lease.eventId,
+      lease.generation,
+      why ?? 'the fenced write matched no row',
+    );
+  });
 }
 
 function outcomeOf(lease: LeaseRef, result: HandlerResult, write: SettleWrite): ApplyOutcome {
