@@ -10,8 +10,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const T = 'packages/core/src/backend/shared-statements.ts';
-const P = 'packages/core/src/backend/postgres/statements.ts';
+const T = 'packages/core/src/driver/shared-statements.ts';
+const P = 'packages/core/src/driver/postgres/statements.ts';
 /** The WHERE of the fail statement (`settle-failure`), from the end of its SET. */
 const FAIL_WHERE = [
   "      last_error_detail: p.value<string>('detail'),",
@@ -22,7 +22,7 @@ const FAIL_WHERE = [
   "    .where('state', '=', stateLiteral('leased'))",
   "    .where('lease_until', '>', p.value<number>('now'));",
 ].join('\n');
-const A = 'packages/core/src/protocol/apply.ts';
+const A = 'packages/core/src/queue/apply.ts';
 
 /** [what, file, text deleted or replaced, replacement] */
 const MUTATIONS: readonly [string, string, string, string][] = [

@@ -18,12 +18,12 @@ MUTATION_SCOPES=(json canonical batch transitions apply queue)
 # worker's peek, redrive --dry-run with a module) are left out of every scope, and so is
 # hold.ts (the two-terminal lab's claim; only the PostgreSQL and CLI process tests run it).
 declare -A MUTATE=(
-  [json]='packages/core/src/json/*.ts !packages/core/src/json/{canonical,value}.ts'
-  [canonical]='packages/core/src/json/{canonical,value}.ts'
-  [batch]='packages/core/src/batch/*.ts'
-  [transitions]='packages/core/src/machine.ts packages/core/src/backend/shared-statements.ts packages/core/src/backend/sqlite/statements.ts'
-  [apply]='packages/core/src/protocol/{apply,settle,settle-one,handler-result,effect-rules,fail}.ts'
-  [queue]='packages/core/src/protocol/*.ts !packages/core/src/protocol/{apply,settle,settle-one,handler-result,effect-rules,fail,ages,due,inspect,list,preview,snapshot,hold}.ts'
+  [json]='packages/core/src/input/parse-json.ts !packages/core/src/input/{canonical,json-value}.ts'
+  [canonical]='packages/core/src/input/{canonical,json-value}.ts'
+  [batch]='packages/core/src/input/batch.ts'
+  [transitions]='packages/core/src/machine.ts packages/core/src/driver/shared-statements.ts packages/core/src/driver/sqlite/statements.ts'
+  [apply]='packages/core/src/queue/{apply,settle,settle-one,handler-result,effect-rules,fail}.ts'
+  [queue]='packages/core/src/queue/*.ts !packages/core/src/queue/{apply,settle,settle-one,handler-result,effect-rules,fail,ages,due,inspect,list,preview,snapshot,hold}.ts'
 )
 
 # Mutators left out (comma-separated). StringLiteral in the protocol and transitions: there

@@ -6,8 +6,8 @@
  * and a long key are named.
  */
 import { describe, expect, test } from 'bun:test';
-import { MAX_BATCH_LINES, parseBatch } from '../packages/core/src/batch/parse-batch.ts';
 import { type BatchIssue, BatchRejectedError } from '../packages/core/src/errors.ts';
+import { MAX_BATCH_LINES, parseBatch } from '../packages/core/src/input/batch.ts';
 
 const encoder = new TextEncoder();
 

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
+import { type BatchIssue, BatchRejectedError } from '../packages/core/src/errors.ts';
 import {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   parseBatch,
-} from '../packages/core/src/batch/parse-batch.ts';
-import { type BatchIssue, BatchRejectedError } from '../packages/core/src/errors.ts';
+} from '../packages/core/src/input/batch.ts';
 
 const encoder = new TextEncoder();
 

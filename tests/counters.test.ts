@@ -21,7 +21,7 @@ import {
   status,
   work,
 } from '../packages/core/src/index.ts';
-import { findCounterDrift } from '../packages/core/src/streams/counters.ts';
+import { findCounterDrift } from '../packages/core/src/maintenance/counters.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
 import {

@@ -1,6 +1,6 @@
 /**
  * A real `onceq work` / `enqueue` / `redrive` process (the real CLI, `bun
- * apps/cli/src/bin.ts`) dies at each named crash point of packages/core/src/faults.ts
+ * apps/cli/src/bin.ts`) dies at each named crash point of packages/core/src/testing/crash-points.ts
  * (`ONCEQ_FAULT=<point>`, exit 86, no cleanup). Then the store is checked as the crash
  * left it, and again after recovery by a later run on the model clock (`--now`): exactly
  * one effect per done event, attempts counted as the protocol says (every claim spends

@@ -1,7 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { canonicalize, runHandler } from '../packages/core/src/index.ts';
-import { parseJson } from '../packages/core/src/json/parse.ts';
-import { JsonFloat, type JsonObject, type JsonValue } from '../packages/core/src/json/value.ts';
+import {
+  JsonFloat,
+  type JsonObject,
+  type JsonValue,
+} from '../packages/core/src/input/json-value.ts';
+import { parseJson } from '../packages/core/src/input/parse-json.ts';
 import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 import {
   DEFAULT_HANDLER,

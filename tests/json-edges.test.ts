@@ -12,9 +12,9 @@ import {
   canonicalize,
   canonicalJson,
   compareCodePoints,
-} from '../packages/core/src/json/canonical.ts';
-import { JsonParseError, parseJson } from '../packages/core/src/json/parse.ts';
-import { canonicalFloat, isJsonObject, JsonFloat } from '../packages/core/src/json/value.ts';
+} from '../packages/core/src/input/canonical.ts';
+import { canonicalFloat, isJsonObject, JsonFloat } from '../packages/core/src/input/json-value.ts';
+import { JsonParseError, parseJson } from '../packages/core/src/input/parse-json.ts';
 
 /** The JsonParseError for `text`, failing the test if it parses. */
 function rejection(text: string): { reason: string; column: number } {

@@ -5,9 +5,13 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { canonicalize, canonicalJson } from '../packages/core/src/json/canonical.ts';
-import { JsonParseError, parseJson } from '../packages/core/src/json/parse.ts';
-import { JsonFloat, type JsonObject, type JsonValue } from '../packages/core/src/json/value.ts';
+import { canonicalize, canonicalJson } from '../packages/core/src/input/canonical.ts';
+import {
+  JsonFloat,
+  type JsonObject,
+  type JsonValue,
+} from '../packages/core/src/input/json-value.ts';
+import { JsonParseError, parseJson } from '../packages/core/src/input/parse-json.ts';
 
 /**
  * Runs per property: 300 (1000 for the random-text comparison with JSON.parse).

@@ -3,9 +3,9 @@ import {
   canonicalize,
   canonicalJson,
   compareCodePoints,
-} from '../packages/core/src/json/canonical.ts';
-import { JsonParseError, parseJson } from '../packages/core/src/json/parse.ts';
-import { JsonFloat, type JsonObject } from '../packages/core/src/json/value.ts';
+} from '../packages/core/src/input/canonical.ts';
+import { JsonFloat, type JsonObject } from '../packages/core/src/input/json-value.ts';
+import { JsonParseError, parseJson } from '../packages/core/src/input/parse-json.ts';
 
 /** The JsonParseError reason for `text`, failing the test if it parses. */
 function reasonOf(text: string, options?: { maxDepth?: number }): string {

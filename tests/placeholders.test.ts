@@ -7,7 +7,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { numberPlaceholders, type Source } from '../packages/core/src/backend/placeholders.ts';
+import { numberPlaceholders, type Source } from '../packages/core/src/driver/placeholders.ts';
 import { enqueue, openStore } from '../packages/core/src/index.ts';
 
 const now: Source = { slot: 'now', index: null };

@@ -11,7 +11,7 @@
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SQL } from 'bun';
-import { redactUrl } from '../packages/core/src/backend/postgres/url.ts';
+import { redactUrl } from '../packages/core/src/driver/postgres/url.ts';
 import {
   claim,
   enqueue,
@@ -23,7 +23,7 @@ import {
   status,
   work,
 } from '../packages/core/src/index.ts';
-import { holdClaim } from '../packages/core/src/protocol/hold.ts';
+import { holdClaim } from '../packages/core/src/queue/hold.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import {
   DEMO_BATCH,

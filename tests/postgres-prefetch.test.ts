@@ -9,7 +9,7 @@
  * it the file is skipped, visibly; with `ONCEQ_REQUIRE_POSTGRES=1` it fails instead.
  */
 import { describe, expect, test } from 'bun:test';
-import type { Statement } from '../packages/core/src/backend/prepared.ts';
+import type { Statement } from '../packages/core/src/driver/prepared.ts';
 import { enqueue, type Store, work } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import {

@@ -96,7 +96,7 @@ describe('allowlist', () => {
     for (const path of [
       'tsconfig.base.json',
       'apps/cli/src/bin.ts',
-      'packages/core/src/backend/sqlite/dialect.ts',
+      'packages/core/src/driver/sqlite/dialect.ts',
       'tests/preload.ts',
       'tests/fixtures/batch.jsonl',
       'scripts/publication/check.ts',

@@ -21,9 +21,9 @@ import {
   Worker,
   work,
 } from '../packages/core/src/index.ts';
-import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/protocol/effect-rules.ts';
-import { handlerInput, runSyncHandler } from '../packages/core/src/protocol/handler-result.ts';
-import { settleClaimed } from '../packages/core/src/protocol/settle-batch.ts';
+import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/queue/effect-rules.ts';
+import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler-result.ts';
+import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
 import {

@@ -10,8 +10,8 @@
  * VALIDATION.md records, for each predicate, the test that fails when it is deleted.
  */
 import { describe, expect, test } from 'bun:test';
-import { defineStatement, type Executor } from '../../packages/core/src/backend/prepared.ts';
-import { SqliteExecutor, type SqlText } from '../../packages/core/src/backend/sqlite/executor.ts';
+import { defineStatement, type Executor } from '../../packages/core/src/driver/prepared.ts';
+import { SqliteExecutor, type SqlText } from '../../packages/core/src/driver/sqlite/executor.ts';
 import {
   apply,
   enqueue,
@@ -20,7 +20,7 @@ import {
   OnceqError,
   type Store,
 } from '../../packages/core/src/index.ts';
-import { recordFailure } from '../../packages/core/src/protocol/fail.ts';
+import { recordFailure } from '../../packages/core/src/queue/fail.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';

@@ -13,8 +13,8 @@ import {
   settleMany,
   work,
 } from '../../packages/core/src/index.ts';
-import type { HandlerResult } from '../../packages/core/src/protocol/handler-result.ts';
-import { type ClaimedLease, settleOne } from '../../packages/core/src/protocol/settle-one.ts';
+import type { HandlerResult } from '../../packages/core/src/queue/handler-result.ts';
+import { type ClaimedLease, settleOne } from '../../packages/core/src/queue/settle-one.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, snapshot, type TestEnv } from './harness.ts';

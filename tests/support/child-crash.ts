@@ -1,6 +1,6 @@
 /**
  * The crash child (docs/protocol.md §6): claims the next message and runs the **real** `apply` on it
- * with the crash point `after-effect-insert` armed (packages/core/src/faults.ts): the
+ * with the crash point `after-effect-insert` armed (packages/core/src/testing/crash-points.ts): the
  * process exits with code 86 inside the apply transaction, after the effect INSERT and
  * before the ACK and COMMIT: no finally, no rollback, no close. No second copy of the
  * protocol: the fence, the handler call and the INSERT are apply's own.

@@ -1,6 +1,6 @@
-import type { OpenStoreOptions, Store } from './backend/backend.ts';
-import { openSqliteStore } from './backend/sqlite/open.ts';
-import { adoptIdPolicy } from './streams/meta.ts';
+import type { OpenStoreOptions, Store } from './driver/backend.ts';
+import { openSqliteStore } from './driver/sqlite/open.ts';
+import { adoptIdPolicy } from './maintenance/meta.ts';
 import { isPostgresUrl } from './target.ts';
 
 export { isPostgresUrl } from './target.ts';
@@ -17,7 +17,7 @@ export { isPostgresUrl } from './target.ts';
 export async function openStore(target: string, options: OpenStoreOptions = {}): Promise<Store> {
   let store: Store;
   if (isPostgresUrl(target)) {
-    const { openPostgresStore } = await import('./backend/postgres/open.ts');
+    const { openPostgresStore } = await import('./driver/postgres/open.ts');
     store = await openPostgresStore(target, options);
   } else {
     store = await openSqliteStore(target, options);

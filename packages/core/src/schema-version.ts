@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
-import { connectFailure } from './backend/postgres/errors.ts';
-import { assertSchemaName, DEFAULT_SCHEMA } from './backend/postgres/schema-name.ts';
+import { connectFailure } from './driver/postgres/errors.ts';
+import { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 import { versionOf } from './migrations/index.ts';
 import { isPostgresUrl } from './target.ts';
 

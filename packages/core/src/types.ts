@@ -1,4 +1,4 @@
-import type { JsonObject } from './json/value.ts';
+import type { JsonObject } from './input/json-value.ts';
 import type { FailureKind, MessageState } from './states.ts';
 
 /** Protocol knobs. Defaults come from docs/protocol.md §5. */

@@ -1,4 +1,4 @@
-import type { BackendKind } from '../backend/backend.ts';
+import type { BackendKind } from '../driver/backend.ts';
 
 /**
  * The initial schema (docs/protocol.md §4). The CHECKs pin the states, non-negative counters, the

@@ -1,4 +1,4 @@
-import type { BackendKind } from '../backend/backend.ts';
+import type { BackendKind } from '../driver/backend.ts';
 
 /**
  * SQLite: `messages_lease` holds only the leased rows, `(lease_until) WHERE state =

@@ -1,4 +1,4 @@
-import type { BackendKind } from '../backend/backend.ts';
+import type { BackendKind } from '../driver/backend.ts';
 
 /**
  * Real event streams (ids beyond E0000–E9999, retention that keeps dedup):

@@ -1,4 +1,4 @@
-import type { BackendKind } from '../backend/backend.ts';
+import type { BackendKind } from '../driver/backend.ts';
 
 /**
  * Maintained counters, so `status` on a store of 1,000,000 messages reads a few rows

@@ -1,6 +1,6 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { Kysely, PostgresDialect } from 'kysely';
-import { BunSqliteDialect } from '../backend/sqlite/dialect.ts';
+import { BunSqliteDialect } from '../driver/sqlite/dialect.ts';
 import { isPostgresUrl } from '../open.ts';
 import { migrateTo } from './index.ts';
 

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
-import type { BackendKind } from '../backend/backend.ts';
+import type { BackendKind } from '../driver/backend.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { initialSchema } from './0001_initial.ts';
 import { leaseIndexPartial } from './0002_lease_index_partial.ts';

@@ -1,0 +1,91 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { IdPolicy } from '../maintenance/id-policy.ts';
+import type { Database } from '../schema.ts';
+import type { ProtocolOptions } from '../types.ts';
+import type { Executor, SlotValues, Statement } from './prepared.ts';
+import type { Statements } from './statements.ts';
+
+export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
+/**
+ * Facts of a backend's SQL that statement builders read (the protocol reads none: what
+ * differs in the protocol's SQL lives in each backend's statements module).
+ */
+export interface BackendCapabilities {
+  /**
+   * Claim locks the picked rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL: concurrent
+   * claimers skip each other's rows). When false the backend serializes writers
+   * instead (SQLite: `BEGIN IMMEDIATE` takes the one write lock before the first read).
+   */
+  skipLocked: boolean;
+  /** Largest number of bound parameters one statement may carry. */
+  maxParameters: number;
+}
+
+/** An open onceq store: the database, its clock and protocol settings. */
+export interface Store {
+  readonly kind: BackendKind;
+  readonly db: Kysely<Database>;
+  readonly capabilities: BackendCapabilities;
+  /**
+   * Every read and write of the protocol, as this backend runs it (the one seam between
+   * the protocol and the SQL; see backend/statements.ts).
+   */
+  readonly statements: Statements;
+  readonly clock: Clock;
+  readonly protocol: ProtocolOptions;
+  /** Where the store lives, safe to print: a file path, or a URL without its password. */
+  readonly location: string;
+  /**
+   * Runs `fn` in one write transaction (SQLite: `BEGIN IMMEDIATE`). Commits when `fn`
+   * resolves, rolls back when it throws; the error is rethrown.
+   */
+  writeTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one write transaction with an {@link Executor} for prepared statements:
+   * the protocol's hot path (claim, apply, fail). Same commit/rollback rules as
+   * {@link writeTransaction}.
+   */
+  transact<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Runs one prepared statement as a transaction of its own (no BEGIN/COMMIT round
+   * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.
+   */
+  autocommit<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
+  /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
+  busyRetries(): number;
+  /**
+   * Backends with notifications (PostgreSQL): opens a dedicated connection that LISTENs
+   * for enqueue and redrive commits in this store and calls `onWake` for each; `onError`
+   * gets a lost connection (the caller falls back to polling). Resolves to a function
+   * that closes the connection. Absent where the backend has none (SQLite polls).
+   */
+  listen?(onWake: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  clock?: Clock;
+  protocol?: Partial<ProtocolOptions>;
+  /** SQLite only: `FULL` (default, every commit durable) or `NORMAL`. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** SQLite only: how long a busy database is retried, in ms. Default 10000. */
+  busyTimeoutMs?: number;
+  /** Called with every SQL statement the store runs (for query-plan tests and debugging). */
+  onQuery?: (sql: string, parameters: readonly unknown[]) => void;
+  /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
+  schema?: string;
+  /**
+   * The event id policy to create the store with (`openStore` only). Default: none, the
+   * store keeps its recorded policy (`lesson` for a new store).
+   */
+  idPolicy?: IdPolicy;
+  /**
+   * SQLite only: open an existing file read-only (no file is created, no pragma is
+   * written), so reads work on read-only media and full disks. When the file's schema is
+   * behind this build, the store is opened read-write once to migrate it. Default false.
+   */
+  readOnly?: boolean;
+}

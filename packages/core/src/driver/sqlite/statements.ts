@@ -1,0 +1,200 @@
+/**
+ * SQLite's implementation of {@link Statements}. A statement here costs no round trip
+ * (the database is in the process), so the protocol keeps its plain statements: the
+ * claim is the recovery UPDATE then the claim UPDATE, the ACK is the effect INSERT then
+ * the fenced UPDATE, each in the caller's `BEGIN IMMEDIATE` transaction, which already
+ * holds the one write lock (no row locks needed, no `SKIP LOCKED` to have).
+ *
+ * The hot statements (recovery, claim, fence read, effect insert, ACK, failure) are
+ * hand-written SQL run synchronously on the connection's cached prepared statements
+ * ({@link SqliteExecutor}): no Kysely build or compile at first use, no slot binding.
+ * The fence read, the effect INSERT and the ACK go **one row per execution** of one
+ * prepared statement, like the bare baseline of `bun run bench`: a 100-row
+ * `UPDATE … WHERE event_id IN (…) AND (… OR …)` cost SQLite 12-15 µs of CPU a message
+ * against 6-8 µs for 100 single-row UPDATEs, and a multi-row effect INSERT spills the
+ * statement journal to disk (see {@link insertEffectRows}). Extend, release and redrive
+ * stay Kysely-built, shared with PostgreSQL.
+ */
+import { sql } from 'kysely';
+import {
+  type FailureMove,
+  inClaimOrder,
+  LEASE_EXPIRED,
+  RECOVERED_DEAD_DETAIL,
+  RECOVERED_DETAIL,
+} from '../../machine.ts';
+import { crashPoint } from '../../testing/crash-points.ts';
+import type { LeaseRef } from '../../types.ts';
+import type { Executor } from '../prepared.ts';
+import * as shared from '../shared-statements.ts';
+import type { ClaimedRow, ClaimInput, FencedRow, Statements, Success } from '../statements.ts';
+import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
+
+/**
+ * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
+ * `lease_until`) while the cycle has attempts left, else to `dead` with `lease_expired`.
+ * ?1 max attempts, ?2 now, ?3-?5 the error code and details.
+ *
+ * `INDEXED BY` pins the partial `messages_lease` index: without statistics SQLite's
+ * planner would rather walk every leased row of `messages_claim`, and with it a missing
+ * index is an error at prepare time instead of a silent scan.
+ */
+const RECOVER: SqlText = {
+  name: 'recover',
+  sql: `UPDATE messages INDEXED BY messages_lease SET
+  state = CASE WHEN attempts < ?1 THEN 'ready' ELSE 'dead' END,
+  available_at = CASE WHEN attempts < ?1 THEN lease_until ELSE available_at END,
+  lease_until = NULL,
+  last_error_code = ?3,
+  last_error_detail = CASE WHEN attempts < ?1 THEN ?4 ELSE ?5 END,
+  updated_at = ?2
+WHERE state = 'leased' AND lease_until <= ?2`,
+};
+
+/**
+ * ready → leased for up to ?3 claimable rows, oldest `(available_at, event_id)` first,
+ * as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the picking subquery
+ * (the head of `messages_claim`). ?1 the new `lease_until`, ?2 now.
+ */
+const CLAIM: SqlText = {
+  name: 'claim',
+  sql: `UPDATE messages SET
+  state = 'leased', attempts = attempts + 1, generation = generation + 1,
+  lease_until = ?1, updated_at = ?2
+WHERE event_id IN (
+  SELECT event_id FROM messages WHERE state = 'ready' AND available_at <= ?2
+  ORDER BY available_at, event_id LIMIT ?3)
+RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
+};
+
+/** One message for apply/fail (no lock needed: the transaction holds the write lock). */
+const READ_FENCED: SqlText = {
+  name: 'read-fenced',
+  sql: `SELECT event_id, payload, state, generation, attempts, lease_until
+FROM messages WHERE event_id = ?1`,
+};
+
+/** leased → done for one `(event_id ?2, generation ?3)` still validly leased at ?1. */
+const ACK: SqlText = {
+  name: 'ack',
+  sql: `UPDATE messages SET state = 'done', lease_until = NULL, updated_at = ?1
+WHERE event_id = ?2 AND generation = ?3 AND state = 'leased' AND lease_until > ?1`,
+};
+
+/**
+ * leased → ?1 (`ready` or `dead`) after a failure, fenced on the one lease
+ * (`event_id` ?6, generation ?7) at ?5.
+ */
+const FAIL: SqlText = {
+  name: 'fail',
+  sql: `UPDATE messages SET
+  state = ?1, available_at = ?2, lease_until = NULL,
+  last_error_code = ?3, last_error_detail = ?4, updated_at = ?5
+WHERE event_id = ?6 AND generation = ?7 AND state = 'leased' AND lease_until > ?5`,
+};
+
+/** One effect row: ?1 `event_id`, ?2 category, ?3 amount, ?4 `created_at`. */
+const INSERT_EFFECT: SqlText = {
+  name: 'insert-effect',
+  sql: `INSERT INTO effects (event_id, category, amount_cents, created_at)
+VALUES (?1, ?2, ?3, ?4)`,
+};
+
+/**
+ * The effect rows, one single-row INSERT each. Not one multi-row INSERT: a statement
+ * that may abort halfway (constraints, the counters trigger) keeps a statement journal
+ * of every page it changes, and past 64 KiB SQLite spills that journal to a temporary
+ * file, which then takes a `pwrite` for every page every later statement of the
+ * transaction changes (strace: 68,478 writes to it for 10,000 messages). A 100-row
+ * effect INSERT crossed that line; a single row never does.
+ */
+function insertEffectRows(x: SqliteExecutor, succeeded: readonly Success[], createdAt: number) {
+  for (const { lease, effect } of succeeded) {
+    x.run(INSERT_EFFECT, [lease.eventId, effect.category, effect.amountCents, createdAt]);
+  }
+}
+
+/** The fenced ACK, one single-row UPDATE per lease; returns the rows marked done. */
+function ackRows(x: SqliteExecutor, leases: readonly LeaseRef[], now: number): number {
+  let changed = 0;
+  for (const lease of leases) changed += x.run(ACK, [now, lease.eventId, lease.generation]);
+  return changed;
+}
+
+function failRow(x: SqliteExecutor, lease: LeaseRef, move: FailureMove, now: number): number {
+  return x.run(FAIL, [
+    move.state,
+    move.availableAt,
+    move.code,
+    move.detail,
+    now,
+    lease.eventId,
+    lease.generation,
+  ]);
+}
+
+function readFencedRows(x: SqliteExecutor, leases: readonly LeaseRef[]): FencedRow[] {
+  const rows: FencedRow[] = [];
+  for (const lease of leases) {
+    const row = x.get<FencedRow>(READ_FENCED, [lease.eventId]);
+    if (row !== null) rows.push(row);
+  }
+  return rows;
+}
+
+function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
+  const { now } = input;
+  x.run(RECOVER, [input.maxAttempts, now, LEASE_EXPIRED, RECOVERED_DETAIL, RECOVERED_DEAD_DETAIL]);
+  return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
+}
+
+async function claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+  return claimRows(sqliteExecutor(x), input);
+}
+
+/** SQLite's statements: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
+export const sqliteStatements: Statements = {
+  claim,
+  claimAlone: (store, input) => store.transact((x) => claim(x, { ...input, now: store.clock() })),
+  readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
+  ack: async (x, leases, now) => ackRows(sqliteExecutor(x), leases, now),
+  async ackWithEffects(x, succeeded, createdAt, secondCheck) {
+    const direct = sqliteExecutor(x);
+    insertEffectRows(direct, succeeded, createdAt);
+    crashPoint('after-effect-insert');
+    // The second clock check comes after the INSERT: it may have been slow too.
+    const later = secondCheck();
+    return ackRows(
+      direct,
+      succeeded.map((s) => s.lease),
+      later,
+    );
+  },
+  settleAlone: (store, lease, write, now) =>
+    store.transact(async (x) => {
+      const direct = sqliteExecutor(x);
+      if ('move' in write) {
+        const changed = failRow(direct, lease, write.move, now);
+        crashPoint('after-ack');
+        return changed;
+      }
+      // The fenced ACK first: a lost lease then writes nothing at all (no effect INSERT
+      // to roll back, no duplicate key against an effect another claim committed).
+      const changed = ackRows(direct, [lease], now);
+      if (changed === 0) return 0;
+      insertEffectRows(direct, [{ lease, effect: write.effect }], write.createdAt);
+      crashPoint('after-effect-insert');
+      crashPoint('after-ack');
+      return changed;
+    }),
+  fail: async (x, lease, move, now) => failRow(sqliteExecutor(x), lease, move, now),
+  extend: shared.extend,
+  release: shared.release,
+  readForRedrive: (x, ids) => x.rows(shared.redriveCheck, { ids }, ids.length),
+  redrive: shared.redrive,
+  lookupForEnqueue: shared.lookupForEnqueue,
+  insertMessages: shared.insertMessages,
+  // Workers poll a SQLite file: nobody to notify.
+  wake: async () => {},
+  snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+};

@@ -1,0 +1,42 @@
+/** The id-policy and tombstone checks enqueue runs inside its transaction. */
+import { createHash } from 'node:crypto';
+import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { type BatchEntry, MAX_BATCH_ISSUES } from '../input/batch.ts';
+import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from './id-policy.ts';
+
+/**
+ * Rejects the batch when an entry's id does not fit the store's policy (`policyText`
+ * from `onceq_meta`; a store without the row is `lesson`). Each issue names the line
+ * and the policy.
+ */
+export function checkIds(entries: readonly BatchEntry[], policyText: string | undefined): void {
+  const policy = policyText === undefined ? LESSON_POLICY : parseIdPolicy(policyText);
+  const fits = idMatcher(policy);
+  const issues: BatchIssue[] = [];
+  for (const entry of entries) {
+    if (!fits(entry.eventId))
+      issues.push({ line: entry.line, reason: idRefusal(entry.eventId, policy) });
+  }
+  if (issues.length > MAX_BATCH_ISSUES) {
+    const more = issues.length - MAX_BATCH_ISSUES;
+    issues.splice(MAX_BATCH_ISSUES, more, {
+      line: 0,
+      reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
+    });
+  }
+  if (issues.length > 0) throw new BatchRejectedError(issues);
+}
+
+/** Hex SHA-256 of a canonical payload's UTF-8 bytes: what a tombstone keeps. */
+export function payloadSha256(canonical: string): string {
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}
+
+/** The conflict issue for a repeat of a pruned event with a different payload. */
+export function prunedConflict(entry: BatchEntry, prunedAt: number | null): BatchIssue {
+  const when = prunedAt === null ? '' : ` at ${new Date(Number(prunedAt) * 1000).toISOString()}`;
+  return {
+    line: entry.line,
+    reason: `event_id ${entry.eventId} conflicts with a pruned message: the original was pruned${when} and only its payload's SHA-256 is kept, which differs from this payload (a correction needs a new event id)`,
+  };
+}

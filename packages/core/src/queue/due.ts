@@ -1,0 +1,62 @@
+import { sql } from 'kysely';
+import type { Store } from '../driver/backend.ts';
+import { stateLiteral } from '../driver/shared-statements.ts';
+
+/** When something next becomes claimable, as far as the stored rows say. */
+export interface NextDue {
+  /** Earliest `available_at` of a ready message (may be in the past), or null. */
+  readyAt: number | null;
+  /** Earliest `lease_until` of a leased message: when lazy recovery can take it back. */
+  leaseExpiresAt: number | null;
+}
+
+/**
+ * The earliest `available_at` of the ready rows and the earliest `lease_until` of the
+ * leased ones, in one read statement: each is the head of an index range
+ * (`messages_claim`, `messages_lease`), so this stays cheap on any number of done rows.
+ * The long-running worker sleeps until the earlier of the two when it found nothing to
+ * claim, so a message in backoff is picked up when its backoff ends.
+ */
+export async function nextDue(store: Store): Promise<NextDue> {
+  const row = await sql<{ ready_at: number | null; lease_at: number | null }>`
+    SELECT
+      (SELECT min(available_at) FROM messages WHERE state = ${stateLiteral('ready')}) AS ready_at,
+      (SELECT min(lease_until) FROM messages WHERE state = ${stateLiteral('leased')}) AS lease_at`
+    .execute(store.db)
+    .then((r) => r.rows[0]);
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return { readyAt: num(row?.ready_at), leaseExpiresAt: num(row?.lease_at) };
+}
+
+/** Why nothing is claimable now: messages waiting out a backoff and leases still held. */
+export interface WaitingReport {
+  /** Ready messages whose `available_at` is still ahead. */
+  inBackoff: number;
+  /** The earliest of those, or null. */
+  nextReadyAt: number | null;
+  /** Leased messages (held by a worker, or expired and not recovered yet). */
+  leased: number;
+  /** The earliest `lease_until` among them, or null. */
+  nextLeaseExpiry: number | null;
+}
+
+/** For `work` when it found nothing: what is waiting and until when, one statement. */
+export async function waitingReport(store: Store, now: number): Promise<WaitingReport> {
+  const ready = stateLiteral('ready');
+  const leased = stateLiteral('leased');
+  const row = await sql<Record<string, unknown>>`
+    SELECT
+      (SELECT count(*) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS in_backoff,
+      (SELECT min(available_at) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS next_ready,
+      (SELECT count(*) FROM messages WHERE state = ${leased}) AS leased,
+      (SELECT min(lease_until) FROM messages WHERE state = ${leased}) AS next_expiry`
+    .execute(store.db)
+    .then((r) => r.rows[0] ?? {});
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    inBackoff: Number(row.in_backoff ?? 0),
+    nextReadyAt: num(row.next_ready),
+    leased: Number(row.leased ?? 0),
+    nextLeaseExpiry: num(row.next_expiry),
+  };
+}

@@ -1,0 +1,177 @@
+import type { Store } from '../driver/backend.ts';
+import type { Executor } from '../driver/prepared.ts';
+import type { StoredForEnqueue } from '../driver/statements.ts';
+import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
+import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
+import { formatIdPolicy, type IdPolicy, parseIdPolicy } from '../maintenance/id-policy.ts';
+import { getIdPolicy, readIdPolicyRow } from '../maintenance/meta.ts';
+import { crashPoint } from '../testing/crash-points.ts';
+import type { EnqueueResult } from '../types.ts';
+
+/**
+ * Validates and stores a JSONL batch, all or nothing (docs/protocol.md §2).
+ *
+ * The whole envelope is validated before any transaction. Then, in one write
+ * transaction: an event id already stored with the same canonical payload (whatever its
+ * state) is a duplicate, counted and skipped; with a different payload it is a conflict
+ * and the **whole batch** is rejected, new lines included, with nothing written.
+ *
+ * Every event id must fit the store's id policy (`onceq_meta`, read in the same
+ * transaction); a refused id rejects the batch naming its line and the policy. A message
+ * pruned by `onceq prune` still deduplicates: its payload is gone, so the new payload's
+ * SHA-256 is compared with the stored hash, and a mismatch is a conflict that says the
+ * original was pruned.
+ *
+ * The write goes first (see {@link insertNew}): a batch of new lines is never read
+ * back. A conflict throws, which rolls the whole transaction back, rows already
+ * inserted included.
+ */
+export async function enqueue(
+  store: Store,
+  input: Uint8Array | string | ParsedBatch,
+): Promise<EnqueueResult> {
+  // Parsed here with the store's policy, so id and envelope problems are reported
+  // together; checked again inside the transaction against the policy as it is then.
+  const batch = isParsed(input) ? input : await parseWithPolicy(store, input);
+  return store.transact(async (x) => {
+    const now = store.clock();
+    const [policyRow] = await x.rows(readIdPolicyRow, {});
+    remember(store, policyRow?.value);
+    checkIds(batch.entries, policyRow?.value);
+    const accepted = await insertNew(store, x, batch.entries, now);
+    if (accepted > 0) await store.statements.wake(x);
+    crashPoint('mid-enqueue');
+    return {
+      accepted,
+      duplicates: batch.duplicates + (batch.entries.length - accepted),
+    };
+  });
+}
+
+/** Lines inserted before enqueue decides how to go on: one full INSERT statement. */
+const PROBE_LINES = 500;
+
+/**
+ * Inserts the lines whose event ids are not stored yet, returns how many, and throws a
+ * {@link BatchRejectedError} on a conflict. The INSERT skips stored ids (`ON CONFLICT DO
+ * NOTHING`) and counts what it added, so stored rows are read only for lines it skipped:
+ *
+ * - the first {@link PROBE_LINES} lines go straight to the INSERT. All new (the common
+ *   case): the rest go the same way, and only if some of those are skipped are their
+ *   stored rows read;
+ * - some skipped (typically a batch sent again): the stored rows of the batch are read
+ *   first and only the remaining lines not stored are inserted, so a re-sent batch costs
+ *   one INSERT attempt of 500 lines and one read, not an INSERT attempt of every line.
+ *   A line that another writer stored between that read and the INSERT (PostgreSQL) is
+ *   skipped by the INSERT and read again.
+ */
+async function insertNew(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+): Promise<number> {
+  const head = entries.slice(0, PROBE_LINES);
+  const rest = entries.slice(PROBE_LINES);
+  const inserted = await store.statements.insertMessages(x, head, now);
+  if (inserted === head.length) return inserted + (await insertChecked(store, x, rest, now));
+  const stored = await readStored(store, x, entries);
+  rejectConflicts(entries, stored);
+  const storedIds = new Set(stored.map((row) => row.event_id));
+  const fresh = rest.filter((entry) => !storedIds.has(entry.eventId));
+  return inserted + (await insertChecked(store, x, fresh, now));
+}
+
+/** Inserts `entries`; when some were skipped, reads their stored rows and rejects conflicts. */
+async function insertChecked(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  const inserted = await store.statements.insertMessages(x, entries, now);
+  if (inserted < entries.length) rejectConflicts(entries, await readStored(store, x, entries));
+  return inserted;
+}
+
+function readStored(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+): Promise<StoredForEnqueue[]> {
+  return store.statements.lookupForEnqueue(
+    x,
+    entries.map((entry) => entry.eventId),
+  );
+}
+
+function rejectConflicts(entries: readonly BatchEntry[], stored: readonly StoredForEnqueue[]) {
+  const conflicts = findConflicts(entries, stored);
+  if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
+}
+
+/**
+ * The lines whose event id is stored with another payload, in line order. `stored` holds
+ * the rows of the batch's ids after its INSERT: a row this batch just added carries the
+ * line's own payload, so only a row stored before can differ.
+ */
+function findConflicts(
+  entries: readonly BatchEntry[],
+  stored: readonly StoredForEnqueue[],
+): BatchIssue[] {
+  const byId = new Map<string, StoredForEnqueue>();
+  for (const row of stored) byId.set(row.event_id, row);
+  const conflicts: BatchIssue[] = [];
+  for (const entry of entries) {
+    const existing = byId.get(entry.eventId);
+    if (existing === undefined) continue;
+    if (existing.payload === null) {
+      // Pruned: only the tombstone's hash is left to compare with.
+      if (existing.payload_sha256 !== payloadSha256(entry.payload)) {
+        conflicts.push(prunedConflict(entry, existing.pruned_at));
+      }
+    } else if (existing.payload !== entry.payload) {
+      conflicts.push({
+        line: entry.line,
+        reason: `event_id ${entry.eventId} is already stored with a different payload (a correction needs a new event id)`,
+      });
+    }
+  }
+  return conflicts;
+}
+
+/**
+ * The id policy each store's last enqueue read inside its transaction. Parsing with it
+ * saves a read of `onceq_meta` per batch; it is only a guess, since the transaction reads
+ * the policy again and checks every id against it. A batch the guess refuses is parsed
+ * again with the policy read now, so a rejection always names the store's current policy.
+ */
+const lastPolicy = new WeakMap<Store, { text: string; policy: IdPolicy }>();
+
+function remember(store: Store, text: string | undefined): void {
+  if (text === undefined || lastPolicy.get(store)?.text === text) return;
+  try {
+    lastPolicy.set(store, { text, policy: parseIdPolicy(text) });
+  } catch {
+    lastPolicy.delete(store); // unreadable: checkIds reports it; the next parse reads again
+  }
+}
+
+async function parseWithPolicy(store: Store, input: Uint8Array | string): Promise<ParsedBatch> {
+  const guess = lastPolicy.get(store);
+  if (guess === undefined) return parseBatch(input, await getIdPolicy(store));
+  try {
+    return parseBatch(input, guess.policy);
+  } catch (error) {
+    if (!(error instanceof BatchRejectedError)) throw error;
+    const current = await getIdPolicy(store);
+    if (formatIdPolicy(current) === guess.text) throw error;
+    return parseBatch(input, current);
+  }
+}
+
+function isParsed(input: Uint8Array | string | ParsedBatch): input is ParsedBatch {
+  return typeof input === 'object' && !(input instanceof Uint8Array) && 'entries' in input;
+}

@@ -1,0 +1,102 @@
+import type { Store } from '../driver/backend.ts';
+import { stateLiteral } from '../driver/shared-statements.ts';
+import { NotFoundError } from '../errors.ts';
+import type { JsonObject } from '../input/json-value.ts';
+import { parseJson } from '../input/parse-json.ts';
+import type { MessageView, StatusReport } from '../types.ts';
+import { queueSnapshot } from './snapshot.ts';
+
+/**
+ * Counts by state, number of effects, money totals by category, read in **one
+ * statement** (one snapshot: `done` and `effects` always agree; see
+ * {@link queueSnapshot}). Reads stored values only: an expired lease still counts as
+ * `leased` until the next claim recovers it.
+ */
+export async function status(store: Store): Promise<StatusReport> {
+  return (await queueSnapshot(store)).report;
+}
+
+const MESSAGE_COLUMNS = [
+  'messages.event_id',
+  'messages.payload',
+  'messages.state',
+  'messages.attempts',
+  'messages.generation',
+  'messages.available_at',
+  'messages.lease_until',
+  'messages.last_error_code',
+  'messages.last_error_detail',
+  'messages.enqueued_at',
+  'messages.updated_at',
+  'messages.pruned_at',
+  'messages.payload_sha256',
+  'effects.category',
+  'effects.amount_cents',
+] as const;
+
+export function baseQuery(store: Store) {
+  return store.db
+    .selectFrom('messages')
+    .leftJoin('effects', 'effects.event_id', 'messages.event_id')
+    .select(MESSAGE_COLUMNS);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
+
+export function toView(row: Row): MessageView {
+  return {
+    eventId: row.event_id,
+    payload: row.payload === null ? null : (parseJson(row.payload) as JsonObject),
+    payloadText: row.payload,
+    state: row.state,
+    attempts: Number(row.attempts),
+    generation: Number(row.generation),
+    availableAt: Number(row.available_at),
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+    lastErrorCode: row.last_error_code,
+    lastErrorDetail: row.last_error_detail,
+    enqueuedAt: Number(row.enqueued_at),
+    updatedAt: Number(row.updated_at),
+    effect:
+      row.category === null
+        ? null
+        : { category: row.category, amountCents: Number(row.amount_cents) },
+    prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
+    payloadSha256: row.payload_sha256,
+  };
+}
+
+/** One message in full, with its effect if any. Throws {@link NotFoundError}. */
+export async function show(store: Store, eventId: string): Promise<MessageView> {
+  const row = await baseQuery(store).where('messages.event_id', '=', eventId).executeTakeFirst();
+  if (row === undefined) throw new NotFoundError(eventId);
+  return toView(row);
+}
+
+/**
+ * The dead-letter queue: the `dead` messages with their original payloads, by event id,
+ * all of them or the first `limit`. A pruned dead message (`onceq prune
+ * --dead-older-than`) has no payload left to decide on or redrive: it leaves the DLQ,
+ * while `status` still counts it as dead.
+ */
+export async function dlq(store: Store, options: { limit?: number } = {}): Promise<MessageView[]> {
+  const { limit } = options;
+  const rows = await baseQuery(store)
+    .where('messages.state', '=', stateLiteral('dead'))
+    .where('messages.pruned_at', 'is', null)
+    .orderBy('messages.event_id')
+    .$if(limit !== undefined, (q) => q.limit(limit as number))
+    .execute();
+  return rows.map(toView);
+}
+
+/** How many messages {@link dlq} holds: the dead ones not pruned. */
+export async function countDlq(store: Store): Promise<number> {
+  const row = await store.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', stateLiteral('dead'))
+    .where('pruned_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

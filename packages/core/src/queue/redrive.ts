@@ -1,0 +1,105 @@
+import type { Store } from '../driver/backend.ts';
+import type { Executor } from '../driver/prepared.ts';
+import { stateLiteral } from '../driver/shared-statements.ts';
+import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
+import { crashPoint } from '../testing/crash-points.ts';
+import type { Handler } from '../types.ts';
+import { runSyncHandler } from './handler-result.ts';
+
+/** Which dead messages to redrive: a list of event ids, or every dead message. */
+export type RedriveSelection = readonly string[] | 'all';
+
+/**
+ * Returns `dead` messages to `ready` for a new cycle (docs/protocol.md §5): attempts reset to 0,
+ * available now; generation and payload kept, so a worker of the previous cycle can
+ * never ACK. Only dead messages: if any named id is unknown or not dead, nothing
+ * changes and {@link NotFoundError} / {@link NotDeadError} is thrown.
+ */
+export async function redrive(store: Store, selection: RedriveSelection): Promise<string[]> {
+  return store.transact(async (x) => {
+    const now = store.clock();
+    if (selection !== 'all') await assertAllDead(store, x, selection);
+    const moved = await store.statements.redrive(x, selection, now);
+    if (moved.length > 0) await store.statements.wake(x);
+    crashPoint('mid-redrive');
+    return moved;
+  });
+}
+
+/**
+ * Refuses unless every id names a dead message. The rows it checks stay locked until
+ * COMMIT (PostgreSQL: `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` already holds the one
+ * write lock): a concurrent redrive of the same ids waits here, then sees them `ready`
+ * and refuses with {@link NotDeadError}, instead of finding nothing to move.
+ */
+async function assertAllDead(store: Store, x: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await store.statements.readForRedrive(x, ids);
+  refuseUnlessAllDead(ids, rows);
+  // A pruned dead message has no payload left to process (streams/prune.ts).
+  const pruned = rows.find((r) => r.pruned_at !== null);
+  if (pruned !== undefined) throw new PrunedError(pruned.event_id, 'redrive');
+}
+
+/** Throws {@link NotFoundError} for the first unknown id, else {@link NotDeadError} for any live one. */
+function refuseUnlessAllDead(
+  ids: readonly string[],
+  rows: readonly { event_id: string; state: string }[],
+): void {
+  const found = new Set(rows.map((r) => r.event_id));
+  const missing = ids.find((id) => !found.has(id));
+  if (missing !== undefined) throw new NotFoundError(missing);
+  const alive = rows
+    .filter((r) => r.state !== 'dead')
+    .map((r) => ({ eventId: r.event_id, state: r.state }));
+  if (alive.length > 0) throw new NotDeadError(alive);
+}
+
+export interface RedrivePreview {
+  eventId: string;
+  /** Whether `handler` would now accept the stored payload. */
+  accepted: boolean;
+  code: string | null;
+  detail: string | null;
+}
+
+/**
+ * What a redrive would do with `handler`, changing nothing (`redrive --dry-run`): for
+ * each selected dead message, whether the handler now accepts its stored payload, judged
+ * by the same rules apply uses (`runSyncHandler`: a payload that is not an object, an
+ * effect the table would refuse, a thrown error that is not a `HandlerFailure`).
+ */
+export async function previewRedrive(
+  store: Store,
+  selection: RedriveSelection,
+  handler: Handler,
+): Promise<RedrivePreview[]> {
+  let query = store.db
+    .selectFrom('messages')
+    .select(['event_id', 'payload', 'state', 'generation'])
+    .orderBy('event_id');
+  if (selection === 'all') query = query.where('state', '=', stateLiteral('dead'));
+  else if (selection.length > 0) query = query.where('event_id', 'in', selection);
+  else return [];
+  const rows = await query.execute();
+  if (selection !== 'all') refuseUnlessAllDead(selection, rows);
+  return rows.map((row) => {
+    if (row.payload === null) {
+      const detail = 'the payload was pruned; only its hash is kept';
+      return { eventId: row.event_id, accepted: false, code: 'pruned', detail };
+    }
+    const result = runSyncHandler(handler, row.payload, {
+      eventId: row.event_id,
+      attempt: 1,
+      generation: Number(row.generation) + 1,
+    });
+    return 'effect' in result
+      ? { eventId: row.event_id, accepted: true, code: null, detail: null }
+      : {
+          eventId: row.event_id,
+          accepted: false,
+          code: result.failure.code,
+          detail: result.failure.detail ?? null,
+        };
+  });
+}

@@ -1,0 +1,59 @@
+import type { Store } from '../driver/backend.ts';
+import { MESSAGE_STATES, type MessageState } from '../states.ts';
+import type { StatusReport } from '../types.ts';
+
+/** {@link StatusReport} plus the ages an operator (and `/metrics`) watches. */
+export interface QueueSnapshot {
+  report: StatusReport;
+  /** Earliest `available_at` of a message claimable at `now` (ready, not in backoff), or null. */
+  oldestReadyAt: number | null;
+  /** Earliest `updated_at` (the time it died) of a dead message, or null. */
+  oldestDeadAt: number | null;
+  /** The clock reading the ages are relative to. */
+  now: number;
+}
+
+/**
+ * Counts by state, effects and money by category, and the oldest ready and dead times,
+ * read by **one statement**: one snapshot on both backends, so `done` and `effects`
+ * can never disagree because an ACK committed between two reads.
+ *
+ * The counts come from `onceq_counts`, kept by triggers in the same transaction as every
+ * write (migration 0004): a few rows (SQLite: one per key; PostgreSQL: delta rows summed
+ * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
+ * messages. The heads are the first entries of index ranges (`messages_claim` for the
+ * oldest ready, the partial `messages_dead` for the oldest dead; the SQL is each backend's
+ * `Statements.snapshot`). Stored values only: an
+ * expired lease counts as leased until the next claim recovers it. `onceq doctor`
+ * checks the counters against real counts.
+ */
+export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
+  const now = store.clock();
+  const rows = await store.statements.snapshot(store, now);
+  const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
+    MessageState,
+    number
+  >;
+  const totals: Record<string, number> = {};
+  let effects = 0;
+  let total = 0;
+  let oldestReadyAt: number | null = null;
+  let oldestDeadAt: number | null = null;
+  const categories = rows.filter((r) => r.kind === 'effect').sort((a, b) => cmp(a.k, b.k));
+  for (const row of rows) {
+    if (row.kind === 'state' && row.k !== null && row.k in messages)
+      messages[row.k as MessageState] = Number(row.n);
+    else if (row.kind === 'ready' && row.v !== null) oldestReadyAt = Number(row.v);
+    else if (row.kind === 'dead' && row.v !== null) oldestDeadAt = Number(row.v);
+  }
+  for (const row of categories) {
+    totals[row.k as string] = Number(row.v);
+    effects += Number(row.n);
+    total += Number(row.v);
+  }
+  return { report: { messages, effects, totals, total }, oldestReadyAt, oldestDeadAt, now };
+}
+
+function cmp(a: string | null, b: string | null): number {
+  return (a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0;
+}

@@ -1,0 +1,139 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from '../driver/backend.ts';
+import { queueSnapshot } from '../queue/snapshot.ts';
+import { MESSAGE_STATES } from '../states.ts';
+
+/** How a processed message ended, as the `outcome` label of `onceq_processed_total`. */
+export const OUTCOMES = ['done', 'retry', 'dead', 'lost'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/**
+ * The worker's Prometheus metrics (prom-client, a registry of its own: nothing global).
+ * Counters and histograms are fed by the worker; the queue gauges are read from the
+ * store at each scrape with one snapshot statement ({@link queueSnapshot}), so they are
+ * the same figures `onceq status` prints. Totals only: no per-event labels.
+ */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly #store: Store;
+  readonly processed = new Counter({
+    name: 'onceq_processed_total',
+    help: 'Messages this worker finished, by outcome (lost: the lease was gone at the ACK).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly extended = new Counter({
+    name: 'onceq_lease_extended_total',
+    help: 'Lease extensions (heartbeats) that succeeded.',
+    registers: [this.registry],
+  });
+  readonly leaseLost = new Counter({
+    name: 'onceq_lease_lost_total',
+    help: 'Leases found lost: a refused heartbeat or a refused ACK.',
+    registers: [this.registry],
+  });
+  readonly released = new Counter({
+    name: 'onceq_released_total',
+    help: 'Claimed but unstarted messages given back at shutdown (attempt not spent).',
+    registers: [this.registry],
+  });
+  readonly handlerToAck = new Histogram({
+    name: 'onceq_handler_to_ack_seconds',
+    help: 'From the handler starting to its result being committed (effect + ACK, or failure).',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly queueWait = new Histogram({
+    name: 'onceq_queue_wait_seconds',
+    help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim; whole seconds.',
+    buckets: [0, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+  readonly #messages = new Gauge({
+    name: 'onceq_messages',
+    help: 'Stored messages by state (an expired lease counts as leased until recovered).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly #oldestReady = new Gauge({
+    name: 'onceq_oldest_ready_age_seconds',
+    help: 'How long the oldest claimable message has waited; 0 when none.',
+    registers: [this.registry],
+  });
+  readonly #dlq = new Gauge({
+    name: 'onceq_dlq_messages',
+    help: 'Dead messages waiting for a human decision.',
+    registers: [this.registry],
+  });
+  readonly #dlqOldest = new Gauge({
+    name: 'onceq_dlq_oldest_age_seconds',
+    help: 'How long the oldest dead message has been dead; 0 when none.',
+    registers: [this.registry],
+  });
+
+  constructor(store: Store) {
+    this.#store = store;
+    for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
+  }
+
+  /** The text exposition: reads the queue gauges from the store (one statement), then renders. */
+  async render(): Promise<string> {
+    const snap = await queueSnapshot(this.#store);
+    for (const state of MESSAGE_STATES) this.#messages.set({ state }, snap.report.messages[state]);
+    this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
+    this.#dlq.set(snap.report.messages.dead);
+    this.#dlqOldest.set(snap.oldestDeadAt === null ? 0 : snap.now - snap.oldestDeadAt);
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+export interface MetricsServer {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves `/metrics` (Prometheus text format) and `/healthz` on 127.0.0.1 only.
+ * `/healthz` is 200 `ok` while `healthy()` says so (the worker is running and its last
+ * store round trip worked), else 503 with the reason. Port 0 picks a free port.
+ */
+export function serveMetrics(
+  port: number,
+  metrics: WorkerMetrics,
+  healthy: () => string | true,
+): MetricsServer {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port,
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === '/metrics') {
+        try {
+          return new Response(await metrics.render(), {
+            headers: { 'content-type': metrics.contentType },
+          });
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          return new Response(`store unavailable: ${why}\n`, { status: 503 });
+        }
+      }
+      if (path === '/healthz') {
+        const health = healthy();
+        return health === true
+          ? new Response('ok\n')
+          : new Response(`${health}\n`, { status: 503 });
+      }
+      return new Response('not found: try /metrics or /healthz\n', { status: 404 });
+    },
+  });
+  return {
+    port: server.port ?? port,
+    stop: async () => {
+      await server.stop(true);
+    },
+  };
+}
