@@ -223,6 +223,44 @@ describe('registry', () => {
     expect(() => getHandler('v9')).toThrow('unknown handler version "v9"');
   });
 
+  test('a failure is recognised by its brand, not its class: a copy of the SDK, or none, keeps its kind and code', async () => {
+    const context = { ...ctx, signal: new AbortController().signal };
+    // What a module with its own copy of the SDK throws: another class, the same brand.
+    const brand: unique symbol = Symbol.for('onceq.failure') as never;
+    class ForeignPermanent extends Error {
+      readonly [brand] = 'permanent';
+      readonly code = 'bad_tip';
+    }
+    const fromCopy = await runHandler(
+      () => {
+        throw new ForeignPermanent('tip is negative');
+      },
+      '{}',
+      context,
+    );
+    expect(fromCopy).toEqual({
+      failure: { kind: 'permanent', code: 'bad_tip', detail: 'tip is negative' },
+    });
+    // A plain object with the brand and no SDK at all.
+    const plain = await runHandler(
+      () => {
+        throw { [Symbol.for('onceq.failure')]: 'temporary', code: 'ledger_down' };
+      },
+      '{}',
+      context,
+    );
+    expect(plain).toEqual({ failure: { kind: 'temporary', code: 'ledger_down', detail: '' } });
+    // Without the brand, a look-alike is an ordinary error: a temporary handler_error.
+    const unbranded = await runHandler(
+      () => {
+        throw Object.assign(new Error('nope'), { kind: 'permanent', code: 'bad_tip' });
+      },
+      '{}',
+      context,
+    );
+    expect(unbranded).toMatchObject({ failure: { kind: 'temporary', code: 'handler_error' } });
+  });
+
   test('the error kinds are re-exported from core', () => {
     const temp = new TemporaryFailure('dependency_down', 'x');
     expect(temp).toBeInstanceOf(HandlerFailure);

@@ -110,17 +110,44 @@ export class StoreBusyError extends OnceqError {
 }
 
 /**
+ * The brand that marks a handler failure: `Symbol.for('onceq.failure')`, whose value is
+ * the failure's kind. A failure is recognised by this brand, never by class identity, so
+ * a handler module with its own copy of the SDK (or none: any thrown object carrying the
+ * brand and a string `code`) is read the same by the CLI, the compiled binary and the
+ * library.
+ */
+export const FAILURE_BRAND: unique symbol = Symbol.for('onceq.failure') as never;
+
+/** What a thrown value must carry to count as a handler failure; see {@link FAILURE_BRAND}. */
+export interface FailureShape {
+  readonly [FAILURE_BRAND]: 'temporary' | 'permanent';
+  readonly code: string;
+  readonly message?: string;
+}
+
+/** True when `error` carries the failure brand with a known kind and a string `code`. */
+export function isHandlerFailure(error: unknown): error is FailureShape {
+  if (typeof error !== 'object' || error === null) return false;
+  const kind = (error as Record<PropertyKey, unknown>)[FAILURE_BRAND];
+  const { code } = error as { code?: unknown };
+  return (kind === 'temporary' || kind === 'permanent') && typeof code === 'string';
+}
+
+/**
  * Thrown by a handler. `permanent` failures (code `invalid_payload` for a payload the
  * rules reject) go straight to `dead`; `temporary` ones are retried with backoff.
+ * Recognised by its {@link FAILURE_BRAND}, not by `instanceof`.
  */
 export class HandlerFailure extends Error {
   readonly kind: 'temporary' | 'permanent';
   readonly code: string;
+  readonly [FAILURE_BRAND]: 'temporary' | 'permanent';
   constructor(kind: 'temporary' | 'permanent', code: string, message: string) {
     super(message);
     this.name = 'HandlerFailure';
     this.kind = kind;
     this.code = code;
+    this[FAILURE_BRAND] = kind;
   }
 }
 

@@ -15,7 +15,10 @@ export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {
   type BatchIssue,
   BatchRejectedError,
+  FAILURE_BRAND,
+  type FailureShape,
   HandlerFailure,
+  isHandlerFailure,
   LeaseLostError,
   NotDeadError,
   NotFoundError,

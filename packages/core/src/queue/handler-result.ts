@@ -1,4 +1,4 @@
-import { HandlerFailure } from '../errors.ts';
+import { FAILURE_BRAND, isHandlerFailure } from '../errors.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
 import type { Effect, FailInput, Handler, HandlerContext } from '../types.ts';
@@ -37,10 +37,15 @@ export function effectResult(effect: Effect): HandlerResult {
   return { effect: { category: effect.category, amountCents: effect.amountCents } };
 }
 
-/** What the handler threw: a `HandlerFailure` keeps its kind and code, anything else is a temporary `handler_error`. */
+/**
+ * What the handler threw: a branded failure (any copy of `HandlerFailure`, or a plain
+ * object with the brand) keeps its kind and code, anything else is a temporary
+ * `handler_error`.
+ */
 export function thrownResult(error: unknown): HandlerResult {
-  if (error instanceof HandlerFailure) {
-    return { failure: { kind: error.kind, code: error.code, detail: error.message } };
+  if (isHandlerFailure(error)) {
+    const detail = typeof error.message === 'string' ? error.message : '';
+    return { failure: { kind: error[FAILURE_BRAND], code: error.code, detail } };
   }
   const message = error instanceof Error ? error.message : String(error);
   return {
