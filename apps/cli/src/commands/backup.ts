@@ -22,7 +22,7 @@ export const backupCommand = defineCommand<string>({
     const { target } = resolveDb(stringFlag(values, 'db'), ctx.env, ctx.cwd, config);
     if (isPostgresUrl(target)) {
       throw new UsageError(
-        'backup copies SQLite stores only; back up PostgreSQL with pg_dump --schema onceq --format custom, restore with pg_restore (see docs/operations.md)',
+        'backup copies SQLite stores only; back up PostgreSQL with pg_dump --schema onceq --format custom, restore with pg_restore (see onceq docs operations)',
       );
     }
     return resolve(ctx.cwd, file);

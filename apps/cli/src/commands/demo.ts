@@ -3,7 +3,7 @@ import { defineCommand } from '../command.ts';
 
 export const demoCommand = defineCommand<null>({
   name: 'demo',
-  summary: 'the demo story (docs/protocol.md, "The demo story") on a fresh store, step by step',
+  summary: 'the demo story (onceq docs protocol, "The demo story") on a fresh store, step by step',
   flags: {
     db: {
       ...GLOBAL_FLAGS.db,

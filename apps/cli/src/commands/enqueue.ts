@@ -54,7 +54,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     ],
   ],
   opensStore: true,
-  examples: ['enqueue examples/demo.jsonl', 'enqueue --split big.jsonl --json'],
+  examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
   // The whole envelope is read and validated before the store is even opened.
   async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];

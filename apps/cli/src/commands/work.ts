@@ -39,7 +39,7 @@ export const workCommand = defineCommand<WorkArgs>({
     },
   },
   opensStore: true,
-  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./examples/handler/tips.ts'],
+  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./my-handler.ts'],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
     return {
