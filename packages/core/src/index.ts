@@ -1,5 +1,5 @@
 /**
- * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';

@@ -19,7 +19,7 @@ import { UsageError } from '../errors.ts';
 import {
   chooseHandler,
   describeChoice,
-  HANDLER_FLAG_HELP,
+  HANDLER_FLAG,
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
@@ -41,48 +41,51 @@ interface WorkerArgs {
 export const workerCommand = defineCommand<WorkerArgs>({
   name: 'worker',
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
-  usage:
-    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json] [--prune-every <age> [--done-older-than <age>] [--dead-older-than <age>]]',
-  flags: [
-    HANDLER_FLAG_HELP,
-    ['--batch <N>', `messages per claim (default ${DEFAULT_BATCH})`],
-    [
-      '--lease <S>',
-      'lease length in seconds, renewed every third while a handler runs (default 30)',
-    ],
-    ['--concurrency <N>', 'handlers running at once, for async handlers (default 1)'],
-    [
-      '--shutdown-timeout <S>',
-      `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
-    ],
-    ['--metrics-port <P>', 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P'],
-    ['--log-format <f>', 'human (default) or json: one line per batch and per event, on stderr'],
-    [
-      '--prune-every <age>',
-      'prune in the background at start and then this often (e.g. 1h), paced so claims go on',
-    ],
-    [
-      '--done-older-than <age>',
-      'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
-    ],
-    [
-      '--dead-older-than <age>',
-      'with --prune-every: dead messages (default 90d, or none if only --done-older-than)',
-    ],
-    ['example', 'onceq worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
-  ],
-  options: {
-    handler: { type: 'string' },
-    batch: { type: 'string' },
-    lease: { type: 'string' },
-    concurrency: { type: 'string' },
-    'shutdown-timeout': { type: 'string' },
-    'metrics-port': { type: 'string' },
-    'log-format': { type: 'string' },
-    'prune-every': { type: 'string' },
-    'done-older-than': { type: 'string' },
-    'dead-older-than': { type: 'string' },
+  flags: {
+    handler: HANDLER_FLAG,
+    batch: { type: 'string', value: 'N', help: `messages per claim (default ${DEFAULT_BATCH})` },
+    lease: {
+      type: 'string',
+      value: 'S',
+      help: 'lease length in seconds, renewed every third while a handler runs (default 30)',
+    },
+    concurrency: {
+      type: 'string',
+      value: 'N',
+      help: 'handlers running at once, for async handlers (default 1)',
+    },
+    'shutdown-timeout': {
+      type: 'string',
+      value: 'S',
+      help: `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
+    },
+    'metrics-port': {
+      type: 'string',
+      value: 'P',
+      help: 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P',
+    },
+    'log-format': {
+      type: 'string',
+      value: 'human|json',
+      help: 'human (default) or json: one line per batch and per event, on stderr',
+    },
+    'prune-every': {
+      type: 'string',
+      value: 'age',
+      help: 'prune in the background at start and then this often (e.g. 1h), paced so claims go on',
+    },
+    'done-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
+    },
+    'dead-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'with --prune-every: dead messages (default 90d, or none if only --done-older-than)',
+    },
   },
+  examples: ['worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
   opensStore: true,
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');

@@ -113,8 +113,8 @@ export async function work(
  * construction (`skipLocked`: PostgreSQL), since the prefetching claim is just another
  * claimer: it skips the row being settled (still leased, locked by the settle), keeps
  * claim order among the rest, and spends an attempt like any claim. The price: two
- * statements in flight cost the server more CPU a message than two in a row (+28 % in
- * VALIDATION.md, "The overlap on its own"), so it pays while a core would sit idle.
+ * statements in flight cost the server more CPU a message than two in a row, so it pays
+ * while a core would sit idle.
  */
 function prefetchesClaims(store: Store, batch: number): boolean {
   return batch === 1 && store.capabilities.skipLocked;
