@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { IdPolicy } from '../maintenance/id-policy.ts';
 import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
+import type { CallerTransaction } from './caller-transaction.ts';
 import type { Executor, SlotValues, Statement } from './prepared.ts';
 import type { Statements } from './statements.ts';
 
@@ -47,8 +48,13 @@ export interface Store {
    * Runs `fn` in one write transaction with an {@link Executor} for prepared statements:
    * the protocol's hot path (claim, apply, fail). Same commit/rollback rules as
    * {@link writeTransaction}.
+   *
+   * With `within`, `fn` runs inside that transaction of the caller's instead, on the
+   * caller's connection and in a savepoint of it: nothing commits until the caller
+   * commits, a throw rolls back the savepoint (never the caller's own writes) and is
+   * rethrown, and nothing is retried (driver/caller-transaction.ts).
    */
-  transact<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
+  transact<T>(fn: (x: Executor) => Promise<T>, within?: CallerTransaction): Promise<T>;
   /**
    * Runs one prepared statement as a transaction of its own (no BEGIN/COMMIT round
    * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.

@@ -6,7 +6,9 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
+import { inCallerTransaction } from '../caller-transaction.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { postgresCaller } from './caller-transaction.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
@@ -142,8 +144,12 @@ export async function openPostgresStore(
    * named statements, so the server parses and plans each once per connection and no
    * query builder or executor runs per message. Same retry rules as writeTransaction.
    */
-  const transact: Store['transact'] = (fn) =>
-    onClient(async (client) => {
+  const transact: Store['transact'] = (fn, within) => {
+    if (within !== undefined) {
+      const caller = postgresCaller(within, schema);
+      return inCallerTransaction(caller.run, cache, fn, caller.hooks, options.onQuery);
+    }
+    return onClient(async (client) => {
       await client.query('BEGIN');
       try {
         const result = await fn({
@@ -159,6 +165,7 @@ export async function openPostgresStore(
         throw error;
       }
     });
+  };
   /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
   const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
     onClient(
