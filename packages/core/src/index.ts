@@ -3,14 +3,10 @@
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type {
-  BackendCapabilities,
-  BackendKind,
-  OpenStoreOptions,
-  Store,
-} from './driver/backend.ts';
+export type { BackendKind, OpenStoreOptions, Store } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
 export type { CallerTransaction } from './driver/caller-transaction.ts';
+export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {

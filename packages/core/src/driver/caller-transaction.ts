@@ -98,6 +98,11 @@ export async function inCallerTransaction<T>(
       (await execute(statement as Statement<unknown>, values, arity)).rows as Row[],
     changes: async (statement, values, arity = 1) =>
       (await execute(statement, values, arity)).changes,
+    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+      onQuery?.(text, parameters);
+      const result = await run(text, parameters);
+      return { rows: result.rows as Row[], changes: result.changes };
+    },
   };
   await run(`SAVEPOINT ${SAVEPOINT}`, []);
   try {

@@ -11,6 +11,7 @@ import { StatementCache } from '../prepared.ts';
 import { sqliteCallerRunner } from './caller-transaction.ts';
 import { BunSqliteDialect } from './dialect.ts';
 import { SqliteExecutor } from './executor.ts';
+import { sqliteMaintenance } from './maintenance.ts';
 import { sqliteStatements } from './statements.ts';
 import { asStorageError } from './storage.ts';
 
@@ -48,7 +49,7 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = { skipLocked: false, maxParameters: 32_766 };
+  const capabilities = { skipLocked: false, maxParameters: 32_766, backup: true };
   const connection = dialect.connection;
   const cache = new StatementCache(db, capabilities);
   const executor = new SqliteExecutor(connection, cache, onQuery);
@@ -56,6 +57,7 @@ export async function openSqliteStore(
     kind: 'sqlite',
     db,
     capabilities,
+    maintenance: sqliteMaintenance,
     statements: sqliteStatements,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
@@ -65,6 +67,7 @@ export async function openSqliteStore(
       within === undefined
         ? dialect.connection.transact(() => fn(executor))
         : inCallerTransaction(sqliteCallerRunner(within), cache, fn, {}, onQuery),
+    read: (fn) => dialect.connection.read(() => fn(executor)),
     autocommit: (statement, values, arity) =>
       dialect.connection.transact(() => executor.rows(statement, values, arity)),
     busyRetries: () => dialect.connection.busy.retries,
