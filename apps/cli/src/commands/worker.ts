@@ -27,11 +27,29 @@ import { plural, toJson } from '../output.ts';
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
 
+/** `--concurrency`, shared by `worker` and `work`. */
+export const CONCURRENCY_FLAG_HELP: [string, string] = [
+  '--concurrency <N>',
+  'handlers running at once, for async handlers (default 1)',
+];
+
+/** `--handler-timeout`, shared by `worker` and `work`. */
+export const HANDLER_TIMEOUT_FLAG_HELP: [string, string] = [
+  '--handler-timeout <S>',
+  "a handler's deadline in seconds: past it its signal is aborted and the message retried (handler_timeout); default none",
+];
+
+/** The worker option for `--handler-timeout` seconds (none when not given). */
+export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutMs?: number } {
+  return seconds === undefined ? {} : { handlerTimeoutMs: seconds * 1000 };
+}
+
 interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
   leaseSeconds: number | undefined;
   concurrency: number;
+  handlerTimeout: number | undefined;
   shutdownTimeout: number;
   metricsPort: number | undefined;
   logFormat: LogFormat;
@@ -42,7 +60,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
   name: 'worker',
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
   usage:
-    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json] [--prune-every <age> [--done-older-than <age>] [--dead-older-than <age>]]',
+    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--handler-timeout S] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json] [--prune-every <age> [--done-older-than <age>] [--dead-older-than <age>]]',
   flags: [
     HANDLER_FLAG_HELP,
     ['--batch <N>', `messages per claim (default ${DEFAULT_BATCH})`],
@@ -50,7 +68,8 @@ export const workerCommand = defineCommand<WorkerArgs>({
       '--lease <S>',
       'lease length in seconds, renewed every third while a handler runs (default 30)',
     ],
-    ['--concurrency <N>', 'handlers running at once, for async handlers (default 1)'],
+    CONCURRENCY_FLAG_HELP,
+    HANDLER_TIMEOUT_FLAG_HELP,
     [
       '--shutdown-timeout <S>',
       `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
@@ -76,6 +95,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     batch: { type: 'string' },
     lease: { type: 'string' },
     concurrency: { type: 'string' },
+    'handler-timeout': { type: 'string' },
     'shutdown-timeout': { type: 'string' },
     'metrics-port': { type: 'string' },
     'log-format': { type: 'string' },
@@ -94,6 +114,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       batch: intFlag(values, 'batch', { min: 1 }),
       leaseSeconds: intFlag(values, 'lease', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
+      handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
         intFlag(values, 'shutdown-timeout', { min: 0, max: 86_400 }) ?? DEFAULT_SHUTDOWN_TIMEOUT,
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
@@ -109,6 +130,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       ...(args.batch === undefined ? {} : { batch: args.batch }),
       ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
       concurrency: args.concurrency,
+      ...handlerTimeoutMs(args.handlerTimeout),
       log,
       metrics,
       ...(args.prune === undefined ? {} : { prune: args.prune }),
