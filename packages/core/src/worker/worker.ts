@@ -157,8 +157,8 @@ export class Worker {
   #loop: Promise<void> | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #storeError: string | undefined;
-  #forceNow: (() => void) | undefined;
-  readonly #forcedSignal: Promise<void>;
+  /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
+  #handlersDone: (() => void) | undefined;
 
   constructor(store: Store, handler: AsyncHandler, options: WorkerOptions = {}) {
     this.#store = store;
@@ -181,9 +181,6 @@ export class Worker {
       options.prune === undefined ? undefined : new ScheduledPrune(store, options.prune, this.#log);
     const notifies = store.listen !== undefined;
     this.#wakeup = new Wakeup({ maxMs: options.pollMaxMs ?? (notifies ? 5000 : 1000) });
-    this.#forcedSignal = new Promise((resolve) => {
-      this.#forceNow = resolve;
-    });
   }
 
   /** Running counts since start. */
@@ -310,7 +307,7 @@ export class Worker {
       if (held.state === 'running') held.abort(new Error('worker stopped'));
     }
     this.#wakeup.wake();
-    this.#forceNow?.();
+    this.#handlersDone?.();
   }
 
   #result(): StopResult {
@@ -346,15 +343,17 @@ export class Worker {
             ahead = quiet(this.#claim());
           }
           // A forced stop does not wait for running handlers: their leases are abandoned.
-          await Promise.race([
+          await new Promise<void>((resolve) => {
+            this.#handlersDone = resolve;
+            if (this.#forced) resolve();
             runHandlers(batch, {
               handler: this.#handler,
               concurrency: this.#concurrency,
               timeoutMs: this.#timeoutMs,
               mayStart: () => this.#state === 'running',
-            }),
-            this.#forcedSignal,
-          ]);
+            }).then(resolve);
+          });
+          this.#handlersDone = undefined;
           recording = quiet(this.#settle(batch, started));
           if (!this.#claimAhead || this.#forced) await recording;
           await this.#fair.end();
@@ -456,7 +455,7 @@ export class Worker {
       const lostHere = batch.filter((h) => h.lostCounted).length;
       const s = this.#summary;
       const ms = Math.round(settledAt - started);
-      if (ran.length > 0) {
+      if (ran.length > 0 && this.#log !== silentLog) {
         this.#log.write(
           'batch',
           `claimed ${batch.length}: ${count(outcomes, 'done')} done, ${count(outcomes, 'retry')} retried, ${count(outcomes, 'dead')} dead, ${lostHere} lost, ${unstarted.length} released (${ms} ms; totals: ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost)`,
