@@ -4,9 +4,8 @@
 // leases while holding work. Every wait is a bounded wait for an event.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { enqueue, show } from '../packages/core/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import {
-  BACKENDS,
-  backendAvailable,
   type SharedStore,
   STUCK_HANDLER,
   sharedStore,
@@ -31,9 +30,8 @@ function events(kinds: readonly ('stuck' | 'quick')[]): string {
     .join('');
 }
 
-for (const backend of BACKENDS) {
-  const run = backendAvailable(backend) ? describe : describe.skip;
-  run(`${backend}: a handler that never returns`, () => {
+forEachBackend('a handler that never returns', ({ name: backend }) => {
+  describe(`${backend}: a handler that never returns`, () => {
     let shared: SharedStore;
     beforeEach(async () => {
       shared = await sharedStore(backend);
@@ -107,4 +105,4 @@ for (const backend of BACKENDS) {
       expect(await w.exited()).toBe(1);
     });
   });
-}
+});

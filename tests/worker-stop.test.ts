@@ -6,9 +6,8 @@
 // processes, real signals; every wait is a bounded wait for an event.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { enqueue, show } from '../packages/core/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import {
-  BACKENDS,
-  backendAvailable,
   type SharedStore,
   SLOW_HANDLER,
   STUCK_HANDLER,
@@ -21,9 +20,8 @@ import {
 // Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
 setDefaultTimeout(120_000);
 
-for (const backend of BACKENDS) {
-  const run = backendAvailable(backend) ? describe : describe.skip;
-  run(`${backend}: stopping the worker loop`, () => {
+forEachBackend('stopping the worker loop', ({ name: backend }) => {
+  describe(`${backend}: stopping the worker loop`, () => {
     let shared: SharedStore;
     beforeEach(async () => {
       shared = await sharedStore(backend);
@@ -124,4 +122,4 @@ for (const backend of BACKENDS) {
       await expectReleased('E0002', 'E0003');
     });
   });
-}
+});

@@ -1,5 +1,5 @@
 /**
- * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
@@ -89,6 +89,7 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
+export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';

@@ -12,14 +12,14 @@ import {
   choiceSource,
   chooseHandler,
   describeChoice,
-  HANDLER_FLAG_HELP,
+  HANDLER_FLAG,
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
 import {
-  CONCURRENCY_FLAG_HELP,
+  CONCURRENCY_FLAG,
   DEFAULT_SHUTDOWN_TIMEOUT,
-  HANDLER_TIMEOUT_FLAG_HELP,
+  HANDLER_TIMEOUT_FLAG,
   handlerTimeoutMs,
 } from './worker.ts';
 
@@ -35,29 +35,20 @@ interface WorkArgs {
 export const workCommand = defineCommand<WorkArgs>({
   name: 'work',
   summary: 'claim → handle → apply until nothing is claimable now (or N messages)',
-  usage:
-    'work [--handler v1|v2|./file.ts] [--max N] [--lease S] [--batch N] [--concurrency N] [--handler-timeout S]',
-  flags: [
-    HANDLER_FLAG_HELP,
-    ['--max <N>', 'stop after N claimed messages'],
-    ['--lease <S>', 'lease length in seconds (default 30)'],
-    [
-      '--batch <N>',
-      `messages per claim and apply transaction (default ${DEFAULT_BATCH}; 1 = per message)`,
-    ],
-    CONCURRENCY_FLAG_HELP,
-    HANDLER_TIMEOUT_FLAG_HELP,
-  ],
-  options: {
-    handler: { type: 'string' },
-    max: { type: 'string' },
-    lease: { type: 'string' },
-    batch: { type: 'string' },
-    concurrency: { type: 'string' },
-    'handler-timeout': { type: 'string' },
+  flags: {
+    handler: HANDLER_FLAG,
+    max: { type: 'string', value: 'N', help: 'stop after N claimed messages' },
+    lease: { type: 'string', value: 'S', help: 'lease length in seconds (default 30)' },
+    batch: {
+      type: 'string',
+      value: 'N',
+      help: `messages per claim and apply transaction (default ${DEFAULT_BATCH}; 1 = per message)`,
+    },
+    concurrency: CONCURRENCY_FLAG,
+    'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },
   opensStore: true,
-  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./examples/handler/tips.ts'],
+  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./my-handler.ts'],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
     return {
