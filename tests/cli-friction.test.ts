@@ -1,5 +1,5 @@
 /**
- * Everyday use of the real `onceq` process (issue 12's friction points): each test
+ * Everyday use of the real `onceq` process: each test
  * shows the friendly behaviour and, where it is a guard, the bad case it catches.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';

@@ -1,6 +1,6 @@
 /**
  * Edges of claim, extend, release, enqueue and the redrive preview that the mutation run
- * (`bun run mutation -- --scope queue`, VALIDATION.md "Mutation score (issue 9 item 6)")
+ * (`bun run mutation -- --scope queue`)
  * found untested: the argument checks (a lease or a limit below 1 or not whole is
  * refused before anything is written, exactly 1 is fine), empty lists, an already parsed
  * batch, and what a preview's handler is told. Both backends.

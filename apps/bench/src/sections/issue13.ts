@@ -1,8 +1,7 @@
 /**
- * The targets of issue 13 in one table, each next to its reference from the same run:
+ * The performance targets in one table, each next to its reference from the same run:
  * onceq's figure, the reference's, the ratio, met or missed, and for a miss one line of
- * why and what would close it (the profile behind each line: README, "Targets of issue
- * 13", and VALIDATION.md). Reads what the other sections left in `results`; a target
+ * why and what would close it. Reads what the other sections left in `results`; a target
  * whose section did not run says so instead of guessing.
  */
 import { graphileKey } from '../anchors/index.ts';
@@ -10,7 +9,7 @@ import type { SectionContext } from '../context.ts';
 import { section, table } from '../report.ts';
 import { fmtMs, fmtRate, type Spread } from '../util.ts';
 
-/** The thresholds of issue 13. */
+/** The thresholds of the performance targets. */
 export const ISSUE13 = {
   sqliteBatchVsBare: 0.9,
   twoWorkersVsOne: 1.0,
@@ -122,7 +121,7 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
         bare.rate.median,
         'msg/s',
         ISSUE13.sqliteBatchVsBare,
-        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same SQL (hand-written, one row per statement, no Kysely compile); the rest is a cold process: the JIT warm-up of core's longer JS path in a run this short (in a warm process core and bare cost the same); closing it: fewer JS layers and allocations per message on apply's path (README, "Targets of issue 13")`,
+        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same SQL (hand-written, one row per statement, no Kysely compile); the rest is a cold process: the JIT warm-up of core's longer JS path in a run this short (in a warm process core and bare cost the same); closing it: fewer JS layers and allocations per message on apply's path`,
       ),
     );
   }
@@ -143,7 +142,7 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
       one.rate.median,
       'msg/s',
       ISSUE13.twoWorkersVsOne,
-      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. One worker already spends 80-99 % of its time inside its write transactions, so a second can overlap little. Closing it: the handler run outside the lock on the payload the claim read (as settleOne does for one message), or one writer process running handlers concurrently (README, "Targets of issue 13")`,
+      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. One worker already spends 80-99 % of its time inside its write transactions, so a second can overlap little. Closing it: the handler run outside the lock on the payload the claim read (as settleOne does for one message), or one writer process running handlers concurrently`,
       `, smallest share ${Math.round(two.minShare * 100)} %, ${two.errors.length} errors`,
     );
     const fair = two.minShare >= ISSUE13.minShare && two.errors.length === 0;
@@ -224,7 +223,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
         ISSUE13.pgPerMessageVsGraphile,
-        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query (VALIDATION.md, Per-message PostgreSQL)",
+        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query",
       ),
     );
   }
@@ -272,7 +271,7 @@ export function issue13Rows(results: Record<string, unknown>): Issue13Row[] {
   ];
 }
 
-/** Prints the table of issue 13's targets (run after every other section). */
+/** Prints the table of the targets (run after every other section). */
 export function issue13Section(ctx: SectionContext): void {
   const rows = issue13Rows(ctx.results);
   ctx.results.targetsWithReferences = rows;
