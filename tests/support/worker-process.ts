@@ -87,10 +87,6 @@ export interface SharedStore {
 
 export const BACKENDS = ['sqlite', 'postgres'] as const;
 
-export function backendAvailable(backend: (typeof BACKENDS)[number]): boolean {
-  return backend === 'sqlite' || Boolean(process.env.DATABASE_URL);
-}
-
 export async function sharedStore(backend: (typeof BACKENDS)[number]): Promise<SharedStore> {
   const cwd = mkdtempSync(join(tmpdir(), 'onceq-worker-'));
   if (backend === 'sqlite') {

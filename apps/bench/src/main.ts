@@ -24,9 +24,9 @@ import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
 import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
-import { issue13Section } from './sections/issue13.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
+import { referenceTargetsSection } from './sections/reference-targets.ts';
 import { serviceSection } from './sections/service.ts';
 import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     removeScratch(scratch);
   }
 
-  issue13Section(ctx);
+  referenceTargetsSection(ctx);
   out.push(section('Targets'));
   if (opts.quick) {
     out.push(

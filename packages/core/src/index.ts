@@ -89,6 +89,7 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
+export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';

@@ -1,4 +1,4 @@
-import { DEFAULT_HOST, DEFAULT_PORT, startConsole } from '@onceq/console';
+import { DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, startConsole, tokenProblem } from '@onceq/console';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -11,9 +11,6 @@ interface ConsoleArgs {
   token: string | null;
   hideFields: string[];
 }
-
-/** The shortest operator token accepted: a guessable token is no protection. */
-const MIN_TOKEN = 16;
 
 export const consoleCommand = defineCommand<ConsoleArgs>({
   name: 'console',
@@ -62,9 +59,10 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       );
     }
     const token = stringFlag(values, 'token') ?? ctx.env.ONCEQ_CONSOLE_TOKEN ?? null;
-    if (token !== null && (token.length < MIN_TOKEN || /\s/.test(token))) {
+    const weakness = token === null ? null : tokenProblem(token);
+    if (weakness !== null) {
       const from = stringFlag(values, 'token') === undefined ? 'ONCEQ_CONSOLE_TOKEN' : '--token';
-      throw new UsageError(`${from} must be at least ${MIN_TOKEN} characters without spaces`);
+      throw new UsageError(`${from} ${weakness}`);
     }
     const hideText = stringFlag(values, 'hide-fields');
     const hideFields = hideText === undefined ? [] : hideText.split(',').map((f) => f.trim());
