@@ -131,6 +131,21 @@ function invocations(code: string): string[] {
     .filter((part) => /^onceq\s/.test(part));
 }
 
+/**
+ * Flags named on their own in the text (`` `--max N` ``) that no command takes. Only where
+ * the page is about onceq's CLI: CONTRIBUTING.md names bun's and the bench's flags too.
+ */
+function unknownLoneFlags(markdown: string, known: readonly AnyCommand[]): string[] {
+  const all = new Set([...flagWords(GLOBAL_FLAGS), ...known.flatMap((c) => flagWords(c.flags))]);
+  const problems: string[] = [];
+  for (const line of markdown.split('\n')) {
+    for (const m of line.matchAll(/`(--[a-z][a-z0-9-]*)(?:[ =][^`]*)?`/g)) {
+      if (!all.has(m[1] as string)) problems.push(`${m[1]}: no command takes this flag`);
+    }
+  }
+  return problems;
+}
+
 /** `onceq <command> …` names that do not exist, and flags a command does not take. */
 function unknownNames(markdown: string, known: readonly AnyCommand[]): string[] {
   const byName = new Map(known.map((c) => [c.name, c]));
@@ -239,6 +254,18 @@ describe('every command and flag the docs name exists', () => {
       unknownNames(readFileSync(join(ROOT, p), 'utf8'), commands).map((x) => `${p}: ${x}`),
     );
     expect(found).toEqual([]);
+  });
+
+  test('flags named on their own in README and docs/ exist', () => {
+    const found = pages()
+      .filter((p) => p !== 'CONTRIBUTING.md' && p !== 'docs/benchmarks.md')
+      .flatMap((p) =>
+        unknownLoneFlags(readFileSync(join(ROOT, p), 'utf8'), commands).map((x) => `${p}: ${x}`),
+      );
+    expect(found).toEqual([]);
+    expect(unknownLoneFlags('with `--handler-timeout 5` or `--lease S`', commands)).toEqual([
+      '--handler-timeout: no command takes this flag',
+    ]);
   });
 
   test('catches a command, a flag and a docs topic that do not exist', () => {
