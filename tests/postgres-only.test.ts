@@ -371,6 +371,7 @@ describePostgres('PostgreSQL only', () => {
       expect(store.capabilities).toEqual({
         skipLocked: true,
         maxParameters: 65_535,
+        backup: false,
       });
     } finally {
       await dropSchema(store, schema);
