@@ -179,8 +179,10 @@ export {
 } from './worker/metrics.ts';
 export type { PruneSchedule } from './worker/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker/work.ts';
+export { type WorkOptions, type WorkSummary, work } from './worker/work.ts';
 export {
+  DEFAULT_BATCH,
+  STUCK_AFTER_LEASES,
   type StopOptions,
   type StopResult,
   Worker,

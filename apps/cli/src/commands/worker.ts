@@ -16,6 +16,7 @@ import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
+import type { FlagSpec } from '../flags.ts';
 import {
   chooseHandler,
   describeChoice,
@@ -27,11 +28,31 @@ import { plural, toJson } from '../output.ts';
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
 
+/** `--concurrency`, shared by `worker` and `work`. */
+export const CONCURRENCY_FLAG = {
+  type: 'string',
+  value: 'N',
+  help: 'handlers running at once, for async handlers (default 1)',
+} as const satisfies FlagSpec;
+
+/** `--handler-timeout`, shared by `worker` and `work`. */
+export const HANDLER_TIMEOUT_FLAG = {
+  type: 'string',
+  value: 'S',
+  help: "a handler's deadline in seconds: past it its signal is aborted and the message retried (handler_timeout); default none",
+} as const satisfies FlagSpec;
+
+/** The worker option for `--handler-timeout` seconds (none when not given). */
+export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutMs?: number } {
+  return seconds === undefined ? {} : { handlerTimeoutMs: seconds * 1000 };
+}
+
 interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
   leaseSeconds: number | undefined;
   concurrency: number;
+  handlerTimeout: number | undefined;
   shutdownTimeout: number;
   metricsPort: number | undefined;
   logFormat: LogFormat;
@@ -49,11 +70,8 @@ export const workerCommand = defineCommand<WorkerArgs>({
       value: 'S',
       help: 'lease length in seconds, renewed every third while a handler runs (default 30)',
     },
-    concurrency: {
-      type: 'string',
-      value: 'N',
-      help: 'handlers running at once, for async handlers (default 1)',
-    },
+    concurrency: CONCURRENCY_FLAG,
+    'handler-timeout': HANDLER_TIMEOUT_FLAG,
     'shutdown-timeout': {
       type: 'string',
       value: 'S',
@@ -97,6 +115,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       batch: intFlag(values, 'batch', { min: 1 }),
       leaseSeconds: intFlag(values, 'lease', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
+      handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
         intFlag(values, 'shutdown-timeout', { min: 0, max: 86_400 }) ?? DEFAULT_SHUTDOWN_TIMEOUT,
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
@@ -112,6 +131,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       ...(args.batch === undefined ? {} : { batch: args.batch }),
       ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
       concurrency: args.concurrency,
+      ...handlerTimeoutMs(args.handlerTimeout),
       log,
       metrics,
       ...(args.prune === undefined ? {} : { prune: args.prune }),
