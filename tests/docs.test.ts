@@ -263,8 +263,8 @@ describe('every command and flag the docs name exists', () => {
         unknownLoneFlags(readFileSync(join(ROOT, p), 'utf8'), commands).map((x) => `${p}: ${x}`),
       );
     expect(found).toEqual([]);
-    expect(unknownLoneFlags('with `--handler-timeout 5` or `--lease S`', commands)).toEqual([
-      '--handler-timeout: no command takes this flag',
+    expect(unknownLoneFlags('with `--lease-forever 5` or `--lease S`', commands)).toEqual([
+      '--lease-forever: no command takes this flag',
     ]);
   });
 
@@ -272,7 +272,7 @@ describe('every command and flag the docs name exists', () => {
     const page = [
       'Run `onceq drain --fast`, then:',
       '```sh',
-      'onceq worker --handler-timeout 5 --batch 10',
+      'onceq worker --lease-forever 5 --batch 10',
       'onceq docs handlerz',
       'onceq status --json | jq .total',
       'ONCEQ_DB=x.db onceq fail E0001 --generation 1 --temporay',
@@ -281,7 +281,7 @@ describe('every command and flag the docs name exists', () => {
     ].join('\n');
     expect(unknownNames(page, commands)).toEqual([
       'onceq drain: no such command',
-      'onceq worker --handler-timeout: no such flag',
+      'onceq worker --lease-forever: no such flag',
       'onceq docs handlerz: no such topic',
       'onceq fail --temporay: no such flag',
     ]);
