@@ -1,7 +1,7 @@
 /**
  * The worker's path (handler outside the transaction, then a fenced settle) and the
- * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`,
- * VALIDATION.md "Mutation score (issue 9 item 6)") found untested: `applyAsync` refusing
+ * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`)
+ * found untested: `applyAsync` refusing
  * a stale lease before the handler runs and after it ran, `settleMany` reporting a stale
  * settlement while the others commit, `runHandler`'s failures, and the bounds of an
  * effect. Both backends, like the conformance suite.
