@@ -7,8 +7,9 @@
  * deterministic case.
  */
 import { describe, expect, test } from 'bun:test';
+import { openStore } from '@onceq/core';
 import { SQL } from 'bun';
-import { openStore, StoreUnavailableError } from '../packages/core/src/index.ts';
+import { StoreUnavailableError } from '../packages/core/src/internal.ts';
 import { T0, testClock } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;

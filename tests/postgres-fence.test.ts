@@ -7,18 +7,10 @@
  * Needs `DATABASE_URL`; skips visibly without it unless ONCEQ_REQUIRE_POSTGRES=1.
  */
 import { describe, expect, test } from 'bun:test';
+import { enqueue, NotDeadError, openStore, redrive, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import {
-  claimMany,
-  enqueue,
-  modelClock,
-  NotDeadError,
-  openStore,
-  redrive,
-  show,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { claimMany, modelClock } from '../packages/core/src/internal.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
 
 const available =

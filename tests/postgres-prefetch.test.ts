@@ -9,9 +9,9 @@
  * it the file is skipped, visibly; with `ONCEQ_REQUIRE_POSTGRES=1` it fails instead.
  */
 import { describe, expect, test } from 'bun:test';
+import { enqueue, type Store, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import type { Statement } from '../packages/core/src/driver/prepared.ts';
-import { enqueue, type Store, work } from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
 import {
   nEvents,
   type OpenedStore,

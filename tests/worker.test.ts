@@ -2,7 +2,8 @@
 // a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
 // for a condition. PostgreSQL runs when DATABASE_URL is set (scripts/test.sh sets it).
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { claim, enqueue, queueSnapshot, show, status } from '../packages/core/src/index.ts';
+import { claim, enqueue, show, status } from '@onceq/core';
+import { queueSnapshot } from '../packages/core/src/internal.ts';
 import { runOnceq } from './support/cli.ts';
 import {
   BACKENDS,

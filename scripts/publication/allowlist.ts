@@ -15,6 +15,8 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'tsconfig.json',
   'tsconfig.*.json',
   'README.md',
+  'LICENSE',
+  'CHANGELOG.md',
   'START_HERE.md',
   'EXERCISES.md',
   'VALIDATION.md',
@@ -26,6 +28,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   '{packages,apps}/*/package.json',
   '{packages,apps}/*/tsconfig.json',
   '{packages,apps}/*/README.md',
+  'packages/*/LICENSE',
   '{packages,apps}/*/src/**/*.ts',
   // tests, fixtures, scripts, examples
   'tests/**/*.ts',

@@ -1,12 +1,10 @@
+import { type Store, Worker, work } from '@onceq/core';
 import {
   DEFAULT_BATCH,
-  type Store,
   type WaitingReport,
-  Worker,
   type WorkSummary,
   waitingReport,
-  work,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {

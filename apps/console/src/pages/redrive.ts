@@ -6,15 +6,8 @@
  * whole call). The redrive itself runs no handler: the worker that claims the messages
  * decides, exactly as `onceq redrive` does.
  */
-import {
-  type Handler,
-  listMessages,
-  NotDeadError,
-  NotFoundError,
-  previewRedrive,
-  type RedrivePreview,
-  redrive,
-} from '@onceq/core';
+import { type Handler, NotDeadError, NotFoundError, previewRedrive, redrive } from '@onceq/core';
+import { listMessages, type RedrivePreview } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { badParam, ConsoleRequestError, forbidden } from '../errors.ts';
 import { type Html, html } from '../html.ts';
