@@ -3,7 +3,16 @@
  * temporary directory and run from another directory, as a user on the PATH would.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runProcess } from './support/spawn.ts';
@@ -127,6 +136,31 @@ describe('the compiled onceq binary, run from a directory outside the repository
     const r = await onceq(['setup', '--yes', '--db', 'setup.db', '--no-run', '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ sample: { accepted: 4, duplicates: 1 } });
+  });
+
+  test('onceq docs prints the guides embedded in the binary, not read from disk', async () => {
+    const list = await onceq(['docs']);
+    expect(list.code).toBe(0);
+    for (const topic of ['protocol', 'tutorial', 'worker', 'operations', 'console', 'cli']) {
+      expect(list.stdout).toContain(`  ${topic} `);
+    }
+    const protocol = await onceq(['docs', 'protocol']);
+    expect(protocol.code).toBe(0);
+    expect(protocol.stdout).toBe(`${readFileSync(join(ROOT, 'docs', 'protocol.md'), 'utf8')}\n`);
+    const unknown = await onceq(['docs', 'protocl']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('did you mean protocol');
+  });
+
+  test('--help names no repository file: a binary user has none', async () => {
+    const names = (await onceq(['--help'])).stdout;
+    const commands = [...names.matchAll(/^ {2}([a-z-]+) {2,}/gm)].map((m) => m[1] as string);
+    expect(commands.length).toBeGreaterThan(15);
+    for (const args of [['--help'], ...commands.map((c) => [c, '--help'])]) {
+      const r = await onceq(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/docs\/|examples\/|\.md\b|README/);
+    }
   });
 
   test('your handler module, importing @onceq/core: its permanent failure is dead at once with its code and detail', async () => {

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
+import { onPostgres } from './support/backends.ts';
+import { scratchDatabase } from './support/pg-database.ts';
 import { runProcess } from './support/spawn.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
@@ -202,21 +203,21 @@ describe('the installed packages, in a fresh project outside the repository', ()
     expect(JSON.parse(out)).toEqual(DEMO_STATUS);
   });
 
-  test.skipIf(!postgresWanted())(
-    'the library example runs to 17000 on PostgreSQL, with pg added',
-    async () => {
-      if (!process.env.DATABASE_URL)
-        throw new Error('DATABASE_URL is required (CI or ONCEQ_REQUIRE_POSTGRES=1)');
-      await mustRun(['bun', 'add', `pg@${coreManifest.devDependencies.pg}`]);
-      const database = scratchDatabase('onceq_installed');
-      await database.create();
-      try {
-        const out = await mustRun(['bun', 'library.ts', database.url]);
-        expect(JSON.parse(out)).toEqual(DEMO_STATUS);
-      } finally {
-        await database.drop();
-      }
-    },
-    SLOW,
-  );
+  onPostgres('the library example from the installed packages', () => {
+    test(
+      'the library example runs to 17000 on PostgreSQL, with pg added',
+      async () => {
+        await mustRun(['bun', 'add', `pg@${coreManifest.devDependencies.pg}`]);
+        const database = scratchDatabase('onceq_installed');
+        await database.create();
+        try {
+          const out = await mustRun(['bun', 'library.ts', database.url]);
+          expect(JSON.parse(out)).toEqual(DEMO_STATUS);
+        } finally {
+          await database.drop();
+        }
+      },
+      SLOW,
+    );
+  });
 });

@@ -13,16 +13,15 @@ import { join } from 'node:path';
 import { enqueue, openStore, type Store, status } from '@onceq/core';
 import { SQL } from 'bun';
 import { StorageError } from '../packages/core/src/internal.ts';
+import { onPostgres } from './support/backends.ts';
 import { batch, eventId, line } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const canMount = process.getuid?.() === 0;
-if (!DATABASE_URL) console.warn('postgres-storage.test.ts: skipped: DATABASE_URL is not set');
-else if (!canMount) console.warn('postgres-storage.test.ts: skipped: mounting a tmpfs needs root');
+if (!canMount) console.warn('postgres-storage.test.ts: skipped: mounting a tmpfs needs root');
 
-describe.skipIf(!DATABASE_URL || !canMount)(
-  'PostgreSQL on a full disk (a tablespace on a real tmpfs)',
-  () => {
+onPostgres('a full disk', () =>
+  describe.skipIf(!canMount)('PostgreSQL on a full disk (a tablespace on a real tmpfs)', () => {
     const suffix = crypto.randomUUID().replaceAll('-', '').slice(0, 12);
     const schema = `t_full_${suffix}`;
     const tablespace = `onceq_full_${suffix}`;
@@ -85,5 +84,5 @@ describe.skipIf(!DATABASE_URL || !canMount)(
       expect(report.messages.ready).toBe(accepted);
       expect(accepted % 500).toBe(0);
     });
-  },
+  }),
 );

@@ -7,15 +7,9 @@ import { enqueue, show, status, Worker, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { PruneArgumentError, prune, type WorkerLog } from '../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore, rejection } from './conformance/harness.ts';
+import { forEachBackend } from './support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
-import {
-  type BackendFactory,
-  batch,
-  line,
-  paid,
-  postgresFactory,
-  sqliteFactory,
-} from './support/factories.ts';
+import { type BackendFactory, batch, line, paid, sqliteFactory } from './support/factories.ts';
 import { startWorker } from './support/worker-process.ts';
 
 setDefaultTimeout(120_000);
@@ -44,7 +38,7 @@ function recordingLog() {
 }
 
 function scheduleSuite(factory: BackendFactory) {
-  describe.skipIf(factory.available() !== true)(`${factory.name}: worker prune schedule`, () => {
+  describe(`${factory.name}: worker prune schedule`, () => {
     const env = freshStore(factory);
 
     test('prunes at start and then every interval on the store clock, between claims, and logs what it pruned', async () => {
@@ -91,8 +85,7 @@ function scheduleSuite(factory: BackendFactory) {
   });
 }
 
-scheduleSuite(sqliteFactory);
-scheduleSuite(postgresFactory);
+forEachBackend('worker prune schedule', scheduleSuite);
 
 describe('prune pacing', () => {
   const env = freshStore(sqliteFactory);

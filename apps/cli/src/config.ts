@@ -86,7 +86,7 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
 /**
  * The config of `cwd`, read at most once and only when a value is actually needed from it
  * (a broken file does not stop a command that has `--db`). zod is loaded here only when
- * the file exists: most commands start without it (README, "Start-up time").
+ * the file exists: most commands start without it, and start-up is what a short command costs.
  */
 export async function lazyConfig(cwd: string): Promise<() => OnceqConfig> {
   const path = join(cwd, CONFIG_FILE);

@@ -1,6 +1,7 @@
 import type { AsyncHandler, Handler } from '@onceq/core';
 import type { OnceqConfig } from './config.ts';
 import { CONFIG_FILE, describeHandler, type HandlerSource, resolveHandlerSpec } from './config.ts';
+import type { FlagSpec } from './flags.ts';
 import { loadHandlerModule } from './handler-module.ts';
 
 /**
@@ -65,8 +66,9 @@ export function choiceSource(choice: HandlerChoice): string {
   return choice.kind === 'module' ? choice.path : choice.source;
 }
 
-/** The `--handler` line of a command's help. */
-export const HANDLER_FLAG_HELP: [string, string] = [
-  '--handler <v1|v2|./file.ts>',
-  'handler version, or your own module (default: config "handler", then v1)',
-];
+/** The `--handler` flag of the commands that run a handler. */
+export const HANDLER_FLAG = {
+  type: 'string',
+  value: 'v1|v2|./file.ts',
+  help: 'handler version, or your own module (default: config "handler", then v1)',
+} as const satisfies FlagSpec;

@@ -19,6 +19,13 @@ export type {
   /** An open store (SQLite file or PostgreSQL database); close it with `store.close()`. */
   Store,
 } from './driver/backend.ts';
+export type {
+  /**
+   * Your open transaction on the store's own database (a Kysely transaction, or the
+   * driver's), for `enqueue(store, events, { transaction })`: the events exist iff it commits.
+   */
+  CallerTransaction,
+} from './driver/caller-transaction.ts';
 export {
   /**
    * The batch as a whole was refused, nothing of it written (invalid line, conflict);
@@ -45,6 +52,10 @@ export {
   /** Thrown by a handler: the message is retried with backoff (1 s, 2 s), dead after 3 attempts. */
   TemporaryFailure,
 } from './errors.ts';
+export type {
+  /** One event as an object, `{ eventId, payload }`: what `enqueue` takes besides JSONL bytes. */
+  EventInput,
+} from './input/events.ts';
 export {
   /** A float lexeme of the payload (`100.0`, `1e2`), kept apart from integers; `.toString()` as written. */
   JsonFloat,
@@ -71,9 +82,12 @@ export {
   claim,
 } from './queue/claim.ts';
 export {
+  /** Options of {@link enqueue}: `transaction`, your open transaction on the same database. */
+  type EnqueueOptions,
   /**
-   * Validates a JSONL batch (bytes) and stores it all or nothing: duplicates are counted,
-   * a conflicting payload rejects the whole batch.
+   * Validates a batch (JSONL bytes or event objects) and stores it all or nothing:
+   * duplicates are counted, a conflicting payload rejects the whole batch. With
+   * `{ transaction }` it writes inside your open transaction.
    */
   enqueue,
 } from './queue/enqueue.ts';

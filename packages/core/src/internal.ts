@@ -8,8 +8,9 @@
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type { BackendCapabilities, BackendKind } from './driver/backend.ts';
+export type { BackendKind } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
+export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {
@@ -69,10 +70,12 @@ export {
   prune,
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
+export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
+export type { EnqueueInput } from './queue/enqueue.ts';
 export { type ExtendedLease, type ExtendManyResult, extendMany } from './queue/extend.ts';
 export type { FailResult } from './queue/fail.ts';
 export { type HoldClaimOptions, holdClaim } from './queue/hold.ts';
@@ -129,5 +132,6 @@ export {
 } from './worker/log.ts';
 export type { PruneSchedule } from './worker/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { DEFAULT_BATCH, type WorkSummary } from './worker/work.ts';
+export type { WorkSummary } from './worker/work.ts';
 export type { StopOptions, StopResult, WorkerSummary } from './worker/worker.ts';
+export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './worker/worker.ts';

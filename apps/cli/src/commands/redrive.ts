@@ -7,7 +7,7 @@ import {
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { chooseHandler, type HandlerChoice } from '../handler-choice.ts';
+import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
 import { plural, table, toJson } from '../output.ts';
 
 /** What a redrive does: move the selection, preview a handler on it, or move what a handler accepts. */
@@ -24,25 +24,24 @@ interface RedriveArgs {
 export const redriveCommand = defineCommand<RedriveArgs>({
   name: 'redrive',
   summary: 'return dead messages to ready for a new cycle (or preview with --dry-run)',
-  usage: 'redrive (<id>…|--all) [--dry-run [--handler v1|v2|./file.ts] | --accepted-by <handler>]',
-  flags: [
-    ['<id>…', 'the dead messages to redrive (anything not dead refuses the whole call)'],
-    ['--all', 'every dead message'],
-    ['--dry-run', 'change nothing: say which messages the handler would now accept'],
-    [
-      '--handler <v1|v2|./file.ts>',
-      'with --dry-run: the handler to try (default: config "handler", then v1)',
-    ],
-    [
-      '--accepted-by <v1|v2|./file.ts>',
-      'redrive only the selected messages this handler now accepts (the dry run\'s "would be accepted"); the rest stay dead',
-    ],
-  ],
-  options: {
-    all: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    handler: { type: 'string' },
-    'accepted-by': { type: 'string' },
+  operands: {
+    synopsis: '<id>…|--all',
+    help: [['<id>…', 'the dead messages to redrive (anything not dead refuses the whole call)']],
+  },
+  flags: {
+    all: { type: 'boolean', help: 'every dead message' },
+    'dry-run': {
+      type: 'boolean',
+      help: 'change nothing: say which messages the handler would now accept',
+    },
+    handler: {
+      ...HANDLER_FLAG,
+      help: 'with --dry-run: the handler to try (default: config "handler", then v1)',
+    },
+    'accepted-by': {
+      ...HANDLER_FLAG,
+      help: 'redrive only the selected messages this handler now accepts (the dry run\'s "would be accepted"); the rest stay dead',
+    },
   },
   opensStore: true,
   examples: ['redrive --all --dry-run --handler v2', 'redrive --all --accepted-by v2'],

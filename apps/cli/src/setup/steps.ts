@@ -95,7 +95,7 @@ export async function resolveAnswers(
   );
   const sample = await answer(flags.sample, defaults.sample, (p) =>
     p.confirm({
-      message: 'Load the 5 sample events (examples/demo.jsonl)?',
+      message: 'Load the 5 sample events of the demo story?',
       initialValue: defaults.sample,
     }),
   );
