@@ -6,14 +6,9 @@
  *
  * Stop it with Ctrl-C (graceful) and Ctrl-C again (at once).
  */
-import {
-  createLog,
-  openStore,
-  serveMetrics,
-  stopOnSignals,
-  Worker,
-  WorkerMetrics,
-} from '@onceq/core';
+import { openStore, Worker } from '@onceq/core';
+import { createLog, stopOnSignals } from '@onceq/core/internal';
+import { serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
 import { handle } from './handler/tips.ts';
 
 const store = await openStore(process.argv[2] ?? './onceq.db');

@@ -9,10 +9,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enqueue, openStore, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { chromium } from 'playwright-core';
 import { startConsole } from '../apps/console/src/index.ts';
-import { enqueue, modelClock, openStore, work } from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { modelClock } from '../packages/core/src/internal.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const dir = mkdtempSync(join(tmpdir(), 'onceq-shot-'));

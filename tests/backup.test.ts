@@ -5,15 +5,9 @@ import { afterAll, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  enqueue,
-  GENERAL_POLICY,
-  openStore,
-  type StatusReport,
-  status,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { enqueue, openStore, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { GENERAL_POLICY, type StatusReport } from '../packages/core/src/internal.ts';
 import { BIN, json, runOnceq } from './support/cli.ts';
 import { batch, line, paid } from './support/factories.ts';
 

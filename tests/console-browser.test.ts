@@ -4,9 +4,9 @@
 // Without a browser the suite is skipped with its reason, except under CI, where a
 // missing browser is a failure.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import type { Page } from 'playwright-core';
-import { work } from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
 import { forEachBackend } from './support/backends.ts';
 import { browserAvailable, type LaunchedBrowser, launchBrowser } from './support/browser.ts';
 import { type ConsoleFixture, consoleFixture } from './support/console.ts';

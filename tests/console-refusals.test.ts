@@ -5,9 +5,10 @@
 // accepts that it used to refuse: ids of up to 200 characters, a preview of a page of
 // 500 selected ids. Each refusal shows nothing of the store.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { enqueue, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { startConsole, WeakTokenError } from '../apps/console/src/index.ts';
-import { enqueue, GENERAL_POLICY, show, work } from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { GENERAL_POLICY } from '../packages/core/src/internal.ts';
 import { forEachBackend } from './support/backends.ts';
 import { cliSandbox } from './support/cli.ts';
 import { type ConsoleFixture, consoleFixture } from './support/console.ts';

@@ -7,22 +7,12 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { claim, enqueue, fail, openStore, redrive, type Store, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { sql } from '../packages/core/node_modules/kysely';
-import {
-  claim,
-  enqueue,
-  fail,
-  openStore,
-  prune,
-  redrive,
-  release,
-  type Store,
-  status,
-  work,
-} from '../packages/core/src/index.ts';
+import { prune, release } from '../packages/core/src/internal.ts';
 import { findCounterDrift } from '../packages/core/src/maintenance/counters.ts';
-import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
 import { forEachBackend, onPostgres } from './support/backends.ts';
 import {

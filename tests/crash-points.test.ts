@@ -15,18 +15,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  enqueue,
-  FAULT_EXIT_CODE,
-  type FaultPoint,
-  modelClock,
-  openStore,
-  redrive,
-  type Store,
-  status,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { enqueue, openStore, redrive, type Store, status, work } from '@onceq/core';
+import { FAULT_EXIT_CODE, type FaultPoint } from '@onceq/core/testing';
+import { handlers } from '@onceq/handler';
+import { modelClock } from '../packages/core/src/internal.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';

@@ -4,19 +4,10 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { claim, enqueue, openStore, type Store, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import {
-  claim,
-  type DoctorReport,
-  doctor,
-  enqueue,
-  openStore,
-  prune,
-  type Store,
-  status,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { type DoctorReport, doctor, prune } from '../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
 import { forEachBackend, onPostgres } from './support/backends.ts';
 import {

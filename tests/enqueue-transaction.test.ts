@@ -23,7 +23,7 @@ import {
   type Store,
   show,
   status,
-} from '../packages/core/src/index.ts';
+} from '@onceq/core';
 import { rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import {

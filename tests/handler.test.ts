@@ -1,19 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { failingOnce } from '../apps/demo/src/failing-once.ts';
-import {
-  canonicalize,
-  HandlerFailure,
-  PermanentFailure,
-  runHandler,
-  TemporaryFailure,
-} from '../packages/core/src/index.ts';
-import {
-  JsonFloat,
-  type JsonObject,
-  type JsonValue,
-} from '../packages/core/src/input/json-value.ts';
-import { parseJson } from '../packages/core/src/input/parse-json.ts';
-import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
+import { PermanentFailure, TemporaryFailure } from '@onceq/core';
 import {
   DEFAULT_HANDLER,
   HANDLER_VERSIONS,
@@ -23,7 +9,16 @@ import {
   LATEST_HANDLER,
   v1,
   v2,
-} from '../packages/handler/src/index.ts';
+} from '@onceq/handler';
+import { failingOnce } from '../apps/demo/src/failing-once.ts';
+import {
+  JsonFloat,
+  type JsonObject,
+  type JsonValue,
+} from '../packages/core/src/input/json-value.ts';
+import { parseJson } from '../packages/core/src/input/parse-json.ts';
+import { canonicalize, HandlerFailure, runHandler } from '../packages/core/src/internal.ts';
+import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 
 const ctx: HandlerContext = { eventId: 'E0001', attempt: 1, generation: 0 };
 

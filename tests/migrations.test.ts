@@ -5,16 +5,9 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openStore, type Store, show, status } from '@onceq/core';
 import { SQL } from 'bun';
-import {
-  claimMany,
-  formatIdPolicy,
-  getIdPolicy,
-  openStore,
-  type Store,
-  show,
-  status,
-} from '../packages/core/src/index.ts';
+import { claimMany, formatIdPolicy, getIdPolicy } from '../packages/core/src/internal.ts';
 import { onPostgres } from './support/backends.ts';
 import { testClock } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';

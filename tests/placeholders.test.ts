@@ -7,8 +7,8 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enqueue, openStore } from '@onceq/core';
 import { numberPlaceholders, type Source } from '../packages/core/src/driver/placeholders.ts';
-import { enqueue, openStore } from '../packages/core/src/index.ts';
 
 const now: Source = { slot: 'now', index: null };
 const id = (i: number): Source => ({ slot: 'ids', index: i });

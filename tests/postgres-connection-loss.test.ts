@@ -7,8 +7,9 @@
  * deterministic case.
  */
 import { expect, test } from 'bun:test';
+import { openStore } from '@onceq/core';
 import { SQL } from 'bun';
-import { openStore, StoreUnavailableError } from '../packages/core/src/index.ts';
+import { StoreUnavailableError } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import { T0, testClock } from './support/factories.ts';
 

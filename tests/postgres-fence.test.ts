@@ -7,18 +7,10 @@
  * Runs under the PostgreSQL rule of tests/support/backends.ts.
  */
 import { expect, test } from 'bun:test';
+import { enqueue, NotDeadError, openStore, redrive, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import {
-  claimMany,
-  enqueue,
-  modelClock,
-  NotDeadError,
-  openStore,
-  redrive,
-  show,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { claimMany, modelClock } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
 

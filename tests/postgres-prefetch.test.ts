@@ -9,9 +9,9 @@
  * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
 import { expect, test } from 'bun:test';
+import { enqueue, type Store, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import type { Statement } from '../packages/core/src/driver/prepared.ts';
-import { enqueue, type Store, work } from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
 import { describePostgres } from './support/backends.ts';
 import {
   nEvents,

@@ -10,14 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enqueue, openStore, type Store, status } from '@onceq/core';
 import { SQL } from 'bun';
-import {
-  enqueue,
-  openStore,
-  StorageError,
-  type Store,
-  status,
-} from '../packages/core/src/index.ts';
+import { StorageError } from '../packages/core/src/internal.ts';
 import { onPostgres } from './support/backends.ts';
 import { batch, eventId, line } from './support/factories.ts';
 

@@ -3,16 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  apply,
-  claim,
-  dlq,
-  enqueue,
-  modelClock,
-  openStore,
-  status,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { apply, claim, dlq, enqueue, openStore, status } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { modelClock } from '../packages/core/src/internal.ts';
 
 /**
  * The hot statements must stay O(log n) as the queue grows: a claim reads the head of

@@ -4,19 +4,9 @@
  * batch, and what a preview's handler is told. Both backends.
  */
 import { describe, expect, test } from 'bun:test';
-import {
-  claimMany,
-  dlq,
-  enqueue,
-  extendMany,
-  type Handler,
-  parseBatch,
-  previewRedrive,
-  releaseMany,
-  show,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { dlq, enqueue, type Handler, previewRedrive, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { claimMany, extendMany, parseBatch, releaseMany } from '../packages/core/src/internal.ts';
 import { freshStore, mustClaim, snapshot } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';

@@ -4,17 +4,8 @@
  * failure stores as its detail (the default sentence of its kind, at most 500 characters).
  */
 import { describe, expect, test } from 'bun:test';
-import {
-  apply,
-  dlq,
-  enqueue,
-  fail,
-  LeaseLostError,
-  redrive,
-  show,
-  work,
-} from '../packages/core/src/index.ts';
-import { handlers } from '../packages/handler/src/index.ts';
+import { apply, dlq, enqueue, fail, LeaseLostError, redrive, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type BackendFactory, batch, line, paid } from './support/factories.ts';

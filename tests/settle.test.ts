@@ -9,18 +9,16 @@
 import { describe, expect, test } from 'bun:test';
 import {
   type AsyncHandler,
-  applyAsync,
-  claimMany,
   enqueue,
   LeaseLostError,
   PermanentFailure,
-  runHandler,
   type Store,
-  settleMany,
   show,
   Worker,
   work,
-} from '../packages/core/src/index.ts';
+} from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { applyAsync, claimMany, runHandler, settleMany } from '../packages/core/src/internal.ts';
 import {
   effectViolation,
   MAX_CATEGORY_LENGTH,
@@ -28,7 +26,6 @@ import {
 } from '../packages/core/src/queue/effect-rules.ts';
 import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler-result.ts';
 import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
-import { handlers } from '../packages/handler/src/index.ts';
 import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';

@@ -5,8 +5,9 @@
  * path, exit code 1) and writes nothing; with room again the same batch goes in.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { enqueue, status } from '@onceq/core';
 import { sql } from '../packages/core/node_modules/kysely';
-import { enqueue, StorageError, status } from '../packages/core/src/index.ts';
+import { StorageError } from '../packages/core/src/internal.ts';
 import { nEvents, type OpenedStore, sqliteFactory, testClock } from './support/factories.ts';
 
 let opened: OpenedStore;

@@ -3,7 +3,7 @@
 // without one `/healthz` reports the worker stuck once it has settled nothing for three
 // leases while holding work. Every wait is a bounded wait for an event.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { enqueue, show } from '../packages/core/src/index.ts';
+import { enqueue, show } from '@onceq/core';
 import { forEachBackend } from './support/backends.ts';
 import {
   type SharedStore,

@@ -3,7 +3,8 @@
 // one. The JSON log escapes them by construction. A unit test of the log, and a real
 // `onceq worker` whose handler quotes a payload value in its failure.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { createLog, enqueue, show } from '../packages/core/src/index.ts';
+import { enqueue, show } from '@onceq/core';
+import { createLog } from '../packages/core/src/internal.ts';
 import {
   QUOTING_HANDLER,
   type SharedStore,

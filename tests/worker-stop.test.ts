@@ -5,7 +5,7 @@
 // says which one and until when; the JSON log ends with a `stopped` event. Real child
 // processes, real signals; every wait is a bounded wait for an event.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { enqueue, show } from '../packages/core/src/index.ts';
+import { enqueue, show } from '@onceq/core';
 import { forEachBackend } from './support/backends.ts';
 import {
   type SharedStore,

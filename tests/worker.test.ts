@@ -4,7 +4,8 @@
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { claim, enqueue, queueSnapshot, show, status } from '../packages/core/src/index.ts';
+import { claim, enqueue, show, status } from '@onceq/core';
+import { queueSnapshot } from '../packages/core/src/internal.ts';
 import { forEachBackend } from './support/backends.ts';
 import { runOnceq } from './support/cli.ts';
 import {

@@ -15,6 +15,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'tsconfig.json',
   'tsconfig.*.json',
   'README.md',
+  'LICENSE',
   'CONTRIBUTING.md',
   'CHANGELOG.md',
   'stryker.config.json',
@@ -24,6 +25,7 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   '{packages,apps}/*/package.json',
   '{packages,apps}/*/tsconfig.json',
   '{packages,apps}/*/README.md',
+  'packages/*/LICENSE',
   '{packages,apps}/*/src/**/*.ts',
   // tests, fixtures, scripts, examples
   'tests/**/*.ts',

@@ -4,20 +4,15 @@
  * message; the rest of the batch commits (docs/protocol.md §5).
  */
 import { describe, expect, test } from 'bun:test';
+import { type AsyncHandler, enqueue, type Handler, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import {
-  type AsyncHandler,
   applyMany,
   claimMany,
-  enqueue,
-  type Handler,
   runHandler,
   type Settlement,
   settleMany,
-  show,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim } from './harness.ts';
 

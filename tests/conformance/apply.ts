@@ -1,16 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  apply,
-  claimMany,
-  dlq,
-  enqueue,
-  LeaseLostError,
-  OnceqError,
-  show,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { apply, dlq, enqueue, LeaseLostError, OnceqError, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import {
   effectsOf,

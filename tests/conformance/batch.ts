@@ -1,13 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  applyMany,
-  claimMany,
-  enqueue,
-  show,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { enqueue, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { applyMany, claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
 import { effectsOf, freshStore, snapshot } from './harness.ts';
 

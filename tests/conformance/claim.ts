@@ -1,15 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  apply,
-  claim,
-  claimMany,
-  enqueue,
-  fail,
-  LeaseLostError,
-  show,
-  status,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { apply, claim, enqueue, fail, LeaseLostError, show, status } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

@@ -1,14 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  BatchRejectedError,
-  enqueue,
-  NotFoundError,
-  show,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
+import { BatchRejectedError, enqueue, NotFoundError, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
 import {
   type BackendFactory,
   batch,

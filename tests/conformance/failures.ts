@@ -1,14 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  apply,
-  claim,
-  enqueue,
-  fail,
-  LeaseLostError,
-  show,
-  TemporaryFailure,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { apply, claim, enqueue, fail, LeaseLostError, show, TemporaryFailure } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, throwingFor } from './harness.ts';
 

@@ -10,18 +10,12 @@
  * `bun scripts/fence-mutations.ts` deletes each predicate in turn and names the tests that fail.
  */
 import { describe, expect, test } from 'bun:test';
+import { apply, enqueue, LeaseLostError, OnceqError, type Store } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { defineStatement, type Executor } from '../../packages/core/src/driver/prepared.ts';
 import { SqliteExecutor, type SqlText } from '../../packages/core/src/driver/sqlite/executor.ts';
-import {
-  apply,
-  enqueue,
-  LeaseLostError,
-  type LeaseRef,
-  OnceqError,
-  type Store,
-} from '../../packages/core/src/index.ts';
+import type { LeaseRef } from '../../packages/core/src/internal.ts';
 import { recordFailure } from '../../packages/core/src/queue/fail.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';
 

@@ -5,13 +5,7 @@
  */
 import { afterEach, beforeEach, expect } from 'bun:test';
 import { join } from 'node:path';
-import {
-  enqueue,
-  type Handler,
-  type Lease,
-  claim as protocolClaim,
-  type Store,
-} from '../../packages/core/src/index.ts';
+import { enqueue, type Handler, type Lease, claim as protocolClaim, type Store } from '@onceq/core';
 import {
   type BackendFactory,
   DEMO_BATCH,

@@ -1,17 +1,14 @@
 import { describe, expect, test } from 'bun:test';
+import { BatchRejectedError, enqueue, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import {
-  BatchRejectedError,
-  enqueue,
   formatIdPolicy,
   getIdPolicy,
   IdPolicyRefusedError,
   parseIdPolicy,
   prune,
   setIdPolicy,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';
 

@@ -1,18 +1,12 @@
 import { describe, expect, test } from 'bun:test';
+import { apply, claim, enqueue, extend, fail, LeaseLostError, show } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import {
-  apply,
-  claim,
-  enqueue,
-  extend,
   extendMany,
-  fail,
-  LeaseLostError,
   queueSnapshot,
   release,
   releaseMany,
-  show,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

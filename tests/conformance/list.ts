@@ -1,13 +1,12 @@
 import { describe, expect, test } from 'bun:test';
+import { apply, enqueue } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import {
-  apply,
   countMessages,
-  enqueue,
   ListArgumentError,
   listMessages,
   type MessagePage,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection } from './harness.ts';
 

@@ -1,13 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  apply,
-  enqueue,
-  show,
-  status,
-  type WorkSummary,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { apply, enqueue, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import type { WorkSummary } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
 import {
   childJson,

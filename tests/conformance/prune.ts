@@ -2,19 +2,16 @@ import { describe, expect, test } from 'bun:test';
 import {
   BatchRejectedError,
   claim,
-  countDlq,
   dlq,
   enqueue,
-  PrunedError,
-  payloadSha256,
   previewRedrive,
-  prune,
   redrive,
   show,
   status,
   work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { countDlq, PrunedError, payloadSha256, prune } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { enqueueDemo, freshStore, rejection, snapshot } from './harness.ts';
 

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test';
-import { failingOnce } from '../../apps/demo/src/failing-once.ts';
 import {
   apply,
   enqueue,
@@ -12,8 +11,9 @@ import {
   show,
   status,
   work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { failingOnce } from '../../apps/demo/src/failing-once.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

@@ -6,16 +6,11 @@
  * each must write nothing, effect included, and come back as a lost lease saying why.
  */
 import { describe, expect, test } from 'bun:test';
-import {
-  enqueue,
-  extendMany,
-  LeaseLostError,
-  settleMany,
-  work,
-} from '../../packages/core/src/index.ts';
+import { enqueue, LeaseLostError, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { extendMany, settleMany } from '../../packages/core/src/internal.ts';
 import type { HandlerResult } from '../../packages/core/src/queue/handler-result.ts';
 import { type ClaimedLease, settleOne } from '../../packages/core/src/queue/settle-one.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, snapshot, type TestEnv } from './harness.ts';
 

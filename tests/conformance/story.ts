@@ -1,16 +1,7 @@
 import { describe, expect, test } from 'bun:test';
+import { apply, dlq, enqueue, previewRedrive, redrive, show, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { failingOnce } from '../../apps/demo/src/failing-once.ts';
-import {
-  apply,
-  dlq,
-  enqueue,
-  previewRedrive,
-  redrive,
-  show,
-  status,
-  work,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, DEMO_BATCH } from '../support/factories.ts';
 import {
   effectsOf,

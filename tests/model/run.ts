@@ -5,10 +5,8 @@
  */
 import { expect } from 'bun:test';
 import {
-  applyMany,
   apply as applyOne,
   BatchRejectedError,
-  claimMany,
   enqueue,
   fail,
   type Handler,
@@ -21,8 +19,9 @@ import {
   type Store,
   status,
   TemporaryFailure,
-} from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+} from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { applyMany, claimMany } from '../../packages/core/src/internal.ts';
 import type { TestClock } from '../support/factories.ts';
 import { line } from '../support/factories.ts';
 import {

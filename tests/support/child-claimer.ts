@@ -2,7 +2,7 @@
  * A competing client: claims one message at a time until nothing is claimable, then
  * prints the leases it got as JSON (`["E0001@1", …]`). Exits non-zero on any error.
  */
-import { claim } from '../../packages/core/src/index.ts';
+import { claim } from '@onceq/core';
 import { childOptions, openChildStore, waitForStart } from './child-common.ts';
 
 const options = childOptions();

@@ -4,7 +4,8 @@
  * and only the clock is modelled; the store, the process and its exit are real.
  */
 import { parseArgs } from 'node:util';
-import { modelClock, openStore, type Store } from '../../packages/core/src/index.ts';
+import { openStore, type Store } from '@onceq/core';
+import { modelClock } from '../../packages/core/src/internal.ts';
 
 export interface ChildOptions {
   target: string;

@@ -2,8 +2,8 @@
  * A consumer process: runs the worker loop (`work`) with handler `--handler` (default v1)
  * until nothing is claimable now, then prints its summary as JSON.
  */
-import { work } from '../../packages/core/src/index.ts';
-import { handlers, isHandlerVersion } from '../../packages/handler/src/index.ts';
+import { work } from '@onceq/core';
+import { handlers, isHandlerVersion } from '@onceq/handler';
 import { childOptions, openChildStore, waitForStart } from './child-common.ts';
 
 const options = childOptions();

@@ -6,8 +6,8 @@
  * the PostgreSQL backend too, so the test can show the check sees the driver when it is
  * there.
  */
-import { enqueue, openStore, status, work } from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { enqueue, openStore, status, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 
 const [path, mode] = process.argv.slice(2);
 if (path === undefined) throw new Error('usage: child-modules.ts STORE [control]');

@@ -3,9 +3,10 @@
  * with done, dead and ready messages, and a console serving it on 127.0.0.1 with a free
  * port. Shared by the HTTP tests and the browser tests.
  */
+
+import { enqueue, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { startConsole } from '../../apps/console/src/index.ts';
-import { enqueue, work } from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, batch, line, paid, type TestClock, testClock } from './factories.ts';
 
 /** A plausible "now", so times read like real ones. */

@@ -10,6 +10,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openStore, type Store } from '@onceq/core';
 import { SQL } from 'bun';
 // kysely is a dependency of @onceq/core, not of the root package: take that copy.
 import { sql } from '../../packages/core/node_modules/kysely';
@@ -18,9 +19,7 @@ import {
   type IdPolicy,
   type ModelClock,
   modelClock,
-  openStore,
-  type Store,
-} from '../../packages/core/src/index.ts';
+} from '../../packages/core/src/internal.ts';
 import { untilNoOpenTransactions } from './pg-database.ts';
 
 /** One opened test store and how to get rid of it. */

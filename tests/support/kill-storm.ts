@@ -5,7 +5,7 @@
  * message killed three times goes dead). Then a calm drain, a redrive of the DLQ and a
  * final drain: every event must end `done` with exactly one effect.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_STORM_RUNS } from './pg-storm.ts';
@@ -34,6 +34,10 @@ export interface KillStormPlan {
   /** How many leases are live right now (read beside the workers, never through them). */
   liveLeases: () => Promise<number>;
   random: () => number;
+  /** The batches to enqueue (JSONL text); default: the storm's own `events` events. */
+  batches?: readonly string[];
+  /** Extra flags for every `work` run, e.g. `['--handler', './my-handler.ts']`; default none. */
+  workFlags?: readonly string[];
 }
 
 export interface KillStormReport {
@@ -53,7 +57,16 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
   const cwd = mkdtempSync(join(tmpdir(), 'onceq-kill-storm-'));
   try {
     const db = ['--db', plan.db];
-    for (const file of writeBatchFiles(join(cwd, 'in'), plan.events, 100)) {
+    const files =
+      plan.batches === undefined
+        ? writeBatchFiles(join(cwd, 'in'), plan.events, 100)
+        : plan.batches.map((text, i) => {
+            const file = join(cwd, `batch-${i}.jsonl`);
+            writeFileSync(file, text);
+            return file;
+          });
+    const workFlags = plan.workFlags ?? [];
+    for (const file of files) {
       const run = await runOnceqRun(['enqueue', file, ...db, '--now', String(STORM_NOW)], cwd);
       if (run.code !== 0) throw new Error(`enqueue before the storm failed:\n${run.stderr}`);
     }
@@ -77,7 +90,7 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
         const args =
           (i + worker) % 3 === 2
             ? ['claim', ...db, '--now', String(phase)]
-            : ['work', ...db, '--now', String(phase), '--batch', '5', '--max', '15'];
+            : ['work', ...db, ...workFlags, '--now', String(phase), '--batch', '5', '--max', '15'];
         const proc = startOnceq(args, cwd);
         running.set(proc, performance.now());
         const run = await activity.track(proc);
@@ -122,9 +135,9 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
 
     const late = STORM_NOW + 200;
     for (const args of [
-      ['work', ...db, '--now', String(late)],
+      ['work', ...db, ...workFlags, '--now', String(late)],
       ['redrive', '--all', ...db, '--now', String(late + 1)],
-      ['work', ...db, '--now', String(late + 1)],
+      ['work', ...db, ...workFlags, '--now', String(late + 1)],
     ]) {
       const run = await runOnceqRun(args, cwd);
       if (run.code !== 0)

@@ -13,8 +13,9 @@
  *
  * `now` is the model clock in Unix seconds: the children share the parent's model time.
  */
-import { claim, modelClock, openStore, work } from '../../packages/core/src/index.ts';
-import { handlers } from '../../packages/handler/src/index.ts';
+import { claim, openStore, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { modelClock } from '../../packages/core/src/internal.ts';
 
 const [url, schema, mode, nowText] = process.argv.slice(2);
 if (url === undefined || schema === undefined || mode === undefined || nowText === undefined) {

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openStore, type Store } from '@onceq/core';
 import { SQL } from 'bun';
-import { openStore, type Store } from '../../packages/core/src/index.ts';
 import { BIN } from './cli.ts';
 
 export interface WorkerProcess {

@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
-import {
-  isPostgresUrl,
-  redactUrl,
-  type Store,
-  StoreUnavailableError,
-  systemClock,
-} from '@onceq/core';
+import type { Store } from '@onceq/core';
+import { isPostgresUrl, redactUrl, StoreUnavailableError, systemClock } from '@onceq/core/internal';
+import { armedFault } from '@onceq/core/testing';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
 import { type AnyCommand, commandOptions, type RunEnv } from './command.ts';
@@ -30,6 +26,9 @@ const MAX_NOW = 253_402_300_799;
  */
 export async function runCli(argv: readonly string[], ctx: Context): Promise<number> {
   try {
+    // At start, not at the first crash point: a typo in ONCEQ_FAULT must not silently
+    // disarm a crash test that never reaches one.
+    armedFault();
     return await dispatch(argv, ctx);
   } catch (error) {
     const { exitCode, lines, json } = describeError(error, ctx.env.ONCEQ_DEBUG === '1');

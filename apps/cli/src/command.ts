@@ -1,5 +1,6 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
-import type { Clock, Store } from '@onceq/core';
+import type { Store } from '@onceq/core';
+import type { Clock } from '@onceq/core/internal';
 import type { FlagValues } from './args.ts';
 import type { OnceqConfig } from './config.ts';
 import type { Context } from './context.ts';

@@ -1,10 +1,5 @@
-import {
-  BatchRejectedError,
-  MAX_BATCH_BYTES,
-  MAX_BATCH_LINES,
-  OnceqError,
-  redactUrl,
-} from '@onceq/core';
+import { BatchRejectedError, OnceqError } from '@onceq/core';
+import { MAX_BATCH_BYTES, MAX_BATCH_LINES, redactUrl } from '@onceq/core/internal';
 import { thousands } from './output.ts';
 
 /** A mistake in how onceq was called (flag, argument, config file): exit code 2. */

@@ -1,7 +1,7 @@
 /**
  * Output helpers: one JSON document for machines (`--json`), aligned tables for people.
  */
-import { printable } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 
 /** JSON text inserted verbatim into a document: a stored canonical payload, so `10000.0` stays `10000.0`. */
 export class RawJson {

@@ -3,7 +3,8 @@
  * front of them (Host, sign-in where reads need it) and the mapping of refusals to
  * status codes live here; the pages only render.
  */
-import { OnceqError, printable } from '@onceq/core';
+import { OnceqError } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 import { CLIENT_SCRIPT } from './assets/client.ts';
 import { ICON, STYLE } from './assets/style.ts';
 import type { ConsoleState, Request0 } from './context.ts';

@@ -3,7 +3,8 @@
  * payloads printed from the stored canonical text (never through `JSON.parse`, which
  * would turn `10000.0` into `10000`).
  */
-import { isJsonObject, JsonFloat, type JsonValue, parseJson } from '@onceq/core';
+import { JsonFloat } from '@onceq/core';
+import { isJsonObject, type JsonValue, parseJson } from '@onceq/core/internal';
 import { type Html, html } from './html.ts';
 
 /** What a hidden payload field shows instead of its value. */

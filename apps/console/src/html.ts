@@ -1,4 +1,4 @@
-import { printable } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 
 /**
  * HTML built from template literals: every interpolated value is escaped unless it is

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Handler, OnceqError, printable, type Store } from '@onceq/core';
+import { type Handler, OnceqError, type Store } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 import { handlers as builtInHandlers, LATEST_HANDLER } from '@onceq/handler';
 import { bareRefusal, consoleFetch } from './app.ts';
 import type { ConsoleState } from './context.ts';

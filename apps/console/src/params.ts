@@ -10,7 +10,7 @@ import {
   MESSAGE_STATES,
   type MessageFilter,
   type MessageState,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { badParam, ConsoleRequestError } from './errors.ts';
 
 /** The list filter as the form shows it (text as typed) and as core takes it. */

@@ -15,7 +15,9 @@
  */
 import { writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { apply, claim, FAULT_EXIT_CODE, modelClock, onCrashPoint, openStore } from '@onceq/core';
+import { apply, claim, openStore } from '@onceq/core';
+import { modelClock } from '@onceq/core/internal';
+import { FAULT_EXIT_CODE, onCrashPoint } from '@onceq/core/testing';
 import { handlers } from '@onceq/handler';
 
 /** The exit code that proves the child died inside the transaction (the crash point's). */

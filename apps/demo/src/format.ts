@@ -1,6 +1,6 @@
 /** Plain aligned tables for the demo's snapshots. */
-import type { StatusReport } from '@onceq/core';
-import { MESSAGE_STATES } from '@onceq/core';
+import type { StatusReport } from '@onceq/core/internal';
+import { MESSAGE_STATES } from '@onceq/core/internal';
 
 /** Aligns `rows` under `header`: the first column left, the others right. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

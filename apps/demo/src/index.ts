@@ -7,7 +7,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isPostgresUrl, modelClock, openStore, type StatusReport, type Store } from '@onceq/core';
+import { openStore, type Store } from '@onceq/core';
+import { isPostgresUrl, modelClock, type StatusReport } from '@onceq/core/internal';
 import { type Check, checkFigures } from './checks.ts';
 import { spawnCrashChild } from './crash-child.ts';
 import { snapshotLines } from './format.ts';

@@ -8,13 +8,12 @@ import {
   claim,
   enqueue,
   type Handler,
-  type ModelClock,
   redrive,
-  type StatusReport,
   type Store,
   show,
   status,
 } from '@onceq/core';
+import type { ModelClock, StatusReport } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { CrashChildResult } from './crash-child.ts';
 import { failingOnce } from './failing-once.ts';

@@ -100,6 +100,29 @@ export class PrunedError extends OnceqError {
   }
 }
 
+/**
+ * An optional peer dependency is not installed (`pg` for PostgreSQL, `prom-client` for
+ * metrics): one sentence naming it and how to add it. Exit code 1.
+ */
+export class MissingPackageError extends OnceqError {
+  readonly packageName: string;
+  constructor(packageName: string, neededFor: string, cause?: unknown) {
+    super(
+      'missing_package',
+      1,
+      `${neededFor} needs the package ${packageName}, which is not installed; add it with: bun add ${packageName}`,
+      { cause },
+    );
+    this.packageName = packageName;
+  }
+}
+
+/** True when `error` says that the package `name` itself could not be found (not one of its files). */
+export function isMissingPackage(error: unknown, name: string): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /Cannot (find|require) (package|module)/.test(message) && message.includes(name);
+}
+
 /** The store could not be opened or reached (bad path, server down). Exit code 1. */
 export class StoreUnavailableError extends OnceqError {
   constructor(message: string, options?: ErrorOptions) {

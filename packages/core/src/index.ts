@@ -1,191 +1,151 @@
 /**
- * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
+ * `@onceq/core`: a local queue that turns a stream of events into effects exactly once,
+ * on a SQLite file or PostgreSQL. This root entry is what an application calls: open a
+ * store, enqueue, process (the `Worker`, or `claim` → `apply` / `fail` by hand),
+ * inspect and redrive, the handler contract and the errors. What not everyone needs has
+ * a subpath: `@onceq/core/postgres` (the PostgreSQL driver's helpers),
+ * `@onceq/core/metrics` (Prometheus, needs `prom-client`), `@onceq/core/testing`
+ * (crash points and stores at an old schema version, for tests only).
+ *
+ * Importing any entry runs nothing: no environment is read and no connection is made
+ * until you call a function.
+ *
+ * @module
  */
 
-export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type { BackendKind, OpenStoreOptions, Store } from './driver/backend.ts';
-export { BACKEND_KINDS } from './driver/backend.ts';
-export type { CallerTransaction } from './driver/caller-transaction.ts';
-export type { Capabilities } from './driver/driver.ts';
-export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
-export { describeTarget, redactUrl } from './driver/postgres/url.ts';
+export type {
+  /** Options of {@link openStore}: clock, protocol knobs, PostgreSQL schema, id policy. */
+  OpenStoreOptions,
+  /** An open store (SQLite file or PostgreSQL database); close it with `store.close()`. */
+  Store,
+} from './driver/backend.ts';
+export type {
+  /**
+   * Your open transaction on the store's own database (a Kysely transaction, or the
+   * driver's), for `enqueue(store, events, { transaction })`: the events exist iff it commits.
+   */
+  CallerTransaction,
+} from './driver/caller-transaction.ts';
 export {
-  type BatchIssue,
+  /**
+   * The batch as a whole was refused, nothing of it written (invalid line, conflict);
+   * `issues` names each line. Exit code 3 in the CLI.
+   */
   BatchRejectedError,
-  FAILURE_BRAND,
-  type FailureShape,
-  HandlerFailure,
+  /**
+   * True when a thrown value is a handler failure: it carries the brand
+   * `Symbol.for('onceq.failure')` (`'temporary'` or `'permanent'`) and a string `code`.
+   * Recognised by the brand, never by class, so a module with its own copy of this
+   * package (or none) is read the same.
+   */
   isHandlerFailure,
+  /** The caller no longer holds the lease it names (wrong state, older generation, expired). */
   LeaseLostError,
+  /** Redrive was asked for a message that is not dead; nothing changed. */
   NotDeadError,
+  /** No message has this event id. */
   NotFoundError,
+  /** Base class of every error onceq throws on purpose: a stable `code` and an `exitCode`. */
   OnceqError,
+  /** Thrown by a handler: the message goes straight to the DLQ with this code and detail. */
   PermanentFailure,
-  PrunedError,
-  STORAGE_FAULTS,
-  StorageError,
-  type StorageFault,
-  StoreBusyError,
-  StoreUnavailableError,
+  /** Thrown by a handler: the message is retried with backoff (1 s, 2 s), dead after 3 attempts. */
   TemporaryFailure,
 } from './errors.ts';
-export type { BatchEntry, ParsedBatch } from './input/batch.ts';
+export type {
+  /** One event as an object, `{ eventId, payload }`: what `enqueue` takes besides JSONL bytes. */
+  EventInput,
+} from './input/events.ts';
 export {
-  MAX_BATCH_BYTES,
-  MAX_BATCH_LINES,
-  MAX_PAYLOAD_BYTES,
-  parseBatch,
-} from './input/batch.ts';
-export { canonicalize, canonicalJson } from './input/canonical.ts';
-export type { EventInput } from './input/events.ts';
-export {
-  canonicalFloat,
-  isJsonObject,
+  /** A float lexeme of the payload (`100.0`, `1e2`), kept apart from integers; `.toString()` as written. */
   JsonFloat,
+  /** A payload: a JSON object as onceq's strict parser read it (integers, bigints, {@link JsonFloat}). */
   type JsonObject,
-  type JsonValue,
 } from './input/json-value.ts';
-export { JsonParseError, parseJson } from './input/parse-json.ts';
 export {
-  BackupRefusedError,
-  type BackupResult,
-  backup,
-  statusOfFile,
-} from './maintenance/backup.ts';
-export { type DoctorOptions, doctor } from './maintenance/doctor.ts';
+  /**
+   * Opens a store and applies pending migrations: PostgreSQL for a `postgres://` URL
+   * (needs the package `pg`), else a SQLite file at the path (created if missing).
+   */
+  openStore,
+} from './open.ts';
 export {
-  type DoctorReport,
-  FINDING_SEVERITIES,
-  type Finding,
-  type FindingSeverity,
-} from './maintenance/doctor-types.ts';
-export { payloadSha256 } from './maintenance/enqueue-checks.ts';
+  /**
+   * Records a handler's result for a claimed message: the effect and the ACK in one
+   * transaction, fenced on the lease (a lost lease writes nothing and throws
+   * {@link LeaseLostError}); a failure is recorded as `fail` would.
+   */
+  apply,
+} from './queue/apply.ts';
 export {
-  describeIdPolicy,
-  formatIdPolicy,
-  GENERAL_POLICY,
-  ID_POLICY_KINDS,
-  type IdPolicy,
-  type IdPolicyKind,
-  InvalidIdPolicyError,
-  idMatcher,
-  LESSON_POLICY,
-  MAX_EVENT_ID_BYTES,
-  MAX_PATTERN_LENGTH,
-  parseIdPolicy,
-} from './maintenance/id-policy.ts';
-export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './maintenance/meta.ts';
+  /** Claims the next claimable message (recovering expired leases first), or null. */
+  claim,
+} from './queue/claim.ts';
 export {
-  DEFAULT_PRUNE_CHUNK,
-  DEFAULT_PRUNE_DUTY_CYCLE,
-  PRUNABLE_STATES,
-  type PrunableState,
-  PruneArgumentError,
-  type PruneOptions,
-  type PruneResult,
-  prune,
-} from './maintenance/prune.ts';
-export { SCHEMA_VERSION } from './migrations/index.ts';
-export { openStore } from './open.ts';
-export { printable } from './printable.ts';
-export { type QueueAges, queueAges } from './queue/ages.ts';
-export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
-export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
-export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
-export { type EnqueueInput, type EnqueueOptions, enqueue } from './queue/enqueue.ts';
+  /** Options of {@link enqueue}: `transaction`, your open transaction on the same database. */
+  type EnqueueOptions,
+  /**
+   * Validates a batch (JSONL bytes or event objects) and stores it all or nothing:
+   * duplicates are counted, a conflicting payload rejects the whole batch. With
+   * `{ transaction }` it writes inside your open transaction.
+   */
+  enqueue,
+} from './queue/enqueue.ts';
 export {
-  type ExtendedLease,
-  type ExtendManyResult,
+  /** Extends a live lease (a heartbeat), fenced on its generation. */
   extend,
-  extendMany,
 } from './queue/extend.ts';
-export { type FailResult, fail } from './queue/fail.ts';
-export { type HoldClaimOptions, holdClaim } from './queue/hold.ts';
-export { countDlq, dlq, show, status } from './queue/inspect.ts';
 export {
-  countMessages,
-  LIST_ORDERS,
-  ListArgumentError,
-  type ListOptions,
-  type ListOrder,
-  listMessages,
-  MAX_PAGE,
-  type MessageFilter,
-  type MessagePage,
-} from './queue/list.ts';
-export { previewRedriveWith } from './queue/preview.ts';
+  /** Reports a failure for a claimed message: temporary (retry with backoff) or permanent (dead). */
+  fail,
+} from './queue/fail.ts';
 export {
+  /** The dead messages (the DLQ), each with its last error and its original payload. */
+  dlq,
+  /** One message in full, with its effect if any; throws {@link NotFoundError}. */
+  show,
+  /** Counts by state, effects, totals by category. */
+  status,
+} from './queue/inspect.ts';
+export {
+  /** Which of the selected dead messages `handler` would now accept; changes nothing. */
   previewRedrive,
-  type RedrivePreview,
-  type RedriveSelection,
+  /**
+   * Returns dead messages to ready for a new cycle (attempts reset, generation kept);
+   * anything not dead refuses the whole call.
+   */
   redrive,
 } from './queue/redrive.ts';
-export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export {
-  applyAsync,
-  type HandlerResult,
-  runHandler,
-  type Settlement,
-  settleMany,
-} from './queue/settle.ts';
-export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
-export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
-export {
-  FAILURE_KINDS,
-  type FailureKind,
-  isMessageState,
-  MESSAGE_STATES,
-  type MessageState,
-} from './states.ts';
-export { isPostgresUrl } from './target.ts';
-export {
-  ARMED_FAULT,
-  crashPoint,
-  FAULT_EXIT_CODE,
-  FAULT_POINTS,
-  type FaultPoint,
-  onCrashPoint,
-} from './testing/crash-points.ts';
-export {
-  type ApplyOutcome,
-  type AsyncHandler,
-  DEFAULT_PROTOCOL,
-  type Effect,
-  type EnqueueResult,
-  type FailInput,
-  type Handler,
-  type HandlerContext,
-  type Lease,
-  type LeaseRef,
-  type MessageView,
-  type ProtocolOptions,
-  type StatusReport,
-  type WorkerHandlerContext,
+export type {
+  /**
+   * A handler that may be async: runs outside any transaction on the payload its claim
+   * read; returns the effect or throws a failure.
+   */
+  AsyncHandler,
+  /** The business result of one message: `{ category, amountCents }`. */
+  Effect,
+  /** A synchronous handler: payload and message identity in, effect out (or a failure thrown). */
+  Handler,
+  /** The right to process one message, `(eventId, generation)`, valid while `now < leaseUntil`. */
+  Lease,
+  /** What a handler knows besides the payload: `eventId`, `attempt`, `generation`, and a `signal`. */
+  WorkerHandlerContext,
 } from './types.ts';
 export {
-  createLog,
-  LOG_FORMATS,
-  type LogFields,
-  type LogFormat,
-  silentLog,
-  type WorkerLog,
-} from './worker/log.ts';
+  /** Options of {@link work}: batch, max, lease. */
+  type WorkOptions,
+  /**
+   * Processes messages until nothing is claimable now (or `max`): the worker loop in
+   * drain mode, for scripts and tests.
+   */
+  work,
+} from './worker/work.ts';
 export {
-  type MetricsServer,
-  OUTCOMES,
-  type Outcome,
-  serveMetrics,
-  WorkerMetrics,
-} from './worker/metrics.ts';
-export type { PruneSchedule } from './worker/prune-schedule.ts';
-export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { type WorkOptions, type WorkSummary, work } from './worker/work.ts';
-export {
-  DEFAULT_BATCH,
-  STUCK_AFTER_LEASES,
-  type StopOptions,
-  type StopResult,
+  /**
+   * The long-running worker: batches, concurrency, heartbeats, wake-ups on new work,
+   * graceful stop. `new Worker(store, handler, options)`, then `start()` and `stop()`.
+   */
   Worker,
+  /** Options of {@link Worker}: concurrency, batch, lease, log, metrics, pruning. */
   type WorkerOptions,
-  type WorkerSummary,
 } from './worker/worker.ts';

@@ -1,4 +1,5 @@
 import type { OpenStoreOptions, Store } from './driver/backend.ts';
+import { loadPostgresDriver } from './driver/postgres/load.ts';
 import { openSqliteStore } from './driver/sqlite/open.ts';
 import { adoptIdPolicy } from './maintenance/meta.ts';
 import { isPostgresUrl } from './target.ts';
@@ -17,7 +18,7 @@ export { isPostgresUrl } from './target.ts';
 export async function openStore(target: string, options: OpenStoreOptions = {}): Promise<Store> {
   let store: Store;
   if (isPostgresUrl(target)) {
-    const { openPostgresStore } = await import('./driver/postgres/open.ts');
+    const { openPostgresStore } = await loadPostgresDriver();
     store = await openPostgresStore(target, options);
   } else {
     store = await openSqliteStore(target, options);

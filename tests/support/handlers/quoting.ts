@@ -4,8 +4,8 @@
  * permanently with the message `cannot use note <note>`, newlines and all, as a careless
  * handler would.
  */
-import type { JsonObject } from '../../../packages/core/src/index.ts';
-import { PermanentFailure } from '../../../packages/core/src/index.ts';
+import type { JsonObject } from '@onceq/core';
+import { PermanentFailure } from '@onceq/core';
 
 export const version = 'quoting-test';
 

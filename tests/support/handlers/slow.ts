@@ -8,8 +8,8 @@
  * when aborted: it returns its effect 200 ms later, so the test sees that late ACK refused.
  */
 import { existsSync } from 'node:fs';
-import type { JsonObject, WorkerHandlerContext } from '../../../packages/core/src/index.ts';
-import { v1 } from '../../../packages/handler/src/index.ts';
+import type { JsonObject, WorkerHandlerContext } from '@onceq/core';
+import { v1 } from '@onceq/handler';
 
 export const version = 'slow-test';
 

@@ -5,8 +5,8 @@
  * a process whose loop has ended can exit around it. A payload with `"done": true` is
  * handled at once by v1's rules, so a test can mix quick and stuck messages.
  */
-import type { JsonObject, WorkerHandlerContext } from '../../../packages/core/src/index.ts';
-import { v1 } from '../../../packages/handler/src/index.ts';
+import type { JsonObject, WorkerHandlerContext } from '@onceq/core';
+import { v1 } from '@onceq/handler';
 
 export const version = 'stuck-test';
 

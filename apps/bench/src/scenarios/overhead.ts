@@ -10,7 +10,8 @@
  * - `handler`: strict `parseJson` + v1 handler (zod), paid by core and bare alike.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
-import { applyMany, claimMany, openStore, parseJson } from '@onceq/core';
+import { openStore } from '@onceq/core';
+import { applyMany, claimMany, parseJson } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { BareQueue } from '../bare.ts';
 import { line } from '../util.ts';

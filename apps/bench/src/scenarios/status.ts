@@ -10,7 +10,8 @@
  * 10 % ready, 5 % leased (lease in the future), 5 % dead.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
-import { claimMany, openStore, type Store, status } from '@onceq/core';
+import { openStore, type Store, status } from '@onceq/core';
+import { claimMany } from '@onceq/core/internal';
 import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { removeDb, type Spread, spread } from '../util.ts';
 

@@ -6,7 +6,8 @@
  * SQLite figure: 80 % done with effects, 10 % ready, 5 % leased, 5 % dead. A throwaway
  * schema, dropped afterwards.
  */
-import { claim, GENERAL_POLICY, openStore, status } from '@onceq/core';
+import { claim, openStore, status } from '@onceq/core';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
 import { type Spread, spread } from '../util.ts';
 

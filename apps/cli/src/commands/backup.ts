@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { backup, isPostgresUrl } from '@onceq/core';
+import { backup, isPostgresUrl } from '@onceq/core/internal';
 import { expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveDb } from '../config.ts';

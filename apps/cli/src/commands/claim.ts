@@ -1,4 +1,5 @@
-import { claim, holdClaim, type Lease, printable } from '@onceq/core';
+import { claim, type Lease } from '@onceq/core';
+import { holdClaim, printable } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';

@@ -1,4 +1,5 @@
-import { apply, applyAsync, LeaseLostError, show } from '@onceq/core';
+import { apply, LeaseLostError, show } from '@onceq/core';
+import { applyAsync } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

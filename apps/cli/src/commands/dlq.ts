@@ -1,4 +1,5 @@
-import { countDlq, dlq, MAX_PAGE, type MessageView, printable } from '@onceq/core';
+import { dlq } from '@onceq/core';
+import { countDlq, MAX_PAGE, type MessageView, printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';

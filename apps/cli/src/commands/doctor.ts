@@ -1,4 +1,4 @@
-import { type DoctorReport, doctor } from '@onceq/core';
+import { type DoctorReport, doctor } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { toJson } from '../output.ts';

@@ -1,15 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
-  BatchRejectedError,
-  enqueue,
   GENERAL_POLICY,
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   type ParsedBatch,
   parseBatch,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { boolFlag, expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

@@ -5,7 +5,7 @@ import {
   type IdPolicy,
   parseIdPolicy,
   setIdPolicy,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';

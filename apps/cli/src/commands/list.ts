@@ -4,7 +4,7 @@ import {
   MAX_PAGE,
   MESSAGE_STATES,
   type MessageState,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

@@ -1,4 +1,4 @@
-import { DEFAULT_PRUNE_DUTY_CYCLE, type PruneResult, prune } from '@onceq/core';
+import { DEFAULT_PRUNE_DUTY_CYCLE, type PruneResult, prune } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, fractionFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';

@@ -1,10 +1,9 @@
+import { previewRedrive, redrive } from '@onceq/core';
 import {
-  previewRedrive,
   previewRedriveWith,
   type RedrivePreview,
   type RedriveSelection,
-  redrive,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

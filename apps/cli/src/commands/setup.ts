@@ -1,4 +1,4 @@
-import { formatIdPolicy, parseIdPolicy } from '@onceq/core';
+import { formatIdPolicy, parseIdPolicy } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, GLOBAL_FLAGS, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { CONFIG_FILE, hasPassword, readConfig, resolveHandlerVersion } from '../config.ts';

@@ -1,4 +1,4 @@
-import { MAX_BATCH_BYTES, MAX_BATCH_LINES } from '@onceq/core';
+import { MAX_BATCH_BYTES, MAX_BATCH_LINES } from '@onceq/core/internal';
 
 /** A run of consecutive lines of a larger file, small enough to be one batch. */
 export interface Chunk {

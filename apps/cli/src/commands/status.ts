@@ -1,4 +1,9 @@
-import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot, type StatusReport } from '@onceq/core';
+import {
+  MESSAGE_STATES,
+  type QueueSnapshot,
+  queueSnapshot,
+  type StatusReport,
+} from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { table, toJson } from '../output.ts';

@@ -1,11 +1,11 @@
+import { Worker } from '@onceq/core';
 import {
   DEFAULT_BATCH,
   type StopResult,
   type WaitingReport,
-  Worker,
   type WorkerSummary,
   waitingReport,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {

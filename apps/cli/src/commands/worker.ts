@@ -1,17 +1,15 @@
+import { Worker } from '@onceq/core';
 import {
   createLog,
   DEFAULT_BATCH,
   LOG_FORMATS,
   type LogFormat,
-  type MetricsServer,
   type PruneSchedule,
   type StopResult,
-  serveMetrics,
   stopOnSignals,
-  Worker,
-  WorkerMetrics,
   type WorkerSummary,
-} from '@onceq/core';
+} from '@onceq/core/internal';
+import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
 import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';

@@ -2,7 +2,12 @@
  * The setup question "which event ids will this store receive?" (the store's id policy,
  * recorded when the store is created). No @clack/prompts import: the prompter is injected.
  */
-import { describeIdPolicy, GENERAL_POLICY, LESSON_POLICY, parseIdPolicy } from '@onceq/core';
+import {
+  describeIdPolicy,
+  GENERAL_POLICY,
+  LESSON_POLICY,
+  parseIdPolicy,
+} from '@onceq/core/internal';
 import type { Prompter } from './prompter.ts';
 
 type Choice = 'lesson' | 'general' | 'pattern';

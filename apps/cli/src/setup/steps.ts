@@ -5,18 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { enqueue, openStore, status, work } from '@onceq/core';
 import {
   type Clock,
   type EnqueueResult,
-  enqueue,
   isPostgresUrl,
-  openStore,
   parseIdPolicy,
   type StatusReport,
-  status,
   type WorkSummary,
-  work,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
 import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';

@@ -3,13 +3,13 @@
  * keyset pages from core's `listMessages`, the match count from `countMessages`. A bad
  * parameter answers 400 with the form and the message next to the field at fault.
  */
+import type { Handler } from '@onceq/core';
 import {
   countMessages,
-  type Handler,
   ListArgumentError,
   listMessages,
   type MessagePage,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { ConsoleRequestError } from '../errors.ts';
 import { type Html, html } from '../html.ts';

@@ -4,7 +4,8 @@
  * queries (status's two grouped counts and the two ages), cached for one second so any
  * number of open pages polling every 2 s stay under one round a second.
  */
-import { MESSAGE_STATES, type QueueAges, queueAges, type StatusReport, status } from '@onceq/core';
+import { status } from '@onceq/core';
+import { MESSAGE_STATES, type QueueAges, queueAges, type StatusReport } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { duration, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';

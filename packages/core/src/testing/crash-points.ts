@@ -2,11 +2,13 @@
  * Named crash points in the real protocol code, for crash tests only.
  *
  * A test (or the demo's crash child) arms **one** point through the environment,
- * `ONCEQ_FAULT=<point>`, read once when this module loads. When the running code reaches
+ * `ONCEQ_FAULT=<point>`, read once, at the first crash point reached (or the first
+ * {@link armedFault} call: the CLI makes it at start). Nothing happens at import time.
+ * When the running code reaches
  * the armed point the process exits on the spot with {@link FAULT_EXIT_CODE}: no
  * `finally`, no ROLLBACK, no COMMIT, no close, exactly like a power cut or SIGKILL at
- * that instant. Unset (every normal run), {@link crashPoint} is one comparison of a
- * module constant and returns.
+ * that instant. Unset (every normal run), {@link crashPoint} is two comparisons of a
+ * module variable and returns.
  *
  * The points, in the order a message meets them:
  * - `after-claim`: the claim committed, before any handler ran.
@@ -25,6 +27,8 @@
  * spot, and add a case to tests/crash-points.test.ts saying what the store must look
  * like afterwards and after recovery.
  */
+import { OnceqError } from '../errors.ts';
+
 export const FAULT_POINTS = [
   'after-claim',
   'after-handler',
@@ -43,18 +47,34 @@ function isFaultPoint(name: string): name is FaultPoint {
   return (FAULT_POINTS as readonly string[]).includes(name);
 }
 
+/** `ONCEQ_FAULT` names no crash point: refused (exit 2), so a typo cannot disarm a crash test. */
+export class UnknownFaultError extends OnceqError {
+  constructor(value: string) {
+    super(
+      'unknown_fault',
+      2,
+      `ONCEQ_FAULT=${JSON.stringify(value)} names no crash point (${FAULT_POINTS.join(', ')})`,
+    );
+  }
+}
+
 function armedFromEnv(value: string | undefined): FaultPoint | null {
   if (value === undefined || value === '') return null;
   if (isFaultPoint(value)) return value;
-  // A typo must not silently disarm a crash test.
-  process.stderr.write(
-    `onceq: ONCEQ_FAULT=${JSON.stringify(value)} names no crash point (${FAULT_POINTS.join(', ')})\n`,
-  );
-  process.exit(2);
+  throw new UnknownFaultError(value);
 }
 
-/** The armed point, or null (the default: no fault injection at all). */
-export const ARMED_FAULT: FaultPoint | null = armedFromEnv(process.env.ONCEQ_FAULT);
+/** Read once; `undefined` until then. */
+let armed: FaultPoint | null | undefined;
+
+/**
+ * The armed point from `ONCEQ_FAULT`, or null (the default: no fault injection at all).
+ * Throws {@link UnknownFaultError} when it names no point.
+ */
+export function armedFault(): FaultPoint | null {
+  armed ??= armedFromEnv(process.env.ONCEQ_FAULT);
+  return armed;
+}
 
 let lastWords: ((point: FaultPoint) => void) | undefined;
 
@@ -68,7 +88,7 @@ export function onCrashPoint(fn: (point: FaultPoint) => void): void {
 
 /** Exits the process with {@link FAULT_EXIT_CODE} when `point` is the armed one; else returns. */
 export function crashPoint(point: FaultPoint): void {
-  if (ARMED_FAULT !== point) return;
+  if ((armed ?? armedFault()) !== point) return;
   lastWords?.(point);
   process.exit(FAULT_EXIT_CODE);
 }

@@ -1,11 +1,29 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
 import type { Store } from '../driver/backend.ts';
+import { MissingPackageError } from '../errors.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
 
 /** How a processed message ended, as the `outcome` label of `onceq_processed_total`. */
 export const OUTCOMES = ['done', 'retry', 'dead', 'lost'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
+
+let loaded: typeof PromClient | undefined;
+
+/**
+ * prom-client, an optional peer dependency: loaded at the first `new WorkerMetrics`, never
+ * at import, and named in one sentence when it is not installed.
+ */
+function promClient(): typeof PromClient {
+  if (loaded !== undefined) return loaded;
+  try {
+    // A literal require: the compiled CLI bundles it, an installed package resolves it.
+    loaded = require('prom-client') as typeof PromClient;
+  } catch (error) {
+    throw new MissingPackageError('prom-client', "the worker's Prometheus metrics", error);
+  }
+  return loaded;
+}
 
 /**
  * The worker's Prometheus metrics (prom-client, a registry of its own: nothing global).
@@ -14,58 +32,59 @@ export type Outcome = (typeof OUTCOMES)[number];
  * the same figures `onceq status` prints. Totals only: no per-event labels.
  */
 export class WorkerMetrics {
-  readonly registry = new Registry();
+  readonly #prom = promClient();
+  readonly registry = new this.#prom.Registry();
   readonly #store: Store;
-  readonly processed = new Counter({
+  readonly processed = new this.#prom.Counter({
     name: 'onceq_processed_total',
     help: 'Messages this worker finished, by outcome (lost: the lease was gone at the ACK).',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  readonly extended = new Counter({
+  readonly extended = new this.#prom.Counter({
     name: 'onceq_lease_extended_total',
     help: 'Lease extensions (heartbeats) that succeeded.',
     registers: [this.registry],
   });
-  readonly leaseLost = new Counter({
+  readonly leaseLost = new this.#prom.Counter({
     name: 'onceq_lease_lost_total',
     help: 'Leases found lost: a refused heartbeat or a refused ACK.',
     registers: [this.registry],
   });
-  readonly released = new Counter({
+  readonly released = new this.#prom.Counter({
     name: 'onceq_released_total',
     help: 'Claimed but unstarted messages given back at shutdown (attempt not spent).',
     registers: [this.registry],
   });
-  readonly handlerToAck = new Histogram({
+  readonly handlerToAck = new this.#prom.Histogram({
     name: 'onceq_handler_to_ack_seconds',
     help: 'From the handler starting to its result being committed (effect + ACK, or failure).',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
-  readonly queueWait = new Histogram({
+  readonly queueWait = new this.#prom.Histogram({
     name: 'onceq_queue_wait_seconds',
     help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim; whole seconds.',
     buckets: [0, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers: [this.registry],
   });
-  readonly #messages = new Gauge({
+  readonly #messages = new this.#prom.Gauge({
     name: 'onceq_messages',
     help: 'Stored messages by state (an expired lease counts as leased until recovered).',
     labelNames: ['state'] as const,
     registers: [this.registry],
   });
-  readonly #oldestReady = new Gauge({
+  readonly #oldestReady = new this.#prom.Gauge({
     name: 'onceq_oldest_ready_age_seconds',
     help: 'How long the oldest claimable message has waited; 0 when none.',
     registers: [this.registry],
   });
-  readonly #dlq = new Gauge({
+  readonly #dlq = new this.#prom.Gauge({
     name: 'onceq_dlq_messages',
     help: 'Dead messages waiting for a human decision.',
     registers: [this.registry],
   });
-  readonly #dlqOldest = new Gauge({
+  readonly #dlqOldest = new this.#prom.Gauge({
     name: 'onceq_dlq_oldest_age_seconds',
     help: 'How long the oldest dead message has been dead; 0 when none.',
     registers: [this.registry],

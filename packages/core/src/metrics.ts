@@ -1,0 +1,16 @@
+/**
+ * `@onceq/core/metrics`: the worker's Prometheus metrics. Needs the package `prom-client`
+ * (an optional peer dependency), loaded at the first `new WorkerMetrics(store)`.
+ *
+ * @module
+ */
+export {
+  /** Serves `/metrics` and `/healthz` on 127.0.0.1 (port 0 picks a free one). */
+  type MetricsServer,
+  /** How a processed message ended: the `outcome` label of `onceq_processed_total`. */
+  OUTCOMES,
+  type Outcome,
+  serveMetrics,
+  /** The worker's counters and histograms plus the queue gauges, read from the store at each scrape. */
+  WorkerMetrics,
+} from './worker/metrics.ts';
