@@ -402,7 +402,7 @@ describe('shell completion', () => {
         `source ${script}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _onceq; echo "\${COMPREPLY[*]}"`,
       ]);
     expect((await probe('onceq st')).stdout.trim()).toBe('status');
-    expect((await probe('onceq work --han')).stdout.trim()).toBe('--handler');
+    expect((await probe('onceq work --han')).stdout.trim()).toBe('--handler --handler-timeout');
     for (const shell of ['zsh', 'fish']) {
       const r = await box.run(['completion', shell]);
       for (const name of ['list', 'enqueue', 'completion']) expect(r.stdout).toContain(name);

@@ -242,7 +242,7 @@ function runOn(factory: BackendFactory) {
         expect((await get(c, '/messages', { method: 'PUT' })).status).toBe(405);
         const rebound = await get(c, '/', { headers: { host: 'evil.example:80' } });
         expect(rebound.status).toBe(403);
-        expect(rebound.body).toContain('is not this console');
+        expect(rebound.body).toContain('does not name this console');
       });
     });
 
@@ -513,7 +513,7 @@ describe('the onceq console process', () => {
   );
 
   test(
-    'bad flags are one sentence and exit 2 (nothing opened); a taken port is exit 1',
+    'bad flags and a taken port are one sentence and exit 2 (nothing opened)',
     async () => {
       const cases: [string[], string][] = [
         [['console', '--port', '70000'], '--port must be a whole number from 0 to 65535'],
@@ -561,7 +561,7 @@ describe('the onceq console process', () => {
       const blocker = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
       try {
         const res = await box.run(['console', '--port', String(blocker.port)]);
-        expect(res.code).toBe(1);
+        expect(res.code).toBe(2);
         expect(res.stderr.trim()).toBe(
           `onceq: cannot listen on 127.0.0.1:${blocker.port}: port ${blocker.port} is in use: pick another with --port`,
         );

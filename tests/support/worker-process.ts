@@ -22,10 +22,15 @@ export interface WorkerProcess {
 }
 
 export function startWorker(args: string[], cwd: string): WorkerProcess {
+  return startOnceq(['worker', ...args], cwd);
+}
+
+/** Any `onceq` command as a real process, read and signalled like {@link startWorker}'s. */
+export function startOnceq(args: string[], cwd: string): WorkerProcess {
   const env: Record<string, string | undefined> = { ...process.env };
   delete env.ONCEQ_DB;
   delete env.CI;
-  const proc = Bun.spawn(['bun', BIN, 'worker', ...args], {
+  const proc = Bun.spawn(['bun', BIN, ...args], {
     cwd,
     env,
     stdin: 'ignore',
@@ -144,3 +149,5 @@ export function sleepyBatch(sleeps: readonly number[]): string {
 export const WORKER_TEST_PASSWORD = 'worker-secret-pw';
 
 export const SLOW_HANDLER = join(import.meta.dir, 'handlers', 'slow.ts');
+export const STUCK_HANDLER = join(import.meta.dir, 'handlers', 'stuck.ts');
+export const QUOTING_HANDLER = join(import.meta.dir, 'handlers', 'quoting.ts');

@@ -1,5 +1,5 @@
 /**
- * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
@@ -87,6 +87,7 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
+export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
@@ -178,8 +179,10 @@ export {
 } from './worker/metrics.ts';
 export type { PruneSchedule } from './worker/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker/work.ts';
+export { type WorkOptions, type WorkSummary, work } from './worker/work.ts';
 export {
+  DEFAULT_BATCH,
+  STUCK_AFTER_LEASES,
   type StopOptions,
   type StopResult,
   Worker,

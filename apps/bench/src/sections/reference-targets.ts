@@ -275,8 +275,8 @@ export function referenceTargetRows(results: Record<string, unknown>): Reference
 /** Prints the table of targets (run after every other section). */
 export function referenceTargetsSection(ctx: SectionContext): void {
   const rows = referenceTargetRows(ctx.results);
-  ctx.results.referenceTargets = rows;
-  ctx.out.push(section('Targets against a reference (each next to its reference from this run)'));
+  ctx.results.targetsWithReferences = rows;
+  ctx.out.push(section('Targets, each next to its reference from this run'));
   ctx.out.push(
     table(
       ['target', 'onceq', 'reference', 'ratio', 'met'],
