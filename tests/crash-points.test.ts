@@ -8,8 +8,8 @@
  *
  * Both backends: a SQLite file in a temporary directory, and a fresh PostgreSQL database
  * per test on `DATABASE_URL` (the CLI always uses the schema `onceq`, so each test gets
- * its own database). Without DATABASE_URL the PostgreSQL half skips visibly, unless
- * ONCEQ_REQUIRE_POSTGRES=1.
+ * its own database). Whether the PostgreSQL half runs is the rule of
+ * tests/support/backends.ts.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -59,14 +59,14 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     synchronous: spec.synchronous,
     ...(spec.schema ? { schema: spec.schema } : {}),
   });
-  // Time every transaction (core runs the hot path through `transact`, PostgreSQL's
-  // one-statement claim through `autocommit`, other writes through `writeTransaction`):
+  // Time every transaction (core runs its writes through `transact`, PostgreSQL's
+  // one-statement claim and settle through `autocommit`):
   // the first one after a progress report is the claim of that batch, so progress time
   // minus its start is the batch's claim-to-ACK latency.
   let firstStart = Number.NaN;
   let transactions = 0;
   const store = { ...opened } as Store;
-  for (const name of ['transact', 'autocommit', 'writeTransaction'] as const) {
+  for (const name of ['transact', 'autocommit'] as const) {
     const original = (opened as unknown as Record<string, unknown>)[name];
     if (typeof original !== 'function') continue;
     (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {

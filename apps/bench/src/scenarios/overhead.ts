@@ -5,7 +5,7 @@
  * - `core` / `bare`: the whole per-message cycle (claim tx + apply tx), µs per message;
  * - `kysely compile`: building and compiling the five statements of a per-message
  *   cycle with Kysely (mirrors protocol/claim.ts, apply.ts and the backend statements modules; no I/O);
- * - `empty write transaction`: `store.writeTransaction(async () => {})` versus a raw
+ * - `empty write transaction`: `store.transact(async () => {})` versus a raw
  *   `BEGIN IMMEDIATE; COMMIT` (x2 per message);
  * - `handler`: strict `parseJson` + v1 handler (zod), paid by core and bare alike.
  */
@@ -22,7 +22,7 @@ export interface OverheadResult {
   coreCycleUs: number;
   bareCycleUs: number;
   kyselyCompileUs: number;
-  kyselyTxUs: number;
+  storeTxUs: number;
   rawTxUs: number;
   handlerUs: number;
 }
@@ -108,10 +108,10 @@ export async function runOverhead(
   }
   const kyselyCompileUs = ((performance.now() - t0) * 1000) / rounds;
 
-  // Empty write transactions through Kysely + the dialect.
+  // Empty write transactions through the store's executor.
   t0 = performance.now();
-  for (let i = 0; i < rounds; i++) await store.writeTransaction(async () => {});
-  const kyselyTxUs = ((performance.now() - t0) * 1000) / rounds;
+  for (let i = 0; i < rounds; i++) await store.transact(async () => {});
+  const storeTxUs = ((performance.now() - t0) * 1000) / rounds;
   await store.close();
   await factory.dispose(core.target);
 
@@ -158,5 +158,5 @@ export async function runOverhead(
   }
   const handlerUs = ((performance.now() - t0) * 1000) / (rounds * 4);
 
-  return { coreCycleUs, bareCycleUs, kyselyCompileUs, kyselyTxUs, rawTxUs, handlerUs };
+  return { coreCycleUs, bareCycleUs, kyselyCompileUs, storeTxUs, rawTxUs, handlerUs };
 }

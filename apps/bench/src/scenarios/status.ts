@@ -192,7 +192,7 @@ async function plans(store: Store, backend: 'sqlite' | 'pg'): Promise<StatusResu
     },
   };
   const db = store.db.withPlugin(capture);
-  const traced: Store = { ...store, db, writeTransaction: (fn) => db.transaction().execute(fn) };
+  const traced: Store = { ...store, db };
   const isStatement = (q: CompiledQuery) =>
     !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/i.test(q.sql);
   listener = keep;

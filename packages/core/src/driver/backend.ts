@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { IdPolicy } from '../maintenance/id-policy.ts';
 import type { Database } from '../schema.ts';
@@ -29,14 +29,10 @@ export interface Store {
   /** Where the store lives, safe to print: a file path, or a URL without its password. */
   readonly location: string;
   /**
-   * Runs `fn` in one write transaction (SQLite: `BEGIN IMMEDIATE`). Commits when `fn`
-   * resolves, rolls back when it throws; the error is rethrown.
-   */
-  writeTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
-  /**
-   * Runs `fn` in one write transaction with an {@link Executor} for prepared statements:
-   * the protocol's hot path (claim, apply, fail). Same commit/rollback rules as
-   * {@link writeTransaction}.
+   * Runs `fn` in one write transaction (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: `BEGIN`,
+   * re-run after a deadlock, serialization failure or unique-key race) with an
+   * {@link Executor}: every write onceq makes. Commits when `fn` resolves, rolls back
+   * when it throws; the error is rethrown.
    *
    * With `within`, `fn` runs inside that transaction of the caller's instead, on the
    * caller's connection and in a savepoint of it: nothing commits until the caller

@@ -12,7 +12,7 @@ import {
 } from '../driver/sql/invariants.ts';
 import type { Finding } from './doctor-types.ts';
 import { formatIdPolicy, parseIdPolicy } from './id-policy.ts';
-import { findOffenders, ID_POLICY_KEY } from './meta.ts';
+import { findOffenders, readIdPolicyText } from './meta.ts';
 
 /** Example ids named per finding. */
 const EXAMPLES = 5;
@@ -73,22 +73,18 @@ export async function checkInvariants(store: Store): Promise<Finding[]> {
 
 /** The recorded id policy is readable, and every stored id fits it. */
 export async function checkIdPolicy(store: Store): Promise<Finding[]> {
-  const row = await store.db
-    .selectFrom('onceq_meta')
-    .select('value')
-    .where('key', '=', ID_POLICY_KEY)
-    .executeTakeFirst();
+  const text = await readIdPolicyText(store);
   const finding = (message: string): Finding[] => [
     { check: 'id_policy', severity: 'problem', message },
   ];
-  if (row === undefined) return finding('the store records no id policy (onceq_meta.id_policy)');
+  if (text === null) return finding('the store records no id policy (onceq_meta.id_policy)');
   let policy: ReturnType<typeof parseIdPolicy>;
   try {
-    policy = parseIdPolicy(row.value);
+    policy = parseIdPolicy(text);
   } catch (error) {
     return finding(`the recorded id policy is unreadable: ${(error as Error).message}`);
   }
-  const { refused, offenders } = await findOffenders(store.db, policy);
+  const { refused, offenders } = await store.read((x) => findOffenders(x, policy));
   if (refused === 0) return [];
   return finding(
     `${refused} stored event id${refused === 1 ? '' : 's'} do not fit the store's id policy ${formatIdPolicy(policy)}: ${offenders.map((id) => JSON.stringify(id)).join(', ')}${refused > offenders.length ? ', …' : ''}`,

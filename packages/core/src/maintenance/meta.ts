@@ -2,11 +2,17 @@
  * The store's recorded settings (`onceq_meta`, migration 0003): today the event id
  * policy. Read inside enqueue's transaction, changed only by {@link setIdPolicy}.
  */
-import { sql, type Transaction } from 'kysely';
 import type { Store } from '../driver/backend.ts';
-import { defineStatement } from '../driver/prepared.ts';
+import type { Executor } from '../driver/prepared.ts';
+import {
+  anyMessage,
+  ID_PAGE_SIZE,
+  idPage,
+  lockIdPolicyRow,
+  readIdPolicyRow,
+  writeIdPolicy,
+} from '../driver/sql/meta.ts';
 import { OnceqError } from '../errors.ts';
-import type { Database } from '../schema.ts';
 import {
   formatIdPolicy,
   type IdPolicy,
@@ -14,9 +20,6 @@ import {
   LESSON_POLICY,
   parseIdPolicy,
 } from './id-policy.ts';
-
-/** The `onceq_meta` key of the id policy. */
-export const ID_POLICY_KEY = 'id_policy';
 
 /**
  * Changing the id policy was refused: stored ids do not fit the new one, or a store that
@@ -30,28 +33,10 @@ export class IdPolicyRefusedError extends OnceqError {
   }
 }
 
-/**
- * The policy row, read inside a write transaction. On a backend with row locks
- * (PostgreSQL) it is read `FOR SHARE`: a concurrent {@link setIdPolicy} (which locks it
- * `FOR UPDATE`) waits for running enqueues, and later enqueues wait for it, so no id
- * that the new policy refuses can slip in while the change checks the stored ids.
- */
-export const readIdPolicyRow = defineStatement<{ value: string }>(
-  'id-policy-read',
-  ({ db, capabilities }) => {
-    const query = db.selectFrom('onceq_meta').select('value').where('key', '=', ID_POLICY_KEY);
-    return capabilities.skipLocked ? query.forShare() : query;
-  },
-);
-
 /** The store's id policy (`lesson` when none is recorded). */
 export async function getIdPolicy(store: Store): Promise<IdPolicy> {
-  const row = await store.db
-    .selectFrom('onceq_meta')
-    .select('value')
-    .where('key', '=', ID_POLICY_KEY)
-    .executeTakeFirst();
-  return row === undefined ? LESSON_POLICY : parseIdPolicy(row.value);
+  const text = await readIdPolicyText(store);
+  return text === null ? LESSON_POLICY : parseIdPolicy(text);
 }
 
 /** At most this many refused ids are named in the error. */
@@ -68,16 +53,16 @@ export async function setIdPolicy(
   store: Store,
   policy: IdPolicy,
 ): Promise<{ previous: IdPolicy; policy: IdPolicy; checked: number }> {
-  return store.writeTransaction(async (trx) => {
-    const previous = await lockPolicy(trx, store);
-    const { checked, offenders, refused } = await findOffenders(trx, policy);
+  return store.transact(async (x) => {
+    const previous = await lockPolicy(x);
+    const { checked, offenders, refused } = await findOffenders(x, policy);
     if (refused > 0) {
       throw new IdPolicyRefusedError(
         `id policy ${formatIdPolicy(policy)} refused: ${refused} stored event id${refused === 1 ? '' : 's'} would not fit (${offenders.map((id) => JSON.stringify(id)).join(', ')}${refused > offenders.length ? ', …' : ''}); the policy stays ${formatIdPolicy(previous)}`,
         offenders,
       );
     }
-    await writePolicy(trx, policy);
+    await writePolicy(x, policy);
     return { previous, policy, checked };
   });
 }
@@ -92,52 +77,41 @@ export async function adoptIdPolicy(store: Store, policy: IdPolicy): Promise<voi
   const wanted = formatIdPolicy(policy);
   const current = await getIdPolicy(store);
   if (formatIdPolicy(current) === wanted) return;
-  await store.writeTransaction(async (trx) => {
-    const previous = await lockPolicy(trx, store);
+  await store.transact(async (x) => {
+    const previous = await lockPolicy(x);
     if (formatIdPolicy(previous) === wanted) return;
-    const any = await trx.selectFrom('messages').select('event_id').limit(1).executeTakeFirst();
+    const [any] = await x.rows(anyMessage, {});
     if (any !== undefined) {
       throw new IdPolicyRefusedError(
         `the store ${store.location} already holds messages under id policy ${formatIdPolicy(previous)}, not ${wanted}; change it with onceq id-policy set ${wanted}`,
       );
     }
-    await writePolicy(trx, policy);
+    await writePolicy(x, policy);
   });
 }
 
-async function lockPolicy(trx: Transaction<Database>, store: Store): Promise<IdPolicy> {
-  let query = trx.selectFrom('onceq_meta').select('value').where('key', '=', ID_POLICY_KEY);
-  if (store.capabilities.skipLocked) query = query.forUpdate();
-  const row = await query.executeTakeFirst();
+async function lockPolicy(x: Executor): Promise<IdPolicy> {
+  const [row] = await x.rows(lockIdPolicyRow, {});
   return row === undefined ? LESSON_POLICY : parseIdPolicy(row.value);
 }
 
-async function writePolicy(trx: Transaction<Database>, policy: IdPolicy): Promise<void> {
-  const value = formatIdPolicy(policy);
-  await trx
-    .insertInto('onceq_meta')
-    .values({ key: ID_POLICY_KEY, value })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-    .execute();
+async function writePolicy(x: Executor, policy: IdPolicy): Promise<void> {
+  await x.changes(writeIdPolicy, { value: formatIdPolicy(policy) });
 }
-
-/** Rows per keyset page when every stored id is checked. */
-const SCAN_PAGE = 5000;
 
 /** Walks every stored event id by keyset pages and counts those `policy` refuses. */
 export async function findOffenders(
-  trx: Transaction<Database> | Store['db'],
+  x: Executor,
   policy: IdPolicy,
 ): Promise<{ checked: number; refused: number; offenders: string[] }> {
   const fits = idMatcher(policy);
   const offenders: string[] = [];
   let refused = 0;
   let checked = 0;
-  let after: string | null = null;
+  // Every stored id is non-empty, so '' comes before the first.
+  let after = '';
   for (;;) {
-    let query = trx.selectFrom('messages').select('event_id').orderBy('event_id').limit(SCAN_PAGE);
-    if (after !== null) query = query.where('event_id', '>', after);
-    const rows = await query.execute();
+    const rows = await x.rows(idPage, { after });
     for (const { event_id } of rows) {
       if (!fits(event_id)) {
         refused++;
@@ -145,7 +119,7 @@ export async function findOffenders(
       }
     }
     checked += rows.length;
-    if (rows.length < SCAN_PAGE) break;
+    if (rows.length < ID_PAGE_SIZE) break;
     after = (rows[rows.length - 1] as { event_id: string }).event_id;
   }
   return { checked, refused, offenders };
@@ -153,8 +127,6 @@ export async function findOffenders(
 
 /** Kept for the doctor: the raw policy text, to report an unreadable one. */
 export async function readIdPolicyText(store: Store): Promise<string | null> {
-  const { rows } = await sql<{
-    value: string;
-  }>`select value from onceq_meta where key = ${ID_POLICY_KEY}`.execute(store.db);
-  return rows[0]?.value ?? null;
+  const [row] = await store.read((x) => x.rows(readIdPolicyRow, {}));
+  return row?.value ?? null;
 }

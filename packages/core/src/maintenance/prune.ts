@@ -5,9 +5,8 @@
  * duplicate and a changed payload still a conflict (see protocol/enqueue.ts). Effects
  * (the money) are never touched; `ready` and `leased` messages never pruned.
  */
-import { sql } from 'kysely';
 import type { Store } from '../driver/backend.ts';
-import { stateLiteral } from '../driver/shared-statements.ts';
+import { prunableCount, prunePage, pruneRows } from '../driver/sql/prune.ts';
 import { OnceqError } from '../errors.ts';
 import { payloadSha256 } from './enqueue-checks.ts';
 
@@ -131,14 +130,8 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
 }
 
 async function countPrunable(store: Store, state: PrunableState, before: number): Promise<number> {
-  const row = await store.db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('state', '=', stateLiteral(state))
-    .where('pruned_at', 'is', null)
-    .where('updated_at', '<', before)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const [row] = await store.read((x) => x.rows(prunableCount(state), { before }));
+  return Number(row?.n ?? 0);
 }
 
 /** How prune shares the store: its duty cycle, when to stop, whom to tell. */
@@ -157,55 +150,22 @@ async function pruneState(
   pace: Pace,
 ): Promise<number> {
   let pruned = 0;
-  let after: { availableAt: number; eventId: string } | null = null;
+  // Every stored id is non-empty and every time ≥ 0: the first page starts after (-1, '').
+  let after = { availableAt: -1, eventId: '' };
   while (pace.signal?.aborted !== true) {
     const started = performance.now();
     // Read outside the write lock; the payload of a finished message never changes.
-    // Keyset pages in `messages_claim` order (state, available_at, event_id): each page
-    // is a range scan from the cursor, never a scan of every done row.
-    let query = store.db
-      .selectFrom('messages')
-      .select(['event_id', 'payload', 'available_at'])
-      .where('state', '=', stateLiteral(state))
-      .where('pruned_at', 'is', null)
-      .where('updated_at', '<', before)
-      .orderBy('available_at')
-      .orderBy('event_id')
-      .limit(chunk);
-    if (after !== null) {
-      query = query.where(
-        sql<boolean>`(available_at, event_id) > (${after.availableAt}, ${after.eventId})`,
-      );
-    }
-    const rows = await query.execute();
+    const rows = await store.read((x) => x.rows(prunePage(state), { before, ...after }, chunk));
     if (rows.length === 0) break;
     const last = rows[rows.length - 1] as { event_id: string; available_at: number };
     after = { availableAt: Number(last.available_at), eventId: last.event_id };
-    const hashes = rows.map((r) => [r.event_id, payloadSha256(r.payload as string)] as const);
+    const ids = rows.map((r) => r.event_id);
+    const hashes = rows.map((r) => payloadSha256(r.payload));
     const readMs = performance.now() - started;
     let locked = 0;
-    pruned += await store.writeTransaction(async (trx) => {
+    pruned += await store.transact(async (x) => {
       locked = performance.now();
-      const result = await trx
-        .updateTable('messages')
-        .set({
-          payload: null,
-          pruned_at: now,
-          payload_sha256: sql<string>`case event_id ${sql.join(
-            hashes.map(([id, hash]) => sql`when ${id} then ${hash}`),
-            sql` `,
-          )} end`,
-        })
-        .where(
-          'event_id',
-          'in',
-          hashes.map(([id]) => id),
-        )
-        .where('state', '=', stateLiteral(state))
-        .where('pruned_at', 'is', null)
-        .where('updated_at', '<', before)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      return x.changes(pruneRows(state), { ids, hashes, now, before }, ids.length);
     });
     pace.onChunk?.({ state, pruned });
     if (rows.length < chunk) break;

@@ -1,5 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import { stateLiteral } from '../driver/shared-statements.ts';
+import { agesRow } from '../driver/sql/inspect.ts';
 
 /** How long the oldest work has waited, as stored times (Unix seconds); null when none. */
 export interface QueueAges {
@@ -10,25 +10,13 @@ export interface QueueAges {
 }
 
 /**
- * The two "how far behind are we" figures of an overview, read only. The ready figure
+ * The two "how far behind are we" figures of an overview, read only, in one statement. The ready figure
  * is one step down the claim index `(state, available_at, event_id)`; the dead figure
  * reads the dead rows through the same index's `state` prefix (the DLQ is small in a
  * healthy queue; an index on `(state, updated_at)` would make it one step too).
  */
 export async function queueAges(store: Store): Promise<QueueAges> {
-  const [ready, dead] = await Promise.all([
-    store.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.min<number>('available_at').as('at'))
-      .where('state', '=', stateLiteral('ready'))
-      .executeTakeFirst(),
-    store.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.min<number>('updated_at').as('at'))
-      .where('state', '=', stateLiteral('dead'))
-      .executeTakeFirst(),
-  ]);
-  const toSeconds = (at: number | null | undefined) =>
-    at === null || at === undefined ? null : Number(at);
-  return { oldestReadyAt: toSeconds(ready?.at), oldestDeadAt: toSeconds(dead?.at) };
+  const [row] = await store.read((x) => x.rows(agesRow, {}));
+  const toSeconds = (at: unknown) => (at === null || at === undefined ? null : Number(at));
+  return { oldestReadyAt: toSeconds(row?.ready_at), oldestDeadAt: toSeconds(row?.dead_at) };
 }

@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
 import type { Store } from '../driver/backend.ts';
-import { stateLiteral } from '../driver/shared-statements.ts';
+import { nextDueRow, waitingRow } from '../driver/sql/inspect.ts';
 
 /** When something next becomes claimable, as far as the stored rows say. */
 export interface NextDue {
@@ -18,12 +17,7 @@ export interface NextDue {
  * claim, so a message in backoff is picked up when its backoff ends.
  */
 export async function nextDue(store: Store): Promise<NextDue> {
-  const row = await sql<{ ready_at: number | null; lease_at: number | null }>`
-    SELECT
-      (SELECT min(available_at) FROM messages WHERE state = ${stateLiteral('ready')}) AS ready_at,
-      (SELECT min(lease_until) FROM messages WHERE state = ${stateLiteral('leased')}) AS lease_at`
-    .execute(store.db)
-    .then((r) => r.rows[0]);
+  const [row] = await store.read((x) => x.rows(nextDueRow, {}));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return { readyAt: num(row?.ready_at), leaseExpiresAt: num(row?.lease_at) };
 }
@@ -42,16 +36,8 @@ export interface WaitingReport {
 
 /** For `work` when it found nothing: what is waiting and until when, one statement. */
 export async function waitingReport(store: Store, now: number): Promise<WaitingReport> {
-  const ready = stateLiteral('ready');
-  const leased = stateLiteral('leased');
-  const row = await sql<Record<string, unknown>>`
-    SELECT
-      (SELECT count(*) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS in_backoff,
-      (SELECT min(available_at) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS next_ready,
-      (SELECT count(*) FROM messages WHERE state = ${leased}) AS leased,
-      (SELECT min(lease_until) FROM messages WHERE state = ${leased}) AS next_expiry`
-    .execute(store.db)
-    .then((r) => r.rows[0] ?? {});
+  const [found] = await store.read((x) => x.rows(waitingRow, { now }));
+  const row = found ?? {};
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     inBackoff: Number(row.in_backoff ?? 0),

@@ -1,6 +1,7 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { Executor } from '../driver/prepared.ts';
+import { readIdPolicyRow } from '../driver/sql/meta.ts';
 import type { StoredForEnqueue } from '../driver/statements.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
@@ -12,7 +13,7 @@ import {
   type IdPolicy,
   parseIdPolicy,
 } from '../maintenance/id-policy.ts';
-import { getIdPolicy, readIdPolicyRow } from '../maintenance/meta.ts';
+import { getIdPolicy } from '../maintenance/meta.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
 

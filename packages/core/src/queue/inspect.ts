@@ -1,5 +1,11 @@
 import type { Store } from '../driver/backend.ts';
-import { stateLiteral } from '../driver/shared-statements.ts';
+import {
+  deadAll,
+  deadCount,
+  deadFirst,
+  type MessageRow,
+  messageById,
+} from '../driver/sql/inspect.ts';
 import { NotFoundError } from '../errors.ts';
 import type { JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
@@ -16,34 +22,7 @@ export async function status(store: Store): Promise<StatusReport> {
   return (await queueSnapshot(store)).report;
 }
 
-const MESSAGE_COLUMNS = [
-  'messages.event_id',
-  'messages.payload',
-  'messages.state',
-  'messages.attempts',
-  'messages.generation',
-  'messages.available_at',
-  'messages.lease_until',
-  'messages.last_error_code',
-  'messages.last_error_detail',
-  'messages.enqueued_at',
-  'messages.updated_at',
-  'messages.pruned_at',
-  'messages.payload_sha256',
-  'effects.category',
-  'effects.amount_cents',
-] as const;
-
-export function baseQuery(store: Store) {
-  return store.db
-    .selectFrom('messages')
-    .leftJoin('effects', 'effects.event_id', 'messages.event_id')
-    .select(MESSAGE_COLUMNS);
-}
-
-type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['executeTakeFirstOrThrow']>>;
-
-export function toView(row: Row): MessageView {
+export function toView(row: MessageRow): MessageView {
   return {
     eventId: row.event_id,
     payload: row.payload === null ? null : (parseJson(row.payload) as JsonObject),
@@ -68,7 +47,7 @@ export function toView(row: Row): MessageView {
 
 /** One message in full, with its effect if any. Throws {@link NotFoundError}. */
 export async function show(store: Store, eventId: string): Promise<MessageView> {
-  const row = await baseQuery(store).where('messages.event_id', '=', eventId).executeTakeFirst();
+  const [row] = await store.read((x) => x.rows(messageById, { id: eventId }));
   if (row === undefined) throw new NotFoundError(eventId);
   return toView(row);
 }
@@ -81,22 +60,14 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
  */
 export async function dlq(store: Store, options: { limit?: number } = {}): Promise<MessageView[]> {
   const { limit } = options;
-  const rows = await baseQuery(store)
-    .where('messages.state', '=', stateLiteral('dead'))
-    .where('messages.pruned_at', 'is', null)
-    .orderBy('messages.event_id')
-    .$if(limit !== undefined, (q) => q.limit(limit as number))
-    .execute();
+  const rows = await store.read((x) =>
+    limit === undefined ? x.rows(deadAll, {}) : x.rows(deadFirst, {}, limit),
+  );
   return rows.map(toView);
 }
 
 /** How many messages {@link dlq} holds: the dead ones not pruned. */
 export async function countDlq(store: Store): Promise<number> {
-  const row = await store.db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('state', '=', stateLiteral('dead'))
-    .where('pruned_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const [row] = await store.read((x) => x.rows(deadCount, {}));
+  return Number(row?.n ?? 0);
 }

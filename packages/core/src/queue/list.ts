@@ -1,10 +1,9 @@
-import { type ExpressionBuilder, sql } from 'kysely';
 import type { Store } from '../driver/backend.ts';
+import { type FilterShape, listCount, listPage } from '../driver/sql/inspect.ts';
 import { OnceqError } from '../errors.ts';
-import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { MessageView } from '../types.ts';
-import { baseQuery, toView } from './inspect.ts';
+import { toView } from './inspect.ts';
 
 /** How a listing is ordered: by event id, or by the time of the last change. */
 export const LIST_ORDERS = ['id', 'oldest', 'newest'] as const;
@@ -48,27 +47,23 @@ export class ListArgumentError extends OnceqError {
   }
 }
 
-function where(filter: MessageFilter) {
-  return (eb: ExpressionBuilder<Database, 'messages'>) => {
-    const terms = [];
-    if (filter.state !== undefined) terms.push(eb('messages.state', '=', filter.state));
-    if (filter.errorCode !== undefined)
-      terms.push(eb('messages.last_error_code', '=', filter.errorCode));
-    if (filter.idPrefix !== undefined && filter.idPrefix !== '') {
-      terms.push(
-        eb(
-          sql<string>`substr(messages.event_id, 1, ${filter.idPrefix.length})`,
-          '=',
-          filter.idPrefix,
-        ),
-      );
-    }
-    if (filter.updatedAtOrBefore !== undefined)
-      terms.push(eb('messages.updated_at', '<=', filter.updatedAtOrBefore));
-    if (filter.updatedAtOrAfter !== undefined)
-      terms.push(eb('messages.updated_at', '>=', filter.updatedAtOrAfter));
-    return eb.and(terms);
+/** Which filters `filter` sets, and their values as the listing statements' slots. */
+function filterOf(filter: MessageFilter): { shape: FilterShape; values: Record<string, unknown> } {
+  const prefix = filter.idPrefix ?? '';
+  const shape: FilterShape = {
+    state: filter.state !== undefined,
+    errorCode: filter.errorCode !== undefined,
+    idPrefixLength: prefix.length,
+    updatedAtOrBefore: filter.updatedAtOrBefore !== undefined,
+    updatedAtOrAfter: filter.updatedAtOrAfter !== undefined,
   };
+  const values: Record<string, unknown> = {};
+  if (filter.state !== undefined) values.state = filter.state;
+  if (filter.errorCode !== undefined) values.errorCode = filter.errorCode;
+  if (prefix !== '') values.idPrefix = prefix;
+  if (filter.updatedAtOrBefore !== undefined) values.updatedAtOrBefore = filter.updatedAtOrBefore;
+  if (filter.updatedAtOrAfter !== undefined) values.updatedAtOrAfter = filter.updatedAtOrAfter;
+  return { shape, values };
 }
 
 /**
@@ -82,28 +77,18 @@ export async function listMessages(store: Store, options: ListOptions = {}): Pro
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
     throw new ListArgumentError(`the page size must be a whole number from 1 to ${MAX_PAGE}`);
   }
-  let query = baseQuery(store).where(where(options));
-  if (order === 'id') {
-    if (options.after !== undefined) query = query.where('messages.event_id', '>', options.after);
-    query = query.orderBy('messages.event_id');
-  } else {
-    if (options.after !== undefined) {
-      const cursor = parseTimeCursor(options.after);
-      const cmp = order === 'oldest' ? '>' : '<';
-      query = query.where((eb) =>
-        eb.or([
-          eb('messages.updated_at', cmp, cursor.at),
-          eb.and([
-            eb('messages.updated_at', '=', cursor.at),
-            eb('messages.event_id', cmp, cursor.id),
-          ]),
-        ]),
-      );
+  const { shape, values } = filterOf(options);
+  const cursor = options.after;
+  if (cursor !== undefined) {
+    if (order === 'id') values.afterId = cursor;
+    else {
+      const at = parseTimeCursor(cursor);
+      values.afterAt = at.at;
+      values.afterId = at.id;
     }
-    const direction = order === 'oldest' ? 'asc' : 'desc';
-    query = query.orderBy('messages.updated_at', direction).orderBy('messages.event_id', direction);
   }
-  const rows = await query.limit(limit + 1).execute();
+  const statement = listPage({ ...shape, order, cursor: cursor !== undefined });
+  const rows = await store.read((x) => x.rows(statement, values, limit + 1));
   const messages = rows.slice(0, limit).map(toView);
   const last = messages[messages.length - 1];
   const next =
@@ -117,12 +102,9 @@ export async function listMessages(store: Store, options: ListOptions = {}): Pro
 
 /** How many messages match `filter` (for "all matching this filter"). */
 export async function countMessages(store: Store, filter: MessageFilter = {}): Promise<number> {
-  const row = await store.db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where(where(filter))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const { shape, values } = filterOf(filter);
+  const [row] = await store.read((x) => x.rows(listCount(shape), values));
+  return Number(row?.n ?? 0);
 }
 
 function parseTimeCursor(cursor: string): { at: number; id: string } {

@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/prepared.ts';
-import { stateLiteral } from '../driver/shared-statements.ts';
+import { previewAll, previewSome } from '../driver/sql/inspect.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { Handler } from '../types.ts';
@@ -74,14 +74,12 @@ export async function previewRedrive(
   selection: RedriveSelection,
   handler: Handler,
 ): Promise<RedrivePreview[]> {
-  let query = store.db
-    .selectFrom('messages')
-    .select(['event_id', 'payload', 'state', 'generation'])
-    .orderBy('event_id');
-  if (selection === 'all') query = query.where('state', '=', stateLiteral('dead'));
-  else if (selection.length > 0) query = query.where('event_id', 'in', selection);
-  else return [];
-  const rows = await query.execute();
+  if (selection !== 'all' && selection.length === 0) return [];
+  const rows = await store.read((x) =>
+    selection === 'all'
+      ? x.rows(previewAll, {})
+      : x.rows(previewSome, { ids: selection }, selection.length),
+  );
   if (selection !== 'all') refuseUnlessAllDead(selection, rows);
   return rows.map((row) => {
     if (row.payload === null) {

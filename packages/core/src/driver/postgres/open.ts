@@ -93,19 +93,6 @@ export async function openPostgresStore(
   let retries = 0;
   const capabilities = { skipLocked: true, maxParameters: 65_535, backup: false };
   const cache = new StatementCache(db, capabilities);
-  const writeTransaction: Store['writeTransaction'] = async (fn) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await db.transaction().execute(fn);
-      } catch (error) {
-        if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
-          retries++;
-          continue;
-        }
-        throw guard.mapError(error);
-      }
-    }
-  };
   /** Runs one compiled statement as a named (server-side prepared) statement. */
   const run = (
     client: pg.PoolClient,
@@ -189,7 +176,6 @@ export async function openPostgresStore(
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
-    writeTransaction,
     transact,
     autocommit,
     read: (fn) => onClient((client) => fn(executorOn(client))),

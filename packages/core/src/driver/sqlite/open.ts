@@ -62,7 +62,6 @@ export async function openSqliteStore(
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,
-    writeTransaction: (fn) => db.transaction().execute(fn),
     transact: (fn, within) =>
       within === undefined
         ? dialect.connection.transact(() => fn(executor))
