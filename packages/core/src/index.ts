@@ -3,13 +3,10 @@
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type {
-  BackendCapabilities,
-  BackendKind,
-  OpenStoreOptions,
-  Store,
-} from './driver/backend.ts';
+export type { BackendKind, OpenStoreOptions, Store } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
+export type { CallerTransaction } from './driver/caller-transaction.ts';
+export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {
@@ -40,6 +37,7 @@ export {
   parseBatch,
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
+export type { EventInput } from './input/events.ts';
 export {
   canonicalFloat,
   isJsonObject,
@@ -94,7 +92,7 @@ export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
-export { enqueue } from './queue/enqueue.ts';
+export { type EnqueueInput, type EnqueueOptions, enqueue } from './queue/enqueue.ts';
 export {
   type ExtendedLease,
   type ExtendManyResult,

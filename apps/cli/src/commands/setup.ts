@@ -1,7 +1,7 @@
 import { formatIdPolicy, parseIdPolicy } from '@onceq/core';
 import { boolFlag, expectPositionals, GLOBAL_FLAGS, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { CONFIG_FILE, hasPassword, readConfig, resolveHandler } from '../config.ts';
+import { CONFIG_FILE, hasPassword, readConfig, resolveHandlerVersion } from '../config.ts';
 import { CancelledError, UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { plainPrompter } from '../setup/prompter.ts';
@@ -61,7 +61,7 @@ export const setupCommand = defineCommand<SetupArgs>({
         throw new UsageError('--db needs a SQLite file path or a postgres:// URL');
       flags.db = db;
     }
-    if (handler !== undefined) flags.handler = resolveHandler(handler, config);
+    if (handler !== undefined) flags.handler = resolveHandlerVersion(handler, config);
     const sample = boolFlag(values, 'sample');
     if (sample !== undefined) flags.sample = sample;
     const run = boolFlag(values, 'run');

@@ -160,6 +160,34 @@ export class BunSqliteConnection implements DatabaseConnection {
     }
   }
 
+  /**
+   * Runs `fn` holding the connection but no transaction: each statement it runs commits
+   * by itself (`Store.read`).
+   */
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    await this.lock.acquire();
+    try {
+      return await fn();
+    } catch (error) {
+      throw asStorageError(error, this.#location);
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /**
+   * {@link run}, retried while the database is busy when no transaction is open (inside
+   * `BEGIN IMMEDIATE` the write lock is ours: nothing there can be busy).
+   */
+  async runRetrying(
+    sql: string,
+    parameters: unknown[],
+  ): Promise<{ rows: unknown[]; changes: number }> {
+    return this.#inTransaction
+      ? this.run(sql, parameters)
+      : await this.#retryBusy(() => this.run(sql, parameters));
+  }
+
   /** The cached prepared statement of `sql`, for hand-written SQL (`SqliteExecutor`). */
   statement(sql: string): Statement {
     return this.#prepared(sql).statement;
