@@ -37,6 +37,7 @@ export {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
+  oversizedLine,
   parseBatch,
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
@@ -48,6 +49,7 @@ export {
   type JsonValue,
 } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
+export { localTime } from './local-time.ts';
 export {
   BackupRefusedError,
   type BackupResult,

@@ -30,6 +30,13 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     handler: { type: 'string' },
   },
   opensStore: true,
+  existingStore: true,
+  examples: [
+    'redrive E0004',
+    'redrive --all --dry-run --handler v2',
+    'redrive --all',
+    'redrive E0004 E0007 --json',
+  ],
   async parse({ values, positionals, config, ctx }) {
     const all = boolFlag(values, 'all') === true;
     if (all && positionals.length > 0)
