@@ -8,6 +8,7 @@ import { runCli } from '../apps/cli/src/cli.ts';
 import type { Context } from '../apps/cli/src/context.ts';
 import { startConsole } from '../apps/console/src/index.ts';
 import { type Store, show } from '../packages/core/src/index.ts';
+import { forEachBackend, onPostgres } from './support/backends.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL } from './support/cli.ts';
 import {
   CONSOLE_T0,
@@ -415,11 +416,9 @@ function runOn(factory: BackendFactory) {
   });
 }
 
-runOn(sqliteFactory);
-const pg = postgresFactory.available();
-if (pg === true) {
-  runOn(postgresFactory);
+forEachBackend('console over HTTP', runOn);
 
+onPostgres('console on PostgreSQL hides the password', () =>
   test(
     'console on PostgreSQL: the password of the URL is never on a page',
     async () => {
@@ -451,14 +450,8 @@ if (pg === true) {
       }
     },
     PROCESS_MS,
-  );
-} else if (process.env.ONCEQ_REQUIRE_POSTGRES === '1') {
-  test('console over HTTP on postgres is required (ONCEQ_REQUIRE_POSTGRES=1)', () => {
-    throw new Error(`postgres: ${pg}`);
-  });
-} else {
-  test.skip(`console over HTTP on postgres: ${pg}`, () => {});
-}
+  ),
+);
 
 /** Starts `onceq console --json …` and resolves with its first stdout line (the start-up facts). */
 async function startCli(args: string[], cwd: string, env: Record<string, string> = {}) {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startConsole, WeakTokenError } from '../apps/console/src/index.ts';
 import { enqueue, GENERAL_POLICY, show, work } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import { cliSandbox } from './support/cli.ts';
 import { type ConsoleFixture, consoleFixture } from './support/console.ts';
 import {
@@ -15,7 +16,6 @@ import {
   batch,
   line,
   paid,
-  postgresFactory,
   sqliteFactory,
   testClock,
 } from './support/factories.ts';
@@ -149,8 +149,7 @@ function runOn(factory: BackendFactory) {
   });
 }
 
-runOn(sqliteFactory);
-if (postgresFactory.available() === true) runOn(postgresFactory);
+forEachBackend('console refusals', runOn);
 
 describe('the console answers 400, not 500', () => {
   let c: ConsoleFixture;

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { describePostgres, postgresRequired } from './support/backends.ts';
 import {
   clusterState,
   expectedFacts,
@@ -28,7 +29,7 @@ import { runProcess } from './support/spawn.ts';
 import { rng } from './support/storm.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
+const REQUIRED = postgresRequired();
 const CLUSTER_SCRIPT = resolve(import.meta.dir, '../scripts/pg-cluster.sh');
 const EVENTS = 100;
 /** Generous: on a loaded two-core machine one CLI run can take seconds. */
@@ -51,17 +52,11 @@ function expectContractKept(report: StormReport): void {
   expect(report.traceLines).toBe(0);
 }
 
-if (!DATABASE_URL && !REQUIRED) {
-  console.warn('storm-postgres.test.ts: skipped: DATABASE_URL is not set (run `bun run test`)');
-}
-
-describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminated', () => {
+describePostgres('storm: PostgreSQL backends terminated', (url) => {
   test(
     'enqueue and three work loops under pg_terminate_backend: one sentence or success, nothing lost or doubled',
     async () => {
-      if (!DATABASE_URL)
-        throw new Error('DATABASE_URL is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
-      const database = await freshDatabase(DATABASE_URL);
+      const database = await freshDatabase(url);
       try {
         const random = rng(SEED);
         const report = await pgStorm({
@@ -71,7 +66,7 @@ describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminat
           workers: 3,
           runsPerWorker: 4,
           disruptions: TERMINATIONS,
-          disrupt: () => terminateBackends(DATABASE_URL, database.name),
+          disrupt: () => terminateBackends(url, database.name),
           jitterMs: 300,
           random,
         });

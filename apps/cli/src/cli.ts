@@ -8,7 +8,7 @@ import {
 } from '@onceq/core';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
-import type { AnyCommand, RunEnv } from './command.ts';
+import { type AnyCommand, commandOptions, type RunEnv } from './command.ts';
 import { COMMAND_NAMES, loadCommand } from './commands/index.ts';
 import { describeSource, lazyConfig, type OnceqConfig, resolveDb } from './config.ts';
 import type { Context } from './context.ts';
@@ -60,7 +60,7 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
   }
   const command = await loadCommand(name);
   if (command === undefined) throw unknownCommand(name);
-  const { values, positionals } = parseFlags(rest, command.options, name);
+  const { values, positionals } = parseFlags(rest, commandOptions(command), name);
   if (boolFlag(values, 'help')) {
     for (const line of commandHelp(command)) ctx.out(line);
     return 0;

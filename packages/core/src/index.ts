@@ -1,15 +1,12 @@
 /**
- * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type {
-  BackendCapabilities,
-  BackendKind,
-  OpenStoreOptions,
-  Store,
-} from './driver/backend.ts';
+export type { BackendKind, OpenStoreOptions, Store } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
+export type { CallerTransaction } from './driver/caller-transaction.ts';
+export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {
@@ -41,6 +38,7 @@ export {
   parseBatch,
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
+export type { EventInput } from './input/events.ts';
 export {
   canonicalFloat,
   isJsonObject,
@@ -96,7 +94,7 @@ export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
-export { enqueue } from './queue/enqueue.ts';
+export { type EnqueueInput, type EnqueueOptions, enqueue } from './queue/enqueue.ts';
 export {
   type ExtendedLease,
   type ExtendManyResult,
@@ -183,8 +181,10 @@ export {
 } from './worker/metrics.ts';
 export type { PruneSchedule } from './worker/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker/work.ts';
+export { type WorkOptions, type WorkSummary, work } from './worker/work.ts';
 export {
+  DEFAULT_BATCH,
+  STUCK_AFTER_LEASES,
   type StopOptions,
   type StopResult,
   Worker,

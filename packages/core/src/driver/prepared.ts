@@ -1,6 +1,6 @@
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.ts';
-import type { BackendCapabilities } from './backend.ts';
+import type { Capabilities } from './driver.ts';
 import { numberPlaceholders, type Source } from './placeholders.ts';
 
 /**
@@ -24,7 +24,7 @@ export interface BuildContext {
   readonly p: Slots;
   /** How many messages the statement handles (IN lists, multi-row inserts). */
   readonly n: number;
-  readonly capabilities: BackendCapabilities;
+  readonly capabilities: Capabilities;
 }
 
 export function defineStatement<Row>(name: string, build: Statement<Row>['build']): Statement<Row> {
@@ -65,7 +65,7 @@ export interface CompiledStatement {
 
 function compileStatement(
   db: Kysely<Database>,
-  capabilities: BackendCapabilities,
+  capabilities: Capabilities,
   statement: Statement<unknown>,
   n: number,
 ): CompiledStatement {
@@ -127,10 +127,7 @@ function binder(name: string, sources: readonly Source[]): (values: SlotValues) 
 type CompiledByStatement = Map<Statement<unknown>, Map<number, CompiledStatement>>;
 const compiledByDialect = new WeakMap<object, Map<string, CompiledByStatement>>();
 
-function sharedCompiled(
-  db: Kysely<Database>,
-  capabilities: BackendCapabilities,
-): CompiledByStatement {
+function sharedCompiled(db: Kysely<Database>, capabilities: Capabilities): CompiledByStatement {
   // The adapter's class names the dialect (SQLite's or PostgreSQL's compiler).
   const dialect = db.getExecutor().adapter.constructor;
   let byCapabilities = compiledByDialect.get(dialect);
@@ -150,9 +147,9 @@ function sharedCompiled(
 /** Caches compiled statements per `(statement, arity)`, shared by the stores of one dialect. */
 export class StatementCache {
   readonly #db: Kysely<Database>;
-  readonly #capabilities: BackendCapabilities;
+  readonly #capabilities: Capabilities;
   readonly #compiled: CompiledByStatement;
-  constructor(db: Kysely<Database>, capabilities: BackendCapabilities) {
+  constructor(db: Kysely<Database>, capabilities: Capabilities) {
     this.#db = db;
     this.#capabilities = capabilities;
     this.#compiled = sharedCompiled(db, capabilities);
@@ -178,4 +175,13 @@ export interface Executor {
   rows<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
   /** Number of rows an UPDATE/INSERT/DELETE changed. */
   changes(statement: Statement<unknown>, values: SlotValues, arity?: number): Promise<number>;
+  /**
+   * Hand-written SQL in the backend's own placeholder style (SQLite `?N`, PostgreSQL
+   * `$N`): the maintenance operations' door (driver/driver.ts). Rows when the statement
+   * returns any, and how many rows it changed.
+   */
+  query<Row>(
+    text: string,
+    parameters?: readonly unknown[],
+  ): Promise<{ rows: Row[]; changes: number }>;
 }

@@ -6,10 +6,13 @@ import { migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
-import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { inCallerTransaction } from '../caller-transaction.ts';
+import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { postgresCaller } from './caller-transaction.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
+import { postgresMaintenance } from './maintenance.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { postgresStatements } from './statements.ts';
 import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
@@ -88,7 +91,7 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
-  const capabilities = { skipLocked: true, maxParameters: 65_535 };
+  const capabilities = { skipLocked: true, maxParameters: 65_535, backup: false };
   const cache = new StatementCache(db, capabilities);
   const writeTransaction: Store['writeTransaction'] = async (fn) => {
     for (let attempt = 1; ; attempt++) {
@@ -115,6 +118,18 @@ export async function openPostgresStore(
     options.onQuery?.(compiled.sql, parameters);
     return client.query({ name: compiled.name, text: compiled.sql, values: parameters });
   };
+  /** An executor on one checked-out client: its statements run in whatever it has open. */
+  const executorOn = (client: pg.PoolClient): Executor => ({
+    rows: async (statement, values, arity = 1) =>
+      (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
+    changes: async (statement, values, arity = 1) =>
+      (await run(client, statement, values, arity)).rowCount ?? 0,
+    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+      options.onQuery?.(text, parameters);
+      const result = await client.query(text, [...parameters]);
+      return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+    },
+  });
   /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
   const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
@@ -142,16 +157,15 @@ export async function openPostgresStore(
    * named statements, so the server parses and plans each once per connection and no
    * query builder or executor runs per message. Same retry rules as writeTransaction.
    */
-  const transact: Store['transact'] = (fn) =>
-    onClient(async (client) => {
+  const transact: Store['transact'] = (fn, within) => {
+    if (within !== undefined) {
+      const caller = postgresCaller(within, schema);
+      return inCallerTransaction(caller.run, cache, fn, caller.hooks, options.onQuery);
+    }
+    return onClient(async (client) => {
       await client.query('BEGIN');
       try {
-        const result = await fn({
-          rows: async (statement, values, arity = 1) =>
-            (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
-          changes: async (statement, values, arity = 1) =>
-            (await run(client, statement, values, arity)).rowCount ?? 0,
-        });
+        const result = await fn(executorOn(client));
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -159,6 +173,7 @@ export async function openPostgresStore(
         throw error;
       }
     });
+  };
   /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
   const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
     onClient(
@@ -169,6 +184,7 @@ export async function openPostgresStore(
     kind: 'postgres',
     db,
     capabilities,
+    maintenance: postgresMaintenance,
     statements: postgresStatements,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
@@ -176,6 +192,7 @@ export async function openPostgresStore(
     writeTransaction,
     transact,
     autocommit,
+    read: (fn) => onClient((client) => fn(executorOn(client))),
     busyRetries: () => retries,
     listen: (onWake, onError) =>
       listenForWake({ connectionString, options: startupOptions }, schema, url, onWake, onError),
