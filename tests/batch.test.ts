@@ -258,9 +258,20 @@ describe('parseBatch file-level limits', () => {
   });
 
   test('measures a string batch in UTF-8 bytes, not characters', () => {
-    // 500,001 characters of "é" are 1,000,002 bytes, though far fewer than 1,000,000 characters.
-    const big = `${line('E0001')}\n${'\u00e9'.repeat(500_001)}`;
+    // 500 lines of 1,000 "é" are 1,000,500 bytes, though far fewer than 1,000,000 characters.
+    const big = `${line('E0001')}\n${`${'\u00e9'.repeat(1000)}\n`.repeat(500)}`;
     expect(issuesOf(big)[0]?.reason).toMatch(/^the batch is \d+ bytes, the limit is 1000000$/);
+  });
+
+  test('one line past the byte limit is named as the problem (splitting cannot help)', () => {
+    const big = `${line('E0001')}\n${'\u00e9'.repeat(500_001)}`;
+    expect(issuesOf(big)).toEqual([
+      {
+        line: 2,
+        reason:
+          'the line is more than 1000000 bytes, more than a whole batch may hold; a payload may hold at most 10000 bytes',
+      },
+    ]);
   });
 
   test('rejects invalid UTF-8, naming its line', () => {

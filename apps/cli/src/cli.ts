@@ -107,7 +107,7 @@ async function openFor(
   const { target, source } = resolveDb(dbFlag, ctx.env, ctx.cwd, config);
   const readOnly = command.readOnly === true;
   if (!isPostgresUrl(target) && target !== ':memory:') {
-    if (readOnly && !existsSync(target)) {
+    if ((readOnly || command.existingStore === true) && !existsSync(target)) {
       throw new UsageError(
         `no store at ${target} (from ${describeSource(source)}); check the path, or create one with onceq setup or onceq enqueue`,
       );

@@ -59,6 +59,12 @@ export interface Command<A> extends CommandDescription {
    * the path) instead of created, and an existing one is opened read-only. Default false.
    */
   readOnly?: boolean;
+  /**
+   * The command changes only messages a store already holds (redrive, fail): a SQLite
+   * store that does not exist is refused (exit 2, naming the path) instead of created
+   * empty. Implied by `readOnly`. Default false.
+   */
+  existingStore?: boolean;
   parse(input: CommandInput): A | Promise<A>;
   /** Resolves to the exit code. */
   run(args: A, env: RunEnv): Promise<number>;

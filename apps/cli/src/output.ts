@@ -1,7 +1,7 @@
 /**
  * Output helpers: one JSON document for machines (`--json`), aligned tables for people.
  */
-import { printable } from '@onceq/core/internal';
+import { localTime, printable } from '@onceq/core/internal';
 
 /** JSON text inserted verbatim into a document: a stored canonical payload, so `10000.0` stays `10000.0`. */
 export class RawJson {
@@ -65,10 +65,7 @@ export function plural(n: number, word: string, many = `${word}s`): string {
  * (`2026-11-30 09:12:03 (in 30 s)`). `--json` keeps the epoch seconds instead.
  */
 export function humanTime(epochSeconds: number, now: number): string {
-  const d = new Date(epochSeconds * 1000);
-  const p = (n: number) => String(n).padStart(2, '0');
-  const local = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-  return `${local} (${relative(epochSeconds - now)})`;
+  return `${localTime(epochSeconds)} (${relative(epochSeconds - now)})`;
 }
 
 /** `in 30 s`, `5 min ago`, `now`. */

@@ -4,7 +4,12 @@
  * would turn `10000.0` into `10000`).
  */
 import { JsonFloat } from '@onceq/core';
-import { isJsonObject, type JsonValue, parseJson } from '@onceq/core/internal';
+import {
+  localTime as coreLocalTime,
+  isJsonObject,
+  type JsonValue,
+  parseJson,
+} from '@onceq/core/internal';
 import { type Html, html } from './html.ts';
 
 /** What a hidden payload field shows instead of its value. */
@@ -28,12 +33,11 @@ export function relative(at: number, now: number): string {
 
 /** `2026-11-30 09:12:03` in the server's local time zone, with its UTC offset. */
 export function localTime(at: number): string {
-  const d = new Date(at * 1000);
   const pad = (n: number) => String(n).padStart(2, '0');
-  const offset = -d.getTimezoneOffset();
+  const offset = -new Date(at * 1000).getTimezoneOffset();
   const sign = offset >= 0 ? '+' : '-';
   const zone = `UTC${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone}`;
+  return `${coreLocalTime(at)} ${zone}`;
 }
 
 /**

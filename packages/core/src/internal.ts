@@ -26,10 +26,17 @@ export {
   StoreUnavailableError,
 } from './errors.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';
-export { MAX_BATCH_BYTES, MAX_BATCH_LINES, MAX_PAYLOAD_BYTES, parseBatch } from './input/batch.ts';
+export {
+  MAX_BATCH_BYTES,
+  MAX_BATCH_LINES,
+  MAX_PAYLOAD_BYTES,
+  oversizedLine,
+  parseBatch,
+} from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
+export { localTime } from './local-time.ts';
 export {
   BackupRefusedError,
   type BackupResult,

@@ -6,6 +6,7 @@ import {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
+  oversizedLine,
   type ParsedBatch,
   parseBatch,
 } from '@onceq/core/internal';
@@ -158,8 +159,16 @@ async function readBatchFile(path: string, shown: string, split: boolean): Promi
     );
   }
   if (size > MAX_BATCH_BYTES && !split) {
+    // Only the start is read: enough to tell one line past the limit (then that line is
+    // the problem, and --split would not help) from a file of many lines.
+    const head = await Bun.file(path)
+      .slice(0, MAX_BATCH_BYTES + 1)
+      .bytes();
     throw new BatchRejectedError([
-      { line: 0, reason: `the file is ${size} bytes, the limit is ${MAX_BATCH_BYTES}` },
+      oversizedLine(head) ?? {
+        line: 0,
+        reason: `the file is ${size} bytes, the limit is ${MAX_BATCH_BYTES}`,
+      },
     ]);
   }
   return Bun.file(path).bytes();

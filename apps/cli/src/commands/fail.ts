@@ -41,6 +41,7 @@ export const failCommand = defineCommand<FailArgs>({
     detail: { type: 'string', value: 'D', help: 'a short description to record' },
   },
   opensStore: true,
+  existingStore: true,
   examples: [
     'fail E0002 --generation 1 --temporary --code upstream_down',
     'fail E0002 --generation 2 --permanent --detail "bad data"',

@@ -3,7 +3,7 @@ import { boolFlag, expectPositionals, fractionFlag, intFlag, stringFlag } from '
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
-import { toJson } from '../output.ts';
+import { humanTime, toJson } from '../output.ts';
 
 interface PruneArgs {
   doneOlderThanSeconds?: number;
@@ -71,13 +71,13 @@ export const pruneCommand = defineCommand<PruneArgs>({
     if (args.dryRun && args.vacuum) throw new UsageError('--vacuum does nothing with --dry-run');
     return args;
   },
-  async run(args, { store, json, ctx }) {
+  async run(args, { store, json, ctx, clock }) {
     const result = await prune(store, {
       ...args,
       onChunk: ({ state, pruned }) => ctx.progress?.update(`pruned ${pruned} ${state} messages`),
     });
     ctx.progress?.done();
-    ctx.out(json ? toJson(pruneJson(result)) : describe(result));
+    ctx.out(json ? toJson(pruneJson(result)) : describe(result, clock()));
     return 0;
   },
 });
@@ -94,10 +94,13 @@ function pruneJson(r: PruneResult) {
   };
 }
 
-function describe(r: PruneResult): string {
+/** For people: the cut-off times in local time, like every other time the CLI prints. */
+function describe(r: PruneResult, now: number): string {
   const parts: string[] = [];
-  if (r.doneBefore !== null) parts.push(`${r.done} done (finished before ${r.doneBefore})`);
-  if (r.deadBefore !== null) parts.push(`${r.dead} dead (died before ${r.deadBefore})`);
+  if (r.doneBefore !== null)
+    parts.push(`${r.done} done (finished before ${humanTime(r.doneBefore, now)})`);
+  if (r.deadBefore !== null)
+    parts.push(`${r.dead} dead (died before ${humanTime(r.deadBefore, now)})`);
   const verb = r.dryRun ? 'would prune' : 'pruned';
   const tail = r.dryRun
     ? '; nothing changed'

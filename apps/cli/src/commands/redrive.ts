@@ -44,7 +44,12 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     },
   },
   opensStore: true,
-  examples: ['redrive --all --dry-run --handler v2', 'redrive --all --accepted-by v2'],
+  existingStore: true,
+  examples: [
+    'redrive E0004',
+    'redrive --all --dry-run --handler v2',
+    'redrive --all --accepted-by v2',
+  ],
   async parse({ values, positionals, config, ctx }) {
     const all = boolFlag(values, 'all') === true;
     if (all && positionals.length > 0)

@@ -6,7 +6,7 @@ import {
 } from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { table, toJson } from '../output.ts';
+import { humanTime, table, toJson } from '../output.ts';
 
 export const statusCommand = defineCommand<null>({
   name: 'status',
@@ -29,13 +29,19 @@ export const statusCommand = defineCommand<null>({
           ...report,
           // Times, not ages: the same store prints the same document whenever it is read.
           oldest_ready_at: snapshot.oldestReadyAt,
+          next_due_at: snapshot.nextDueAt,
           oldest_dead_at: snapshot.oldestDeadAt,
           store: { kind: store.kind, location: store.location },
         }),
       );
     } else {
       for (const line of formatStatus(report, `${store.location} (${store.kind})`)) ctx.out(line);
-      ctx.out(`oldest ready  ${formatAge(ages.ready)}`);
+      // Nothing claimable now but a message in backoff: when it is due, not a bare dash.
+      ctx.out(
+        ages.ready === null && snapshot.nextDueAt !== null
+          ? `oldest ready  none claimable now; next due ${humanTime(snapshot.nextDueAt, snapshot.now)}`
+          : `oldest ready  ${formatAge(ages.ready)}`,
+      );
       ctx.out(`oldest dead   ${formatAge(ages.dead)}`);
     }
     return 0;

@@ -307,6 +307,9 @@ export function snapshotStatement(deadIndex: RawBuilder<unknown>) {
       SELECT 'ready', NULL, 0, min(available_at) FROM messages
         WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
       UNION ALL
+      SELECT 'due', NULL, 0, min(available_at) FROM messages
+        WHERE state = ${stateLiteral('ready')} AND available_at > ${now}
+      UNION ALL
       SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex}
         WHERE state = ${stateLiteral('dead')}`.execute(store.db);
     return rows;

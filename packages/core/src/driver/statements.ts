@@ -73,7 +73,7 @@ export interface StoredForRedrive {
 
 /** One row of {@link Statements.snapshot}: a count by state, a category's effects, or a head. */
 export interface SnapshotRow {
-  kind: 'state' | 'effect' | 'ready' | 'dead';
+  kind: 'state' | 'effect' | 'ready' | 'due' | 'dead';
   k: string | null;
   n: unknown;
   v: unknown;

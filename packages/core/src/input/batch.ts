@@ -68,10 +68,10 @@ export function parseBatch(
   let text: string;
   if (typeof input === 'string') {
     const bytes = input.length > MAX_BATCH_BYTES / 3 ? Buffer.byteLength(input, 'utf8') : 0;
-    if (bytes > MAX_BATCH_BYTES) throw tooBig(bytes);
+    if (bytes > MAX_BATCH_BYTES) throw tooBig(bytes, Buffer.from(input, 'utf8'));
     text = input.charCodeAt(0) === 0xfeff ? input.slice(1) : input;
   } else {
-    if (input.byteLength > MAX_BATCH_BYTES) throw tooBig(input.byteLength);
+    if (input.byteLength > MAX_BATCH_BYTES) throw tooBig(input.byteLength, input);
     try {
       text = decoder.decode(input); // strips one leading BOM
     } catch {
@@ -190,9 +190,34 @@ function capIssues(issues: BatchIssue[]): BatchIssue[] {
   ];
 }
 
-function tooBig(bytes: number): BatchRejectedError {
+/**
+ * The first line of `input` that alone is past the batch byte limit, as the issue to
+ * report, or null. Such a line is the real problem of an oversized batch: its payload
+ * cannot fit the payload limit, and splitting the file into batches of lines cannot
+ * help. `input` may be the start of a longer file.
+ */
+export function oversizedLine(input: Uint8Array): BatchIssue | null {
+  let start = 0;
+  for (let line = 1; start < input.byteLength; line++) {
+    const newline = input.indexOf(10, start);
+    const end = newline === -1 ? input.byteLength : newline;
+    if (end - start > MAX_BATCH_BYTES) {
+      return {
+        line,
+        reason: `the line is more than ${MAX_BATCH_BYTES} bytes, more than a whole batch may hold; a payload may hold at most ${MAX_PAYLOAD_BYTES} bytes`,
+      };
+    }
+    start = end + 1;
+  }
+  return null;
+}
+
+function tooBig(bytes: number, input: Uint8Array): BatchRejectedError {
   return new BatchRejectedError([
-    { line: 0, reason: `the batch is ${bytes} bytes, the limit is ${MAX_BATCH_BYTES}` },
+    oversizedLine(input) ?? {
+      line: 0,
+      reason: `the batch is ${bytes} bytes, the limit is ${MAX_BATCH_BYTES}`,
+    },
   ]);
 }
 

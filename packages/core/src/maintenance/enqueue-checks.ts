@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, MAX_BATCH_ISSUES } from '../input/batch.ts';
+import { localTime } from '../local-time.ts';
 import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from './id-policy.ts';
 
 /**
@@ -38,7 +39,7 @@ export function payloadSha256(canonical: string): string {
 
 /** The conflict issue for a repeat of a pruned event with a different payload. */
 export function prunedConflict(entry: BatchEntry, prunedAt: number | null): BatchIssue {
-  const when = prunedAt === null ? '' : ` at ${new Date(Number(prunedAt) * 1000).toISOString()}`;
+  const when = prunedAt === null ? '' : ` at ${localTime(Number(prunedAt))}`;
   return {
     line: entry.line,
     reason: `event_id ${entry.eventId} conflicts with a pruned message: the original was pruned${when} and only its payload's SHA-256 is kept, which differs from this payload (a correction needs a new event id)`,

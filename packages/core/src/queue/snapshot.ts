@@ -7,6 +7,11 @@ export interface QueueSnapshot {
   report: StatusReport;
   /** Earliest `available_at` of a message claimable at `now` (ready, not in backoff), or null. */
   oldestReadyAt: number | null;
+  /**
+   * Earliest `available_at` of a ready message not yet claimable (in backoff), or null:
+   * when the next one becomes due.
+   */
+  nextDueAt: number | null;
   /** Earliest `updated_at` (the time it died) of a dead message, or null. */
   oldestDeadAt: number | null;
   /** The clock reading the ages are relative to. */
@@ -22,7 +27,7 @@ export interface QueueSnapshot {
  * write (migration 0004): a few rows (SQLite: one per key; PostgreSQL: delta rows summed
  * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
  * messages. The heads are the first entries of index ranges (`messages_claim` for the
- * oldest ready, the partial `messages_dead` for the oldest dead; the SQL is each backend's
+ * oldest ready and the next due, the partial `messages_dead` for the oldest dead; the SQL is each backend's
  * `Statements.snapshot`). Stored values only: an
  * expired lease counts as leased until the next claim recovers it. `onceq doctor`
  * checks the counters against real counts.
@@ -39,11 +44,13 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   let total = 0;
   let oldestReadyAt: number | null = null;
   let oldestDeadAt: number | null = null;
+  let nextDueAt: number | null = null;
   const categories = rows.filter((r) => r.kind === 'effect').sort((a, b) => cmp(a.k, b.k));
   for (const row of rows) {
     if (row.kind === 'state' && row.k !== null && row.k in messages)
       messages[row.k as MessageState] = Number(row.n);
     else if (row.kind === 'ready' && row.v !== null) oldestReadyAt = Number(row.v);
+    else if (row.kind === 'due' && row.v !== null) nextDueAt = Number(row.v);
     else if (row.kind === 'dead' && row.v !== null) oldestDeadAt = Number(row.v);
   }
   for (const row of categories) {
@@ -51,7 +58,13 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
     effects += Number(row.n);
     total += Number(row.v);
   }
-  return { report: { messages, effects, totals, total }, oldestReadyAt, oldestDeadAt, now };
+  return {
+    report: { messages, effects, totals, total },
+    oldestReadyAt,
+    nextDueAt,
+    oldestDeadAt,
+    now,
+  };
 }
 
 function cmp(a: string | null, b: string | null): number {
