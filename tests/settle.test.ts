@@ -21,7 +21,11 @@ import {
   Worker,
   work,
 } from '../packages/core/src/index.ts';
-import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/queue/effect-rules.ts';
+import {
+  effectViolation,
+  MAX_CATEGORY_LENGTH,
+  MAX_EFFECT_CENTS,
+} from '../packages/core/src/queue/effect-rules.ts';
 import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler-result.ts';
 import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
 import { handlers } from '../packages/handler/src/index.ts';
@@ -230,11 +234,30 @@ describe('effectViolation: the effects table CHECKs, in JavaScript first', () =>
   test('amounts from 1 to the maximum pass, one outside either end does not', () => {
     expect(effectViolation({ category: 'book', amountCents: 1 })).toBeNull();
     expect(effectViolation({ category: 'book', amountCents: MAX_EFFECT_CENTS })).toBeNull();
-    for (const amountCents of [0, MAX_EFFECT_CENTS + 1, 1.5, '5']) {
+    for (const amountCents of [0, MAX_EFFECT_CENTS + 1, 1.5]) {
       expect(effectViolation({ category: 'book', amountCents })).toBe(
         `the handler's effect has amountCents ${String(amountCents)}, not an integer from 1 to ${MAX_EFFECT_CENTS}`,
       );
     }
+  });
+
+  test('a string or a bigint amount reads apart from the number it spells', () => {
+    const reason = (amountCents: unknown) =>
+      effectViolation({ category: 'book', amountCents }) as string;
+    expect(reason('100')).toContain('amountCents "100", not an integer');
+    expect(reason(5n)).toContain('amountCents 5n, not an integer');
+    expect(effectViolation({ category: 5n, amountCents: 5 })).toBe(
+      "the handler's effect has category 5n, not a non-empty string",
+    );
+  });
+
+  test(`a category of up to ${MAX_CATEGORY_LENGTH} characters passes; a longer one is refused by its length`, () => {
+    expect(
+      effectViolation({ category: 'é'.repeat(MAX_CATEGORY_LENGTH), amountCents: 5 }),
+    ).toBeNull();
+    expect(effectViolation({ category: 'x'.repeat(1_000_000), amountCents: 5 })).toBe(
+      `the handler's effect has a category of 1,000,000 characters; at most ${MAX_CATEGORY_LENGTH} are allowed`,
+    );
   });
 
   test('a missing or empty category, and what is not an object, are named', () => {

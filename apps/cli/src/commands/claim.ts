@@ -1,4 +1,4 @@
-import { claim, holdClaim, type Lease } from '@onceq/core';
+import { claim, holdClaim, type Lease, printable } from '@onceq/core';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -76,6 +76,6 @@ function printLease(lease: Lease | null, json: boolean, ctx: Context, now: numbe
     ctx.out(
       `claimed ${lease.eventId} generation ${lease.generation} (attempt ${lease.attempt}), lease until ${humanTime(lease.leaseUntil, now)}`,
     );
-    ctx.out(`payload ${lease.payload}`);
+    ctx.out(`payload ${printable(lease.payload)}`);
   }
 }

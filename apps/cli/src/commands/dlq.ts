@@ -1,4 +1,4 @@
-import { countDlq, dlq, MAX_PAGE, type MessageView } from '@onceq/core';
+import { countDlq, dlq, MAX_PAGE, type MessageView, printable } from '@onceq/core';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -55,7 +55,9 @@ export const dlqCommand = defineCommand<DlqArgs>({
         : `${plural(dead.length, 'dead message')}:`,
     );
     printDeadTable(dead, ctx);
-    for (const m of dead) if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${m.lastErrorDetail}`);
+    for (const m of dead) {
+      if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
+    }
     return 0;
   },
 });
