@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import {
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -244,6 +245,31 @@ describe('no workshop notes', () => {
     expect(workshopNotes('the fence lives in the SQL WHERE; sha256 73521a88061ee7a5')).toEqual([]);
     expect(comments('x.ts', 'const a = 1; // see issue 9\nconst b = "issue 9";')).toEqual([
       'x.ts:1: const a = 1; // see issue 9',
+    ]);
+  });
+});
+
+/** Repository paths a page names in backticks (`tests/x.test.ts`) that do not exist. */
+function missingPaths(markdown: string): string[] {
+  const paths = [
+    ...markdown.matchAll(
+      /`((?:packages|apps|tests|scripts|examples|docs)\/[\w./-]+\.(?:ts|sh|md|json|jsonl))(?::[\d-]+)?`/g,
+    ),
+  ].map((m) => m[1] as string);
+  return [...new Set(paths)].filter((path) => !existsSync(join(ROOT, path)));
+}
+
+describe('every file the docs name exists', () => {
+  test('in README, CONTRIBUTING and docs/', () => {
+    const found = pages().flatMap((p) =>
+      missingPaths(readFileSync(join(ROOT, p), 'utf8')).map((x) => `${p}: ${x}`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  test('catches a path that is gone', () => {
+    expect(missingPaths('see `tests/queue-edges.test.ts` and `tests/docs.test.ts`')).toEqual([
+      'tests/queue-edges.test.ts',
     ]);
   });
 });
