@@ -1,4 +1,4 @@
-import type { Store } from '../driver/backend.ts';
+import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
 import { claimMany } from '../queue/claim.ts';
 import { nextDue } from '../queue/due.ts';
@@ -111,7 +111,7 @@ export class Worker {
   #forced = false;
   #items: Item[] = [];
   #loop: Promise<void> | undefined;
-  #unlisten: (() => Promise<void>) | undefined;
+  #listener: WakeListener | undefined;
   #storeError: string | undefined;
   #forceNow: (() => void) | undefined;
   readonly #forcedSignal: Promise<void>;
@@ -159,18 +159,19 @@ export class Worker {
     this.#state = 'running';
     if (this.#store.listen !== undefined && !this.#drain) {
       try {
-        this.#unlisten = await this.#store.listen(
+        this.#listener = await this.#store.listen(
           () => this.#wakeup.wake(),
-          (error) =>
-            this.#log.write('listen_lost', `${error.message}; falling back to polling`, {}),
+          (error) => this.#log.write('listen_lost', error.message, {}),
         );
+        const listener = this.#listener;
+        this.#metrics?.watchNotifications(() => listener.live());
       } catch (error) {
         this.#log.write('listen_failed', `LISTEN failed (${describe(error)}); polling instead`);
       }
     }
     this.#log.write(
       'start',
-      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s, wake-up ${this.#unlisten ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
+      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s, wake-up ${this.#listener ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
       {
         store: this.#store.location,
         backend: this.#store.kind,
@@ -244,8 +245,8 @@ export class Worker {
   async #end(graceful: boolean, abandoned: number): Promise<StopResult> {
     this.#state = 'stopped';
     await this.#pruner?.stop();
-    await this.#unlisten?.();
-    this.#unlisten = undefined;
+    await this.#listener?.close();
+    this.#listener = undefined;
     return { graceful, abandoned, summary: this.#summary };
   }
 

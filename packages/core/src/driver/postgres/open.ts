@@ -1,23 +1,28 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql, WithSchemaPlugin } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../../clock.ts';
-import { StoreUnavailableError } from '../../errors.ts';
-import { migrateToLatest } from '../../migrations/index.ts';
+import { OnceqError, StoreUnavailableError } from '../../errors.ts';
+import { isSchemaCurrent, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isRetryable } from './errors.ts';
+import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import { postgresStatements } from './statements.ts';
-import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
+import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
+import { postgresStatements, WAKE_CHANNEL } from './statements.ts';
+import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 
-/** Connections per store. Each onceq operation uses one at a time; migrations use two. */
-const POOL_SIZE = 4;
+/**
+ * Pooled connections per store by default: a worker claims ahead while it records the
+ * previous batch, so two are in use at once; everything else uses one at a time.
+ * `?pool_max=` on the URL sets it (a worker with `--concurrency N` wants `N + 1`).
+ */
+export const DEFAULT_POOL_MAX = 2;
 
 /** How often a transaction is re-run after a deadlock, serialization or unique-key race. */
 const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -36,8 +41,14 @@ const types = {
 /**
  * Opens a PostgreSQL store through Kysely's `PostgresDialect` on a small `pg` pool and
  * applies pending migrations in `options.schema` (default `onceq`, created if missing).
- * Every connection runs with `search_path` set to that schema, so the protocol's
- * unqualified table names resolve there and other schemas are left alone.
+ *
+ * No session state, so the store works the same on a direct connection, behind a pooler
+ * in session mode, and behind one in transaction mode (PgBouncer `pool_mode =
+ * transaction`): no startup `options`, the hot path's statements name `schema.table`,
+ * and every other transaction sets its `search_path` and `lock_timeout` with `SET LOCAL`
+ * (schema-scope.ts). The hot path runs named prepared statements while the server keeps
+ * them; the first time one is missing (a pooler handed over another server connection)
+ * the store switches to unnamed statements for good.
  *
  * Transactions are READ COMMITTED: a fenced `UPDATE … WHERE state … AND generation …`
  * that waited for a row lock re-checks its `WHERE` against the committed row, and claim
@@ -52,13 +63,12 @@ export async function openPostgresStore(
 ): Promise<Store> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   assertSchemaName(schema);
-  const { connectionString, startupOptions } = withSearchPath(url, schema);
+  const settings = connectionSettings(url);
 
   const pool = new pg.Pool({
-    connectionString,
-    options: startupOptions,
+    connectionString: settings.driverUrl,
     types,
-    max: POOL_SIZE,
+    max: settings.poolMax ?? DEFAULT_POOL_MAX,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
     application_name: 'onceq',
@@ -77,9 +87,11 @@ export async function openPostgresStore(
     throw connectFailure(error, url);
   }
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guard.kyselyPool }) });
+  const db = new Kysely<Database>({
+    dialect: new SchemaScopedDialect({ pool: guard.kyselyPool }, schema),
+  });
   try {
-    await prepareSchema(db, probe, schema, url);
+    await prepareSchema(db, probe, schema, url, options.readOnly === true);
   } catch (error) {
     probe.release();
     await db.destroy().catch(() => {});
@@ -89,7 +101,14 @@ export async function openPostgresStore(
 
   let retries = 0;
   const capabilities = { skipLocked: true, maxParameters: 65_535 };
-  const cache = new StatementCache(db, capabilities);
+  // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
+  // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
+  const qualified = db
+    .withPlugin(new WithSchemaPlugin(schema))
+    .withPlugin(rawTableQualifier(schema));
+  const cache = new StatementCache(qualified, capabilities, schema);
+  /** False once the server (or a pooler in front of it) lost a named statement. */
+  let named = true;
   const writeTransaction: Store['writeTransaction'] = async (fn) => {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -103,7 +122,7 @@ export async function openPostgresStore(
       }
     }
   };
-  /** Runs one compiled statement as a named (server-side prepared) statement. */
+  /** Runs one compiled statement, named (prepared once per server connection) while that holds. */
   const run = (
     client: pg.PoolClient,
     statement: Statement<unknown>,
@@ -113,7 +132,11 @@ export async function openPostgresStore(
     const compiled = cache.get(statement, arity);
     const parameters = compiled.bind(values);
     options.onQuery?.(compiled.sql, parameters);
-    return client.query({ name: compiled.name, text: compiled.sql, values: parameters });
+    return client.query(
+      named
+        ? { name: compiled.name, text: compiled.sql, values: parameters }
+        : { text: compiled.sql, values: parameters },
+    );
   };
   /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
   const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
@@ -127,6 +150,12 @@ export async function openPostgresStore(
       try {
         return await body(client);
       } catch (error) {
+        // The statement did not run (nothing was written): run it again, unnamed.
+        if (named && isLostPreparedStatement(error)) {
+          named = false;
+          attempt--;
+          continue;
+        }
         if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
           retries++;
           continue;
@@ -178,25 +207,55 @@ export async function openPostgresStore(
     autocommit,
     busyRetries: () => retries,
     listen: (onWake, onError) =>
-      listenForWake({ connectionString, options: startupOptions }, schema, url, onWake, onError),
+      listenForWake(
+        settings.listenUrl,
+        schema,
+        async (payload) => {
+          await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
+        },
+        onWake,
+        onError,
+      ),
     close: () => db.destroy(),
   };
 }
 
 /**
- * Creates the schema if missing and applies pending migrations, serialized across
- * processes by a session advisory lock on `probe` (keyed by the schema name): two
- * processes opening a fresh schema at the same moment never race on `CREATE SCHEMA`
- * or on the migration tables. Kysely's Migrator takes its own lock on top.
+ * Makes sure `schema` holds this build's tables. An up-to-date schema is one read and no
+ * lock. Otherwise (a new or older schema) one transaction creates the schema under a
+ * transaction-scoped advisory lock (keyed by the schema name; two processes opening a
+ * fresh schema at once never race on `CREATE SCHEMA`), and Kysely's Migrator applies
+ * the pending migrations in one more under its own transaction-scoped lock. No lock
+ * outlives its transaction, so none is left on a server connection a pooler keeps, and
+ * every wait is bounded by `lock_timeout`.
+ *
+ * `readOnly` (status, show, list, dlq): a missing or older schema is refused, nothing
+ * is created.
  */
 async function prepareSchema(
   db: Kysely<Database>,
   probe: pg.PoolClient,
   schema: string,
   url: string,
+  readOnly: boolean,
 ): Promise<void> {
-  const key = `onceq.migrate.${schema}`;
-  await probe.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+  if (await isSchemaCurrent(db as Kysely<unknown>, schema)) return;
+  if (readOnly) {
+    const exists = await probe.query(
+      'SELECT 1 FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE n.nspname = $1 AND c.relname = $2',
+      [schema, 'onceq_migrations'],
+    );
+    throw new OnceqError(
+      'no_store',
+      2,
+      exists.rowCount === 0
+        ? `no onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)}: nothing was created; enqueue or work creates it`
+        : `the onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)} is older than this onceq: run a write command (enqueue, work) once to migrate it`,
+    );
+  }
+  await probe.query(
+    `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}; SELECT pg_advisory_xact_lock(hashtext('onceq.migrate.${schema}'))`,
+  );
   try {
     const exists = await probe.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (exists.rowCount === 0) {
@@ -210,34 +269,12 @@ async function prepareSchema(
         );
       }
     }
-    await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
-    // Fail here, not at the first claim, if the tables did not land in `schema`.
-    await sql`SELECT 1 FROM messages LIMIT 0`.execute(db);
-  } finally {
-    await probe.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => {});
+    await probe.query('COMMIT');
+  } catch (error) {
+    await probe.query('ROLLBACK').catch(() => {});
+    throw error;
   }
-}
-
-/**
- * The URL for the driver, and the startup `options` that set `search_path`. The driver
- * lets a URL's own `options=` parameter override the config, so it is folded in here.
- */
-function withSearchPath(
-  url: string,
-  schema: string,
-): { connectionString: string; startupOptions: string } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-    parseTarget(url);
-  } catch {
-    throw new InvalidPostgresUrl(url);
-  }
-  const own = parsed.searchParams.get('options');
-  parsed.searchParams.delete('options');
-  const searchPath = `-c search_path=${schema}`;
-  return {
-    connectionString: own === null ? url : parsed.toString(),
-    startupOptions: own === null ? searchPath : `${own} ${searchPath}`,
-  };
+  await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
+  // Fail here, not at the first claim, if the tables did not land in `schema`.
+  await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
 }
