@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SQL } from 'bun';
 import {
   clusterState,
   expectedFacts,
@@ -24,6 +25,7 @@ import {
   storeFacts,
   terminateBackends,
 } from './support/pg-storm.ts';
+import { poolerAvailable, startPooler } from './support/pgbouncer.ts';
 import { runProcess } from './support/spawn.ts';
 import { rng } from './support/storm.ts';
 
@@ -73,6 +75,63 @@ describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminat
         expectContractKept(report);
         expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
       } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The terminate storm again, every CLI run through PgBouncer in transaction mode.
+
+const poolerBinary = poolerAvailable();
+const POOLER_SKIP = (!DATABASE_URL && !REQUIRED) || (poolerBinary !== true && !REQUIRED);
+if (poolerBinary !== true && !REQUIRED) {
+  console.warn(`storm-postgres.test.ts: pooler storm skipped: ${poolerBinary}`);
+}
+
+/** Terminates every server backend of database `name` (the pooler's as well as direct ones). */
+async function terminateServerConnections(adminUrl: string, name: string): Promise<number> {
+  const admin = new SQL(adminUrl);
+  try {
+    const rows = await admin.unsafe(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+       WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+      [name],
+    );
+    return rows.filter((r: { ok: boolean }) => r.ok).length;
+  } finally {
+    await admin.close();
+  }
+}
+
+describe.skipIf(POOLER_SKIP)('storm: through PgBouncer in transaction mode', () => {
+  test(
+    'enqueue and three work loops through the pooler while its server connections are terminated: one sentence or success, nothing lost or doubled',
+    async () => {
+      if (!DATABASE_URL)
+        throw new Error('DATABASE_URL is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
+      if (poolerBinary !== true) throw new Error(poolerBinary);
+      const database = await freshDatabase(DATABASE_URL);
+      const pooler = await startPooler(DATABASE_URL, 'transaction');
+      try {
+        const report = await pgStorm({
+          url: pooler.urlFor(database.name),
+          events: EVENTS,
+          perFile: 50,
+          workers: 3,
+          runsPerWorker: 4,
+          disrupt: () => terminateServerConnections(DATABASE_URL, database.name),
+          gapMs: [400, 1200],
+          random: rng(SEED + 2),
+        });
+        console.log(`pooler storm: ${describeReport(report)}`);
+        expect(report.disruptions).toBeGreaterThan(0);
+        expectContractKept(report);
+        expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
+      } finally {
+        await pooler.stop();
         await database.drop();
       }
     },

@@ -57,8 +57,9 @@ export async function pgStorm(plan: StormPlan): Promise<StormReport> {
       return run;
     };
     // The schema exists before the storm: concurrent first opens are another test's topic.
-    const first = await runOnceqRun(['status', ...db], cwd);
-    if (first.code !== 0) throw new Error(`status before the storm failed:\n${first.stderr}`);
+    // (`work` on the empty database creates it; a read-only `status` would refuse.)
+    const first = await runOnceqRun(['work', ...db, ...at(STORM_NOW)], cwd);
+    if (first.code !== 0) throw new Error(`work before the storm failed:\n${first.stderr}`);
 
     let enqueueing = true;
     const enqueueLoop = async () => {

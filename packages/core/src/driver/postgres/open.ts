@@ -147,11 +147,13 @@ export async function openPostgresStore(
       } catch (error) {
         throw guard.mapError(error);
       }
+      const usedNames = named;
       try {
         return await body(client);
       } catch (error) {
-        // The statement did not run (nothing was written): run it again, unnamed.
-        if (named && isLostPreparedStatement(error)) {
+        // The statement did not run (nothing was written): run it again, unnamed. Another
+        // call in flight may have switched first: that one's error counts the same.
+        if (usedNames && isLostPreparedStatement(error)) {
           named = false;
           attempt--;
           continue;
