@@ -28,6 +28,7 @@ import {
 import { poolerAvailable, startPooler } from './support/pgbouncer.ts';
 import { runProcess } from './support/spawn.ts';
 import { rng } from './support/storm.ts';
+import { startWorker } from './support/worker-process.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
@@ -213,6 +214,68 @@ describe.skipIf(RESTART_SKIP)('storm: PostgreSQL server restarted', () => {
         expectContractKept(report);
         expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
       } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});
+
+describe.skipIf(RESTART_SKIP)('LISTEN after a server restart', () => {
+  test(
+    'a worker re-establishes LISTEN after pg_ctl restart, and its metrics say when notifications are live again',
+    async () => {
+      if (restartUrl === undefined) throw new Error('the restart cluster did not start');
+      const database = await freshDatabase(restartUrl);
+      const cwd = mkdtempSync(join(tmpdir(), 'onceq-listen-'));
+      const worker = startWorker(['--db', database.url, '--metrics-port', '0'], cwd);
+      try {
+        await worker.waitForLog(
+          /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/,
+          60_000,
+        );
+        const port = /127\.0\.0\.1:(\d+)/.exec(worker.stderr())?.[1];
+        const live = async () => {
+          try {
+            const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+            return /^onceq_notifications_live (\d)/m.exec(text)?.[1] ?? null;
+          } catch {
+            return null;
+          }
+        };
+        /** Waits for the metric to read `want` (the worker reports each change as it happens). */
+        const until = async (want: string) => {
+          for (let i = 0; i < 600; i++) {
+            if ((await live()) === want) return;
+            await Bun.sleep(100);
+          }
+          throw new Error(`onceq_notifications_live never read ${want}\n${worker.stderr()}`);
+        };
+        await until('1');
+        await restartServer();
+        await worker.waitForLog(/LISTEN connection to PostgreSQL at .* lost/, 60_000);
+        await until('1');
+        // Once back, an enqueue wakes it through the notification.
+        const enqueued = await runProcess(
+          [
+            'bun',
+            resolve(import.meta.dir, '../apps/cli/src/bin.ts'),
+            'enqueue',
+            resolve(import.meta.dir, '../examples/demo.jsonl'),
+            '--db',
+            database.url,
+          ],
+          { cwd },
+        );
+        expect(enqueued.code).toBe(0);
+        await worker.waitForLog(/totals: 3 done, 0 retried, 1 dead/, 60_000);
+        expect(worker.stderr().match(/LISTEN connection to PostgreSQL at .* lost/g)).toHaveLength(
+          1,
+        );
+      } finally {
+        worker.signal('SIGTERM');
+        await worker.exited(30_000);
+        rmSync(cwd, { recursive: true, force: true });
         await database.drop();
       }
     },

@@ -21,8 +21,12 @@ export interface WorkerProcess {
   exited(timeoutMs?: number): Promise<number>;
 }
 
-export function startWorker(args: string[], cwd: string): WorkerProcess {
-  const env: Record<string, string | undefined> = { ...process.env };
+export function startWorker(
+  args: string[],
+  cwd: string,
+  extraEnv: Record<string, string> = {},
+): WorkerProcess {
+  const env: Record<string, string | undefined> = { ...process.env, ...extraEnv };
   delete env.ONCEQ_DB;
   delete env.CI;
   const proc = Bun.spawn(['bun', BIN, 'worker', ...args], {

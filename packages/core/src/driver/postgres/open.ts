@@ -1,8 +1,8 @@
 import { Kysely, sql, WithSchemaPlugin } from 'kysely';
 import pg from 'pg';
-import { systemClock } from '../../clock.ts';
+import { type Clock, systemClock } from '../../clock.ts';
 import { OnceqError, StoreUnavailableError } from '../../errors.ts';
-import { isSchemaCurrent, migrateToLatest } from '../../migrations/index.ts';
+import { MIGRATIONS, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
@@ -92,6 +92,20 @@ export async function openPostgresStore(
   });
   try {
     await prepareSchema(db, probe, schema, url, options.readOnly === true);
+  } catch (error) {
+    probe.release();
+    await db.destroy().catch(() => {});
+    throw guard.mapError(error, probe);
+  }
+  // The system clock means "now" on a real deployment: on PostgreSQL that is the
+  // server's time, so hosts whose clocks disagree agree on every lease and backoff.
+  // A model clock or `--now` (tests, the lab) is used as given.
+  let clock: Clock;
+  try {
+    clock =
+      options.clock === undefined || options.clock === systemClock
+        ? await serverClock(pool, probe)
+        : options.clock;
   } catch (error) {
     probe.release();
     await db.destroy().catch(() => {});
@@ -201,7 +215,7 @@ export async function openPostgresStore(
     db,
     capabilities,
     statements: postgresStatements,
-    clock: options.clock ?? systemClock,
+    clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
     writeTransaction,
@@ -219,6 +233,47 @@ export async function openPostgresStore(
         onError,
       ),
     close: () => db.destroy(),
+  };
+}
+
+/** How often the server's clock is read again, ms (a host's clock may be stepped meanwhile). */
+const CLOCK_REMEASURE_MS = 30_000;
+
+/**
+ * The server's clock, in whole Unix seconds, as this host sees it: the offset between the
+ * server's `clock_timestamp()` and the host's clock, measured at open (halfway through
+ * the round trip) and again every {@link CLOCK_REMEASURE_MS} in the background. Every
+ * lease, availability, backoff and fence time onceq computes or compares is then the
+ * server's, within a round trip, however far the host's own clock is off.
+ */
+async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> {
+  const measure = async (client: pg.Pool | pg.PoolClient) => {
+    const before = Date.now();
+    const { rows } = await client.query<{ ms: number }>(
+      'SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms',
+    );
+    const after = Date.now();
+    return Number(rows[0]?.ms) - (before + after) / 2;
+  };
+  let offsetMs = await measure(first);
+  let measuredAt = Date.now();
+  let measuring = false;
+  return () => {
+    const now = Date.now();
+    if (!measuring && now - measuredAt > CLOCK_REMEASURE_MS) {
+      measuring = true;
+      measure(pool)
+        .then((offset) => {
+          offsetMs = offset;
+          measuredAt = Date.now();
+        })
+        // Unreachable now: keep the last offset; the next statement reports the loss.
+        .catch(() => {})
+        .finally(() => {
+          measuring = false;
+        });
+    }
+    return Math.floor((now + offsetMs) / 1000);
   };
 }
 
@@ -241,16 +296,23 @@ async function prepareSchema(
   url: string,
   readOnly: boolean,
 ): Promise<void> {
-  if (await isSchemaCurrent(db as Kysely<unknown>, schema)) return;
-  if (readOnly) {
-    const exists = await probe.query(
-      'SELECT 1 FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE n.nspname = $1 AND c.relname = $2',
-      [schema, 'onceq_migrations'],
+  // On the probe's connection: an open uses one connection, not two.
+  const applied = await probe.query<{ present: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [`${schema}.onceq_migrations`],
+  );
+  if (applied.rows[0]?.present === true) {
+    const { rows } = await probe.query<{ name: string }>(
+      `SELECT name FROM ${schema}.onceq_migrations`,
     );
+    const names = new Set(rows.map((row) => row.name));
+    if (MIGRATIONS.every((migration) => names.has(migration.name))) return;
+  }
+  if (readOnly) {
     throw new OnceqError(
       'no_store',
       2,
-      exists.rowCount === 0
+      applied.rows[0]?.present !== true
         ? `no onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)}: nothing was created; enqueue or work creates it`
         : `the onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)} is older than this onceq: run a write command (enqueue, work) once to migrate it`,
     );
