@@ -234,7 +234,9 @@ describe.skipIf(RESTART_SKIP)('LISTEN after a server restart', () => {
           /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/,
           60_000,
         );
-        const port = /127\.0\.0\.1:(\d+)/.exec(worker.stderr())?.[1];
+        const port = /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/.exec(
+          worker.stderr(),
+        )?.[1];
         const live = async () => {
           try {
             const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
