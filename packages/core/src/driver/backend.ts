@@ -64,6 +64,12 @@ export interface Store {
    * none (SQLite polls).
    */
   listen?(onWake: () => void, onError: (error: Error) => void): Promise<WakeListener>;
+  /**
+   * PostgreSQL: lets the pool hold up to `connections` (a worker running N handlers at
+   * once asks for N + 1: one claims ahead while N record), unless the URL's `?pool_max=`
+   * fixed it. Absent where there is no pool.
+   */
+  sizePool?(connections: number): void;
   close(): Promise<void>;
 }
 

@@ -122,6 +122,7 @@ export class Worker {
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
+    store.sizePool?.(this.#concurrency + 1);
     this.#drain = options.drain ?? false;
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
     this.#log = options.log ?? silentLog;

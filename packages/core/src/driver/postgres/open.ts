@@ -222,6 +222,11 @@ export async function openPostgresStore(
     transact,
     autocommit,
     busyRetries: () => retries,
+    sizePool(connections) {
+      if (settings.poolMax === undefined) {
+        pool.options.max = Math.max(DEFAULT_POOL_MAX, connections);
+      }
+    },
     listen: (onWake, onError) =>
       listenForWake(
         settings.listenUrl,
