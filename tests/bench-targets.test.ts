@@ -1,9 +1,9 @@
 /**
- * The issue-13 targets table of `bun run bench`: each target next to its reference from
+ * The targets table of `bun run bench`: each target next to its reference from
  * the same run, met or missed with a reason, and "not measured" when its section did not run.
  */
 import { describe, expect, test } from 'bun:test';
-import { issue13Rows } from '../apps/bench/src/sections/issue13.ts';
+import { referenceTargetRows } from '../apps/bench/src/sections/reference-targets.ts';
 
 const spread = (median: number) => ({ median, min: median, max: median, n: 1 });
 
@@ -18,15 +18,15 @@ function processing(impl: string, sync: string, workers: number, rate: number, m
   };
 }
 
-describe('issue 13 targets', () => {
+describe('the bench targets table', () => {
   test('nothing measured: every target is listed as not measured, none met', () => {
-    const rows = issue13Rows({});
+    const rows = referenceTargetRows({});
     expect(rows).toHaveLength(13);
     expect(rows.every((r) => r.met === null && r.why.startsWith('not measured'))).toBe(true);
   });
 
   test('a ratio target is met at the threshold and missed below it, with a reason', () => {
-    const rows = issue13Rows({
+    const rows = referenceTargetRows({
       processing: [
         processing('core', 'FULL', 1, 9_000),
         processing('bare', 'FULL', 1, 10_000),
@@ -44,7 +44,7 @@ describe('issue 13 targets', () => {
   });
 
   test('two workers faster than one still miss when a worker got less than 30 %', () => {
-    const rows = issue13Rows({
+    const rows = referenceTargetRows({
       processing: [
         processing('core', 'FULL', 1, 10_000),
         processing('core', 'FULL', 2, 12_000, 0.2),
@@ -58,7 +58,7 @@ describe('issue 13 targets', () => {
 
   test('PostgreSQL targets compare the best onceq batch with graphile-worker batched', () => {
     const row = (key: string, rate: number) => ({ key, rate: spread(rate) });
-    const rows = issue13Rows({
+    const rows = referenceTargetRows({
       anchors: {
         rows: [
           row('onceq/pg/w1/b500', 15_000),
@@ -86,7 +86,7 @@ describe('issue 13 targets', () => {
   });
 
   test('a missed enqueue target names the floor measured in the same run: parse + a bare insert', () => {
-    const [row] = issue13Rows({
+    const [row] = referenceTargetRows({
       enqueue: [
         {
           store: 'sqlite FULL',

@@ -9,9 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GLOBAL_OPTIONS } from '../apps/cli/src/args.ts';
+import { GLOBAL_FLAGS } from '../apps/cli/src/args.ts';
 import type { AnyCommand } from '../apps/cli/src/command.ts';
 import { COMMAND_NAMES, loadCommands } from '../apps/cli/src/commands/index.ts';
+import { flagWords } from '../apps/cli/src/flags.ts';
 import { type CliSandbox, cliSandbox } from './support/cli.ts';
 import { runProcess } from './support/spawn.ts';
 
@@ -21,9 +22,7 @@ const scripts: Record<string, string> = {};
 
 /** Every flag `onceq <command>` accepts, from the registry: `--db`, `--json`, … */
 function flagsOf(command: AnyCommand): string[] {
-  return Object.keys({ ...GLOBAL_OPTIONS, ...command.options })
-    .map((name) => `--${name}`)
-    .sort();
+  return [...new Set([...flagWords(GLOBAL_FLAGS), ...flagWords(command.flags)])].sort();
 }
 
 beforeAll(async () => {

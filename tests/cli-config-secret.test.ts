@@ -4,15 +4,16 @@
  * password nowhere. The throwaway cluster trusts local connections, so the password is
  * accepted without being checked.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { describePostgres } from './support/backends.ts';
 import { cliSandbox } from './support/cli.ts';
-import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
+import { scratchDatabase } from './support/pg-database.ts';
 
 const pg = scratchDatabase('secret');
 
-(postgresWanted() ? describe : describe.skip)('setup with a password in the URL', () => {
+describePostgres('setup with a password in the URL', () => {
   beforeAll(() => pg.create());
   afterAll(() => pg.drop());
 

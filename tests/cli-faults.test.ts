@@ -7,9 +7,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { forEachBackend } from './support/backends.ts';
 import { BIN, type CliResult, type CliSandbox, cliSandbox } from './support/cli.ts';
 import { batch, eventId, line, paid } from './support/factories.ts';
-import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
+import { scratchDatabase } from './support/pg-database.ts';
 
 function expectOneSentence(result: CliResult, code: number): string {
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code });
@@ -236,12 +237,8 @@ function startOnceq(args: string[], cwd: string) {
 }
 
 const holdDb = scratchDatabase('hold');
-const HOLD_BACKENDS: [string, boolean][] = [
-  ['sqlite', true],
-  ['postgres', postgresWanted()],
-];
-for (const [backend, wanted] of HOLD_BACKENDS) {
-  (wanted ? describe : describe.skip)(`${backend}: claim --hold really holds`, () => {
+forEachBackend('claim --hold really holds', ({ name: backend }) => {
+  describe(`${backend}: claim --hold really holds`, () => {
     if (backend === 'postgres') {
       beforeAll(() => holdDb.create());
       afterAll(() => holdDb.drop());
@@ -287,4 +284,4 @@ for (const [backend, wanted] of HOLD_BACKENDS) {
       }
     });
   });
-}
+});

@@ -9,9 +9,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SQL } from 'bun';
 import { SCHEMA_VERSION } from '../packages/core/src/migrations/index.ts';
+import { describePostgres } from './support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
-import { postgresWanted, scratchDatabase } from './support/pg-database.ts';
+import { scratchDatabase } from './support/pg-database.ts';
 
 const migrationsOf = (path: string) => {
   const raw = new BunDatabase(path, { readonly: true });
@@ -68,57 +69,54 @@ describe('SQLite: --version never creates or migrates a store', () => {
 });
 
 const pg = scratchDatabase('version');
-(postgresWanted() ? describe : describe.skip)(
-  'PostgreSQL: --version never creates a schema or a table',
-  () => {
-    beforeAll(() => pg.create());
-    afterAll(() => pg.drop());
+describePostgres('PostgreSQL: --version never creates a schema or a table', () => {
+  beforeAll(() => pg.create());
+  afterAll(() => pg.drop());
 
-    const schemas = async (): Promise<string[]> => {
+  const schemas = async (): Promise<string[]> => {
+    const db = new SQL(pg.url);
+    try {
+      const rows = await db`SELECT schema_name FROM information_schema.schemata
+          WHERE schema_name = 'onceq'`;
+      return rows.map((r: { schema_name: string }) => r.schema_name);
+    } finally {
+      await db.close();
+    }
+  };
+
+  test('an empty database: "schema version none", no schema onceq afterwards', async () => {
+    const box = cliSandbox();
+    try {
+      const r = await box.run(['--version', '--db', pg.url]);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(r.stdout).toEndWith('\nstore: schema version none\n');
+      const json = await box.run(['-v', '--json', '--db', pg.url]);
+      expect(JSON.parse(json.stdout).store_schema).toBeNull();
+      expect(await schemas()).toEqual([]);
+    } finally {
+      box.cleanup();
+    }
+  });
+
+  test('a store of an earlier release keeps its version; a current one reports it', async () => {
+    const box = cliSandbox();
+    try {
+      await postgresStoreAt(pg.url, 'onceq', '0002_lease_index_partial', async () => {});
+      const old = await box.run(['--version', '--db', pg.url]);
+      expect(old.stdout).toEndWith('\nstore: schema version 2\n');
       const db = new SQL(pg.url);
       try {
-        const rows = await db`SELECT schema_name FROM information_schema.schemata
-          WHERE schema_name = 'onceq'`;
-        return rows.map((r: { schema_name: string }) => r.schema_name);
+        const [row] = await db`SELECT count(*)::int AS n FROM onceq.onceq_migrations`;
+        expect(row.n).toBe(2);
       } finally {
         await db.close();
       }
-    };
-
-    test('an empty database: "schema version none", no schema onceq afterwards', async () => {
-      const box = cliSandbox();
-      try {
-        const r = await box.run(['--version', '--db', pg.url]);
-        expect([r.code, r.stderr]).toEqual([0, '']);
-        expect(r.stdout).toEndWith('\nstore: schema version none\n');
-        const json = await box.run(['-v', '--json', '--db', pg.url]);
-        expect(JSON.parse(json.stdout).store_schema).toBeNull();
-        expect(await schemas()).toEqual([]);
-      } finally {
-        box.cleanup();
-      }
-    });
-
-    test('a store of an earlier release keeps its version; a current one reports it', async () => {
-      const box = cliSandbox();
-      try {
-        await postgresStoreAt(pg.url, 'onceq', '0002_lease_index_partial', async () => {});
-        const old = await box.run(['--version', '--db', pg.url]);
-        expect(old.stdout).toEndWith('\nstore: schema version 2\n');
-        const db = new SQL(pg.url);
-        try {
-          const [row] = await db`SELECT count(*)::int AS n FROM onceq.onceq_migrations`;
-          expect(row.n).toBe(2);
-        } finally {
-          await db.close();
-        }
-        expect((await box.run(['enqueue', DEMO_JSONL, '--db', pg.url])).code).toBe(0);
-        const current = await box.run(['--version', '--json', '--db', pg.url]);
-        expect(JSON.parse(current.stdout).store_schema).toBe(SCHEMA_VERSION);
-      } finally {
-        await pg.reset();
-        box.cleanup();
-      }
-    });
-  },
-);
+      expect((await box.run(['enqueue', DEMO_JSONL, '--db', pg.url])).code).toBe(0);
+      const current = await box.run(['--version', '--json', '--db', pg.url]);
+      expect(JSON.parse(current.stdout).store_schema).toBe(SCHEMA_VERSION);
+    } finally {
+      await pg.reset();
+      box.cleanup();
+    }
+  });
+});

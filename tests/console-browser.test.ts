@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { work } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import { browserAvailable, type LaunchedBrowser, launchBrowser } from './support/browser.ts';
 import { type ConsoleFixture, consoleFixture } from './support/console.ts';
-import { type BackendFactory, postgresFactory, sqliteFactory } from './support/factories.ts';
+import type { BackendFactory } from './support/factories.ts';
 
 /** One browser for the whole file (a launch costs seconds on a loaded machine). */
 let browser: LaunchedBrowser;
@@ -151,12 +152,5 @@ if (available !== true) {
   afterAll(async () => {
     await browser?.close();
   }, HOOK_MS);
-  runOn(sqliteFactory);
-  const pg = postgresFactory.available();
-  if (pg === true) runOn(postgresFactory);
-  else if (process.env.ONCEQ_REQUIRE_POSTGRES === '1') {
-    test('console in a browser on postgres is required (ONCEQ_REQUIRE_POSTGRES=1)', () => {
-      throw new Error(`postgres: ${pg}`);
-    });
-  } else test.skip(`console in a browser on postgres: ${pg}`, () => {});
+  forEachBackend('console in a browser', runOn);
 }

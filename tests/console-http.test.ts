@@ -8,6 +8,7 @@ import { runCli } from '../apps/cli/src/cli.ts';
 import type { Context } from '../apps/cli/src/context.ts';
 import { startConsole } from '../apps/console/src/index.ts';
 import { type Store, show } from '../packages/core/src/index.ts';
+import { forEachBackend, onPostgres } from './support/backends.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL } from './support/cli.ts';
 import {
   CONSOLE_T0,
@@ -241,7 +242,7 @@ function runOn(factory: BackendFactory) {
         expect((await get(c, '/messages', { method: 'PUT' })).status).toBe(405);
         const rebound = await get(c, '/', { headers: { host: 'evil.example:80' } });
         expect(rebound.status).toBe(403);
-        expect(rebound.body).toContain('is not this console');
+        expect(rebound.body).toContain('does not name this console');
       });
     });
 
@@ -415,11 +416,9 @@ function runOn(factory: BackendFactory) {
   });
 }
 
-runOn(sqliteFactory);
-const pg = postgresFactory.available();
-if (pg === true) {
-  runOn(postgresFactory);
+forEachBackend('console over HTTP', runOn);
 
+onPostgres('console on PostgreSQL hides the password', () =>
   test(
     'console on PostgreSQL: the password of the URL is never on a page',
     async () => {
@@ -451,14 +450,8 @@ if (pg === true) {
       }
     },
     PROCESS_MS,
-  );
-} else if (process.env.ONCEQ_REQUIRE_POSTGRES === '1') {
-  test('console over HTTP on postgres is required (ONCEQ_REQUIRE_POSTGRES=1)', () => {
-    throw new Error(`postgres: ${pg}`);
-  });
-} else {
-  test.skip(`console over HTTP on postgres: ${pg}`, () => {});
-}
+  ),
+);
 
 /** Starts `onceq console --json …` and resolves with its first stdout line (the start-up facts). */
 async function startCli(args: string[], cwd: string, env: Record<string, string> = {}) {
@@ -520,7 +513,7 @@ describe('the onceq console process', () => {
   );
 
   test(
-    'bad flags are one sentence and exit 2 (nothing opened); a taken port is exit 1',
+    'bad flags and a taken port are one sentence and exit 2 (nothing opened)',
     async () => {
       const cases: [string[], string][] = [
         [['console', '--port', '70000'], '--port must be a whole number from 0 to 65535'],
@@ -568,7 +561,7 @@ describe('the onceq console process', () => {
       const blocker = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
       try {
         const res = await box.run(['console', '--port', String(blocker.port)]);
-        expect(res.code).toBe(1);
+        expect(res.code).toBe(2);
         expect(res.stderr.trim()).toBe(
           `onceq: cannot listen on 127.0.0.1:${blocker.port}: port ${blocker.port} is in use: pick another with --port`,
         );

@@ -24,13 +24,13 @@ import {
 import { findCounterDrift } from '../packages/core/src/maintenance/counters.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
+import { forEachBackend, onPostgres } from './support/backends.ts';
 import {
   type BackendFactory,
   batch,
   line,
   paid,
   postgresFactory,
-  sqliteFactory,
   testClock,
 } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
@@ -59,7 +59,7 @@ async function expectExact(store: Store) {
 }
 
 function countersSuite(factory: BackendFactory) {
-  describe.skipIf(factory.available() !== true)(`${factory.name}: maintained counters`, () => {
+  describe(`${factory.name}: maintained counters`, () => {
     const env = freshStore(factory);
 
     test('status equals real counts after enqueue, claim, ACK, fail, recovery, release, redrive and prune', async () => {
@@ -100,33 +100,34 @@ function countersSuite(factory: BackendFactory) {
   });
 }
 
-countersSuite(sqliteFactory);
-countersSuite(postgresFactory);
+forEachBackend('maintained counters', countersSuite);
 
-describe.skipIf(postgresFactory.available() !== true)('postgres: counter delta rows', () => {
-  const env = freshStore(postgresFactory);
+onPostgres('counter delta rows', () =>
+  describe('postgres: counter delta rows', () => {
+    const env = freshStore(postgresFactory);
 
-  test('are folded: after 300 write statements the table holds far fewer rows, and a fold changes no total', async () => {
-    const { store } = env();
-    for (let i = 0; i < 150; i++) {
-      await enqueue(store, batch(line(`E${String(i).padStart(4, '0')}`, paid('book', 100 + i))));
-      await work(store, handlers.v1, { max: 1 });
-    }
-    const rows = async () =>
-      Number(
-        (await sql<{ n: unknown }>`SELECT count(*) AS n FROM onceq_counts`.execute(store.db))
-          .rows[0]?.n,
-      );
-    // Every statement appends up to a few delta rows (about 600 here without folding);
-    // a fold every ~32nd statement keeps it far below. (31/32)^300 ≈ 7e-5: not flaky.
-    expect(await rows()).toBeLessThan(300);
-    const before = await status(store);
-    await sql`SELECT onceq_counts_fold()`.execute(store.db);
-    expect(await rows()).toBe(4); // ready, leased, done (no message ever died here), book
-    expect(await status(store)).toEqual(before);
-    await expectExact(store);
-  });
-});
+    test('are folded: after 300 write statements the table holds far fewer rows, and a fold changes no total', async () => {
+      const { store } = env();
+      for (let i = 0; i < 150; i++) {
+        await enqueue(store, batch(line(`E${String(i).padStart(4, '0')}`, paid('book', 100 + i))));
+        await work(store, handlers.v1, { max: 1 });
+      }
+      const rows = async () =>
+        Number(
+          (await sql<{ n: unknown }>`SELECT count(*) AS n FROM onceq_counts`.execute(store.db))
+            .rows[0]?.n,
+        );
+      // Every statement appends up to a few delta rows (about 600 here without folding);
+      // a fold every ~32nd statement keeps it far below. (31/32)^300 ≈ 7e-5: not flaky.
+      expect(await rows()).toBeLessThan(300);
+      const before = await status(store);
+      await sql`SELECT onceq_counts_fold()`.execute(store.db);
+      expect(await rows()).toBe(4); // ready, leased, done (no message ever died here), book
+      expect(await status(store)).toEqual(before);
+      await expectExact(store);
+    });
+  }),
+);
 
 describe('a store of 0003 gets counters matching its rows on open', () => {
   const ROWS = `INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
@@ -168,24 +169,25 @@ describe('a store of 0003 gets counters matching its rows on open', () => {
     }
   });
 
-  test.skipIf(postgresFactory.available() !== true)('postgres', async () => {
-    const url = process.env.DATABASE_URL as string;
-    const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
-    try {
-      await postgresStoreAt(url, schema, '0003_streams', async (db: SQL) => {
-        await db.unsafe(`SET search_path TO ${schema}; ${ROWS}; ${EFFECTS}`);
-      });
-      const store = await openStore(url, { schema, clock: testClock(1500) });
+  onPostgres('a store of 0003 gets counters on open', (url) =>
+    test('postgres', async () => {
+      const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
       try {
-        expect(await status(store)).toEqual(expected.report);
-        await expectExact(store);
+        await postgresStoreAt(url, schema, '0003_streams', async (db: SQL) => {
+          await db.unsafe(`SET search_path TO ${schema}; ${ROWS}; ${EFFECTS}`);
+        });
+        const store = await openStore(url, { schema, clock: testClock(1500) });
+        try {
+          expect(await status(store)).toEqual(expected.report);
+          await expectExact(store);
+        } finally {
+          await store.close();
+        }
       } finally {
-        await store.close();
+        const admin = new SQL(url);
+        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await admin.close();
       }
-    } finally {
-      const admin = new SQL(url);
-      await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.close();
-    }
-  });
+    }),
+  );
 });

@@ -27,9 +27,10 @@ import {
   work,
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';
-import { postgresWanted, scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
+import { scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
 
 interface Place {
   /** The `--db` value. */
@@ -115,14 +116,11 @@ function expectCode(result: CliResult, code: number): void {
 
 const THREE = nEvents(3); // E0001 book 100, E0002 pen 200, E0003 bag 300: total 600
 
-const BACKENDS: [string, () => Promise<Place>, boolean][] = [
-  ['sqlite', sqlitePlace, true],
-  ['postgres', postgresPlace, postgresWanted()],
-];
+const PLACES = { sqlite: sqlitePlace, postgres: postgresPlace };
 
-for (const [backend, makePlace, available] of BACKENDS) {
-  const suite = available ? describe : describe.skip;
-  suite(`${backend}: a real onceq process dies at each crash point`, () => {
+forEachBackend('a real onceq process dies at each crash point', ({ name: backend }) => {
+  const makePlace = PLACES[backend];
+  describe(`${backend}: a real onceq process dies at each crash point`, () => {
     let place: Place;
     if (backend === 'postgres') {
       beforeAll(() => pgDatabase.create());
@@ -290,4 +288,4 @@ for (const [backend, makePlace, available] of BACKENDS) {
       expect(result.stderr).toStartWith('onceq: ONCEQ_FAULT="after-lunch" names no crash point');
     });
   });
-}
+});

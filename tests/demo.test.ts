@@ -8,6 +8,7 @@ import {
   type DemoReport,
   runDemo,
 } from '../apps/demo/src/index.ts';
+import { describePostgres } from './support/backends.ts';
 import { type ProcessResult, runProcess } from './support/spawn.ts';
 
 const MAIN = join(import.meta.dir, '..', 'apps', 'demo', 'src', 'main.ts');
@@ -130,32 +131,25 @@ describe('demo (SQLite)', () => {
   });
 });
 
-const DATABASE_URL = process.env.DATABASE_URL;
-if (DATABASE_URL === undefined || DATABASE_URL === '') {
-  describe('demo (PostgreSQL)', () => {
-    test.skip('skipped: DATABASE_URL is not set', () => {});
+describePostgres('demo (PostgreSQL)', (DATABASE_URL) => {
+  test('--db postgres://… tells the same story in its own schema and drops it', async () => {
+    const { code, stdout, stderr } = await runMain(['--json', '--db', DATABASE_URL]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as DemoReport;
+    expect(report.store).toBe('postgres');
+    expectSpecFigures(report);
+    const schema = report.schema;
+    expect(schema).toMatch(/^onceq_demo_[0-9a-f]+$/);
+    const password = new URL(DATABASE_URL).password;
+    if (password !== '') expect(stdout).not.toContain(password);
+    const sql = new Bun.SQL(DATABASE_URL);
+    try {
+      const rows =
+        await sql`select schema_name from information_schema.schemata where schema_name like 'onceq_demo_%'`;
+      expect(rows.map((r: { schema_name: string }) => r.schema_name)).not.toContain(schema);
+    } finally {
+      await sql.close();
+    }
   });
-} else {
-  describe('demo (PostgreSQL)', () => {
-    test('--db postgres://… tells the same story in its own schema and drops it', async () => {
-      const { code, stdout, stderr } = await runMain(['--json', '--db', DATABASE_URL]);
-      expect(stderr).toBe('');
-      expect(code).toBe(0);
-      const report = JSON.parse(stdout) as DemoReport;
-      expect(report.store).toBe('postgres');
-      expectSpecFigures(report);
-      const schema = report.schema;
-      expect(schema).toMatch(/^onceq_demo_[0-9a-f]+$/);
-      const password = new URL(DATABASE_URL).password;
-      if (password !== '') expect(stdout).not.toContain(password);
-      const sql = new Bun.SQL(DATABASE_URL);
-      try {
-        const rows =
-          await sql`select schema_name from information_schema.schemata where schema_name like 'onceq_demo_%'`;
-        expect(rows.map((r: { schema_name: string }) => r.schema_name)).not.toContain(schema);
-      } finally {
-        await sql.close();
-      }
-    });
-  });
-}
+});

@@ -18,6 +18,7 @@ import {
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
+import { forEachBackend, onPostgres } from './support/backends.ts';
 import {
   type BackendFactory,
   batch,
@@ -237,8 +238,7 @@ function doctorSuite(factory: BackendFactory) {
   });
 }
 
-doctorSuite(sqliteFactory);
-if (postgresFactory.available() === true) doctorSuite(postgresFactory);
+forEachBackend('doctor', doctorSuite);
 
 test('sqlite: integrity_check catches a corrupted index page', async () => {
   const { store, target, cleanup } = await sqliteFactory.open(() => 1000);
@@ -276,9 +276,8 @@ test('sqlite: integrity_check catches a corrupted index page', async () => {
   }
 });
 
-test.skipIf(postgresFactory.available() !== true)(
-  'postgres: missing statistics after a large load are a warning that keeps the store healthy; --fix runs ANALYZE',
-  async () => {
+onPostgres('doctor statistics', () =>
+  test('postgres: missing statistics after a large load are a warning that keeps the store healthy; --fix runs ANALYZE', async () => {
     const { store, cleanup, target, schema } = await postgresFactory.open(() => 1000);
     current = { target, schema };
     try {
@@ -304,5 +303,5 @@ test.skipIf(postgresFactory.available() !== true)(
     } finally {
       await cleanup();
     }
-  },
+  }),
 );

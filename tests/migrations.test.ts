@@ -15,6 +15,7 @@ import {
   show,
   status,
 } from '../packages/core/src/index.ts';
+import { onPostgres } from './support/backends.ts';
 import { testClock } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
 
@@ -182,12 +183,9 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
   }
 });
 
-const url = process.env.DATABASE_URL;
-test.skipIf(!url)(
-  'postgres: a schema of 0002 gets 0003 on open, data and open lease intact',
-  async () => {
+onPostgres('a schema of 0002 gets 0003', (target) =>
+  test('postgres: a schema of 0002 gets 0003 on open, data and open lease intact', async () => {
     const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const target = url as string;
     try {
       await postgresStoreAt(target, schema, '0002_lease_index_partial', async (db) => {
         await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
@@ -203,5 +201,5 @@ test.skipIf(!url)(
       await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await admin.close();
     }
-  },
+  }),
 );

@@ -14,11 +14,10 @@ import fc from 'fast-check';
 import { Model } from './model/reference.ts';
 import { checkInvariants, type Run, runStep } from './model/run.ts';
 import { stepArb } from './model/steps.ts';
+import { forEachBackend } from './support/backends.ts';
 import {
   type BackendFactory,
   type OpenedStore,
-  postgresFactory,
-  sqliteFactory,
   T0,
   type TestClock,
   testClock,
@@ -28,13 +27,9 @@ const RUNS = Number(process.env.ONCEQ_MODEL_RUNS ?? 30);
 const SEED =
   process.env.ONCEQ_MODEL_SEED === undefined ? undefined : Number(process.env.ONCEQ_MODEL_SEED);
 const MAX_STEPS = 40;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
 
 function modelSuite(factory: BackendFactory): void {
-  const available = factory.available();
-  const skip = available !== true && !REQUIRED;
-  if (skip) console.warn(`model.test.ts: ${factory.name} skipped: ${available}`);
-  describe.skipIf(skip)(`model: ${factory.name}`, () => {
+  describe(`model: ${factory.name}`, () => {
     let opened: OpenedStore;
     let clock: TestClock;
     beforeAll(async () => {
@@ -73,5 +68,4 @@ function modelSuite(factory: BackendFactory): void {
   });
 }
 
-modelSuite(sqliteFactory);
-modelSuite(postgresFactory);
+forEachBackend('model', modelSuite);

@@ -6,20 +6,16 @@
  * storm-postgres.test.ts show the same with real CLI processes; this is the small,
  * deterministic case.
  */
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { openStore, StoreUnavailableError } from '../packages/core/src/index.ts';
+import { describePostgres } from './support/backends.ts';
 import { T0, testClock } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-if (!DATABASE_URL && !REQUIRED) {
-  console.warn('postgres-connection-loss.test.ts: skipped: DATABASE_URL is not set');
-}
-
-describe.skipIf(!DATABASE_URL && !REQUIRED)('PostgreSQL connection loss', () => {
+describePostgres('PostgreSQL connection loss', () => {
   test('a checked-out connection terminated between two queries: StoreUnavailableError, nothing uncaught', async () => {
-    if (!DATABASE_URL) throw new Error('DATABASE_URL is required (ONCEQ_REQUIRE_POSTGRES=1)');
+    if (!DATABASE_URL) throw new Error('DATABASE_URL is not set');
     const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
     const store = await openStore(DATABASE_URL, { schema, clock: testClock(T0) });
     const admin = new SQL(DATABASE_URL);

@@ -4,9 +4,9 @@
  * and the write. (SQLite needs none of this: `BEGIN IMMEDIATE` takes the one write lock
  * before the first read.)
  *
- * Needs `DATABASE_URL`; skips visibly without it unless ONCEQ_REQUIRE_POSTGRES=1.
+ * Runs under the PostgreSQL rule of tests/support/backends.ts.
  */
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import {
   claimMany,
@@ -19,12 +19,8 @@ import {
   work,
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { describePostgres } from './support/backends.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
-
-const available =
-  postgresFactory.available() === true || process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-if (!available) console.warn('postgres-fence.test.ts: skipped, DATABASE_URL is not set');
-const suite = available ? describe : describe.skip;
 
 /** Polls until some backend of this database waits for a lock; bounded at 30 s. */
 async function untilSomeoneWaitsForALock(url: string): Promise<void> {
@@ -42,7 +38,7 @@ async function untilSomeoneWaitsForALock(url: string): Promise<void> {
   }
 }
 
-suite('postgres: fence reads lock what they check', () => {
+describePostgres('postgres: fence reads lock what they check', () => {
   test("apply's fence read is FOR UPDATE: a claim at the lease's expiry skips the row until apply commits", async () => {
     const opened = await postgresFactory.open(testClock(T0));
     const { store, target, schema } = opened;

@@ -4,11 +4,10 @@
  * worker killed after its claim committed, concurrent migrations of a fresh schema,
  * and passwords kept out of every message.
  *
- * Needs `DATABASE_URL` (`bun run test` starts a throwaway cluster and sets it). Without
- * it the file is skipped, visibly; with `ONCEQ_REQUIRE_POSTGRES=1` a missing or
- * unreachable server makes the tests fail instead.
+ * Runs under the PostgreSQL rule of tests/support/backends.ts (`bun run test` starts a
+ * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SQL } from 'bun';
 import { redactUrl } from '../packages/core/src/driver/postgres/url.ts';
@@ -25,6 +24,7 @@ import {
 } from '../packages/core/src/index.ts';
 import { holdClaim } from '../packages/core/src/queue/hold.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { describePostgres } from './support/backends.ts';
 import {
   DEMO_BATCH,
   nEvents,
@@ -36,17 +36,11 @@ import {
 } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-const SKIP = !DATABASE_URL && !REQUIRED;
-const SKIP_REASON = 'skipped: DATABASE_URL is not set (run `bun run test`, or set DATABASE_URL)';
-if (SKIP) console.warn(`postgres-only.test.ts: ${SKIP_REASON}`);
 
 const WORKER = join(import.meta.dir, 'support', 'pg-worker.ts');
 
 function pgUrl(): string {
-  if (!DATABASE_URL) {
-    throw new Error('ONCEQ_REQUIRE_POSTGRES=1 but DATABASE_URL is not set: cannot run');
-  }
+  if (!DATABASE_URL) throw new Error('DATABASE_URL is not set');
   return DATABASE_URL;
 }
 
@@ -131,7 +125,7 @@ function withPassword(url: string, password: string, database?: string): string 
   return parsed.toString();
 }
 
-describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () => {
+describePostgres('PostgreSQL only', () => {
   test('two worker processes share 200 events: every effect exactly once, both did work', async () => {
     await withFreshSchema(async ({ store, schema }) => {
       const n = 200;
@@ -377,6 +371,7 @@ describe.skipIf(SKIP)(`PostgreSQL only${SKIP ? ` (${SKIP_REASON})` : ''}`, () =>
       expect(store.capabilities).toEqual({
         skipLocked: true,
         maxParameters: 65_535,
+        backup: false,
       });
     } finally {
       await dropSchema(store, schema);

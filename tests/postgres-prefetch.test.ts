@@ -5,13 +5,14 @@
  * prefetched lease the loop never gets to (here: the settle fails) stays leased until
  * its lease runs out, after which the next claim recovers it and it is done exactly once.
  *
- * Needs `DATABASE_URL` (`bun run test` starts a throwaway cluster and sets it). Without
- * it the file is skipped, visibly; with `ONCEQ_REQUIRE_POSTGRES=1` it fails instead.
+ * Runs under the PostgreSQL rule of tests/support/backends.ts (`bun run test` starts a
+ * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Statement } from '../packages/core/src/driver/prepared.ts';
 import { enqueue, type Store, work } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
+import { describePostgres } from './support/backends.ts';
 import {
   nEvents,
   type OpenedStore,
@@ -20,11 +21,6 @@ import {
   type testClock,
   withFreshStore,
 } from './support/factories.ts';
-
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-const SKIP = !process.env.DATABASE_URL && !REQUIRED;
-if (SKIP) console.warn('postgres-prefetch.test.ts: skipped, DATABASE_URL is not set');
-const suite = SKIP ? describe.skip : describe;
 
 const CLAIM = 'claim-with-recovery';
 
@@ -69,7 +65,7 @@ async function effects(store: Store): Promise<string[]> {
   return found.map((e) => e.event_id);
 }
 
-suite('postgres: work at batch 1 claims the next message while it settles one', () => {
+describePostgres('postgres: work at batch 1 claims the next message while it settles one', () => {
   test('the next claim is issued before the settle of the current message, in claim order', async () => {
     await withStore(async ({ store }) => {
       const three = nEvents(3);

@@ -18,16 +18,15 @@ import {
   type Store,
   status,
 } from '../packages/core/src/index.ts';
+import { onPostgres } from './support/backends.ts';
 import { batch, eventId, line } from './support/factories.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const canMount = process.getuid?.() === 0;
-if (!DATABASE_URL) console.warn('postgres-storage.test.ts: skipped: DATABASE_URL is not set');
-else if (!canMount) console.warn('postgres-storage.test.ts: skipped: mounting a tmpfs needs root');
+if (!canMount) console.warn('postgres-storage.test.ts: skipped: mounting a tmpfs needs root');
 
-describe.skipIf(!DATABASE_URL || !canMount)(
-  'PostgreSQL on a full disk (a tablespace on a real tmpfs)',
-  () => {
+onPostgres('a full disk', () =>
+  describe.skipIf(!canMount)('PostgreSQL on a full disk (a tablespace on a real tmpfs)', () => {
     const suffix = crypto.randomUUID().replaceAll('-', '').slice(0, 12);
     const schema = `t_full_${suffix}`;
     const tablespace = `onceq_full_${suffix}`;
@@ -90,5 +89,5 @@ describe.skipIf(!DATABASE_URL || !canMount)(
       expect(report.messages.ready).toBe(accepted);
       expect(accepted % 500).toBe(0);
     });
-  },
+  }),
 );

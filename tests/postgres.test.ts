@@ -1,18 +1,10 @@
-// The conformance suite on PostgreSQL: `DATABASE_URL`, a fresh schema per test.
-// Without DATABASE_URL it skips visibly, unless ONCEQ_REQUIRE_POSTGRES=1 (scripts/test.sh
-// sets it when it started a cluster, and CI sets it) makes the absence a failure.
-import { test } from 'bun:test';
+// The conformance suite on PostgreSQL: `DATABASE_URL`, a fresh schema per test; whether
+// it runs is the rule of tests/support/backends.ts (skipped visibly, required under CI).
 import { exerciseBackend, exerciseGeneralPolicy } from './conformance/index.ts';
+import { onPostgres } from './support/backends.ts';
 import { postgresFactory } from './support/factories.ts';
 
-const available = postgresFactory.available();
-if (available === true) {
+onPostgres('the conformance suite', () => {
   exerciseBackend('postgres', postgresFactory);
   exerciseGeneralPolicy('postgres', postgresFactory);
-} else if (process.env.ONCEQ_REQUIRE_POSTGRES === '1') {
-  test('postgres: the PostgreSQL suite is required (ONCEQ_REQUIRE_POSTGRES=1)', () => {
-    throw new Error(`postgres: ${available}; ONCEQ_REQUIRE_POSTGRES=1 forbids skipping`);
-  });
-} else {
-  test.skip(`postgres: ${available} … suite skipped`, () => {});
-}
+});

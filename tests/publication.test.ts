@@ -90,6 +90,8 @@ describe('allowlist', () => {
       'docs/backup.db',
       'docs/nested/notes.md',
       'docs/shots/nested.png',
+      'NOTES.md',
+      'VALIDATION.md',
     ]) {
       expect({ path, allowed: isAllowedPath(path) }).toEqual({ path, allowed: false });
     }
@@ -101,7 +103,10 @@ describe('allowlist', () => {
       'tests/fixtures/batch.jsonl',
       'scripts/publication/check.ts',
       'examples/orders.jsonl',
-      'docs/testing.md',
+      'README.md',
+      'CONTRIBUTING.md',
+      'CHANGELOG.md',
+      'docs/protocol.md',
       'docs/operations.md',
       'docs/console-overview.png',
     ]) {

@@ -26,17 +26,9 @@ import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler
 import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
-import {
-  type BackendFactory,
-  batch,
-  line,
-  nEvents,
-  paid,
-  postgresFactory,
-  sqliteFactory,
-} from './support/factories.ts';
+import { forEachBackend } from './support/backends.ts';
+import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';
 
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
 const context = (eventId: string) => ({
   eventId,
   generation: 1,
@@ -45,10 +37,7 @@ const context = (eventId: string) => ({
 });
 
 function settleSuite(factory: BackendFactory): void {
-  const available = factory.available();
-  const skip = available !== true && !REQUIRED;
-  if (skip) console.warn(`settle.test.ts: ${factory.name} skipped: ${available}`);
-  describe.skipIf(skip)(`${factory.name}: the worker's settle path`, () => {
+  describe(`${factory.name}: the worker's settle path`, () => {
     const env = freshStore(factory);
 
     test('applyAsync with a held lease writes the effect and the ACK', async () => {
@@ -186,8 +175,7 @@ function settleSuite(factory: BackendFactory): void {
   });
 }
 
-settleSuite(sqliteFactory);
-settleSuite(postgresFactory);
+forEachBackend('the settle path of the worker', settleSuite);
 
 describe('runHandler turns what a handler does into a result', () => {
   test('a plain throw is a temporary handler_error with its message', async () => {

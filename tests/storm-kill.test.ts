@@ -12,12 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQL } from 'bun';
+import { onPostgres } from './support/backends.ts';
 import { type KillStormReport, killStorm } from './support/kill-storm.ts';
 import { expectedFacts, freshDatabase, type StoreFacts, storeFacts } from './support/pg-storm.ts';
 import { rng } from './support/storm.ts';
 
-const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
 const EVENTS = 60;
 const SEED = Number(process.env.ONCEQ_STORM_SEED ?? Date.now() % 1_000_000);
 /** Generous: on a loaded two-core machine one CLI run can take seconds. */
@@ -101,41 +100,41 @@ describe('storm: SIGKILLed workers', () => {
     STORM_TIMEOUT_MS,
   );
 
-  test.skipIf(!DATABASE_URL && !REQUIRED)(
-    'PostgreSQL: three work processes killed at random and at live leases; exact totals, each effect once',
-    async () => {
-      if (!DATABASE_URL)
-        throw new Error('DATABASE_URL is required (CI or ONCEQ_REQUIRE_POSTGRES=1)');
-      const database = await freshDatabase(DATABASE_URL);
-      try {
-        const report = await killStorm({
-          db: database.url,
-          events: EVENTS,
-          workers: 3,
-          runsPerWorker: 4,
-          liveLeases: async () => {
-            const sql = new SQL(database.url);
-            try {
-              const [row] = await sql.unsafe(
-                "SELECT count(*)::int AS n FROM onceq.messages WHERE state = 'leased'",
-              );
-              return row.n as number;
-            } catch {
-              return 0;
-            } finally {
-              await sql.close();
-            }
-          },
-          random: rng(SEED + 7),
-        });
-        console.log(summary('PostgreSQL', report));
-        expect(report.killed).toBeGreaterThan(0);
-        expect(report.breaches).toEqual([]);
-        expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
-      } finally {
-        await database.drop();
-      }
-    },
-    STORM_TIMEOUT_MS,
+  onPostgres('kill storm', (url) =>
+    test(
+      'PostgreSQL: three work processes killed at random and at live leases; exact totals, each effect once',
+      async () => {
+        const database = await freshDatabase(url);
+        try {
+          const report = await killStorm({
+            db: database.url,
+            events: EVENTS,
+            workers: 3,
+            runsPerWorker: 4,
+            liveLeases: async () => {
+              const sql = new SQL(database.url);
+              try {
+                const [row] = await sql.unsafe(
+                  "SELECT count(*)::int AS n FROM onceq.messages WHERE state = 'leased'",
+                );
+                return row.n as number;
+              } catch {
+                return 0;
+              } finally {
+                await sql.close();
+              }
+            },
+            random: rng(SEED + 7),
+          });
+          console.log(summary('PostgreSQL', report));
+          expect(report.killed).toBeGreaterThan(0);
+          expect(report.breaches).toEqual([]);
+          expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
+        } finally {
+          await database.drop();
+        }
+      },
+      STORM_TIMEOUT_MS,
+    ),
   );
 });

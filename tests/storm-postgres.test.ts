@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SQL } from 'bun';
+import { describePostgres, postgresRequired } from './support/backends.ts';
 import {
   clusterState,
   expectedFacts,
@@ -31,7 +32,7 @@ import { rng } from './support/storm.ts';
 import { startWorker } from './support/worker-process.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
+const REQUIRED = postgresRequired();
 const CLUSTER_SCRIPT = resolve(import.meta.dir, '../scripts/pg-cluster.sh');
 const EVENTS = 100;
 /** Generous: on a loaded two-core machine one CLI run can take seconds. */
@@ -48,17 +49,11 @@ function expectContractKept(report: StormReport): void {
   expect(report.traceLines).toBe(0);
 }
 
-if (!DATABASE_URL && !REQUIRED) {
-  console.warn('storm-postgres.test.ts: skipped: DATABASE_URL is not set (run `bun run test`)');
-}
-
-describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminated', () => {
+describePostgres('storm: PostgreSQL backends terminated', (url) => {
   test(
     'enqueue and three work loops under pg_terminate_backend: one sentence or success, nothing lost or doubled',
     async () => {
-      if (!DATABASE_URL)
-        throw new Error('DATABASE_URL is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
-      const database = await freshDatabase(DATABASE_URL);
+      const database = await freshDatabase(url);
       try {
         const random = rng(SEED);
         const report = await pgStorm({
@@ -67,7 +62,7 @@ describe.skipIf(!DATABASE_URL && !REQUIRED)('storm: PostgreSQL backends terminat
           perFile: 50,
           workers: 3,
           runsPerWorker: 4,
-          disrupt: () => terminateBackends(DATABASE_URL, database.name),
+          disrupt: () => terminateBackends(url, database.name),
           gapMs: [400, 1200],
           random,
         });

@@ -15,15 +15,9 @@ import {
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore, rejection } from './conformance/harness.ts';
+import { forEachBackend } from './support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
-import {
-  type BackendFactory,
-  batch,
-  line,
-  paid,
-  postgresFactory,
-  sqliteFactory,
-} from './support/factories.ts';
+import { type BackendFactory, batch, line, paid, sqliteFactory } from './support/factories.ts';
 import { startWorker } from './support/worker-process.ts';
 
 setDefaultTimeout(120_000);
@@ -52,7 +46,7 @@ function recordingLog() {
 }
 
 function scheduleSuite(factory: BackendFactory) {
-  describe.skipIf(factory.available() !== true)(`${factory.name}: worker prune schedule`, () => {
+  describe(`${factory.name}: worker prune schedule`, () => {
     const env = freshStore(factory);
 
     test('prunes at start and then every interval on the store clock, between claims, and logs what it pruned', async () => {
@@ -99,8 +93,7 @@ function scheduleSuite(factory: BackendFactory) {
   });
 }
 
-scheduleSuite(sqliteFactory);
-scheduleSuite(postgresFactory);
+forEachBackend('worker prune schedule', scheduleSuite);
 
 describe('prune pacing', () => {
   const env = freshStore(sqliteFactory);

@@ -1,12 +1,11 @@
 // `onceq worker` as a real process on both backends: signals, release, heartbeats,
 // a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
-// for a condition. PostgreSQL runs when DATABASE_URL is set (scripts/test.sh sets it).
+// for a condition. PostgreSQL runs under the rule of tests/support/backends.ts.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { claim, enqueue, queueSnapshot, show, status } from '../packages/core/src/index.ts';
+import { forEachBackend } from './support/backends.ts';
 import { runOnceq } from './support/cli.ts';
 import {
-  BACKENDS,
-  backendAvailable,
   type SharedStore,
   SLOW_HANDLER,
   sharedStore,
@@ -18,9 +17,8 @@ import {
 // Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
 setDefaultTimeout(120_000);
 
-for (const backend of BACKENDS) {
-  const run = backendAvailable(backend) ? describe : describe.skip;
-  run(`${backend}: onceq worker`, () => {
+forEachBackend('onceq worker', ({ name: backend }) => {
+  describe(`${backend}: onceq worker`, () => {
     let shared: SharedStore;
     beforeEach(async () => {
       shared = await sharedStore(backend);
@@ -173,7 +171,7 @@ for (const backend of BACKENDS) {
       expect([m.state, m.lastErrorCode, m.effect]).toEqual(['dead', 'operator', null]);
     });
   });
-}
+});
 
 /** The sample lines of a Prometheus text exposition, by name and labels. */
 function parsePrometheus(text: string): Map<string, number> {

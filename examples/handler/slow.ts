@@ -11,9 +11,9 @@ import {
   type Effect,
   type JsonObject,
   TemporaryFailure,
-  v2,
   type WorkerHandlerContext,
-} from '@onceq/handler';
+} from '@onceq/core';
+import { v2 } from '@onceq/handler';
 
 export const version = 'slow-v2';
 

@@ -18,9 +18,9 @@ import {
   type JsonObject,
   PermanentFailure,
   TemporaryFailure,
-  v2,
   type WorkerHandlerContext,
-} from '@onceq/handler';
+} from '@onceq/core';
+import { v2 } from '@onceq/handler';
 
 export const version = 'tips-v1';
 

@@ -60,9 +60,5 @@ export function exerciseGeneralPolicy(name: string, factory: BackendFactory): vo
 
 /** The factory's fresh store, created with `policy` through `openStore`'s option. */
 function withIdPolicy(factory: BackendFactory, policy: string): BackendFactory {
-  return {
-    ...factory,
-    name: `${factory.name}-${policy}`,
-    open: (clock) => factory.open(clock, parseIdPolicy(policy)),
-  };
+  return { ...factory, open: (clock) => factory.open(clock, parseIdPolicy(policy)) };
 }

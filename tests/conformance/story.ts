@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { failingOnce } from '../../apps/demo/src/failing-once.ts';
 import {
   apply,
   dlq,
@@ -9,7 +10,7 @@ import {
   status,
   work,
 } from '../../packages/core/src/index.ts';
-import { failingOnce, handlers } from '../../packages/handler/src/index.ts';
+import { handlers } from '../../packages/handler/src/index.ts';
 import { type BackendFactory, DEMO_BATCH } from '../support/factories.ts';
 import {
   effectsOf,

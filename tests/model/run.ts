@@ -22,7 +22,7 @@ import {
   status,
   TemporaryFailure,
 } from '../../packages/core/src/index.ts';
-import { getHandler } from '../../packages/handler/src/index.ts';
+import { handlers } from '../../packages/handler/src/index.ts';
 import type { TestClock } from '../support/factories.ts';
 import { line } from '../support/factories.ts';
 import {
@@ -56,7 +56,7 @@ function handlerFor(choices: ReadonlyMap<string, HandlerChoice>): Handler {
     if (choice === 'temporary') throw new TemporaryFailure('model_temporary', 'dependency down');
     if (choice === 'permanent') throw new PermanentFailure('model_permanent', 'refused');
     if (choice === 'throw') throw new Error('a handler bug');
-    return getHandler(choice)(payload, context);
+    return handlers[choice](payload, context);
   };
 }
 

@@ -6,7 +6,7 @@
 import { startConsole } from '../../apps/console/src/index.ts';
 import { enqueue, work } from '../../packages/core/src/index.ts';
 import { handlers } from '../../packages/handler/src/index.ts';
-import { type BackendFactory, batch, line, paid, testClock } from './factories.ts';
+import { type BackendFactory, batch, line, paid, type TestClock, testClock } from './factories.ts';
 
 /** A plausible "now" (2026-11-30 08:00 UTC) so times read like real ones. */
 export const CONSOLE_T0 = 1_796_025_600;
@@ -42,6 +42,8 @@ export interface ConsoleFixture {
   store: Awaited<ReturnType<BackendFactory['open']>>['store'];
   /** The store's target as a child process would open it. */
   target: string;
+  /** The model clock of the store (and of the console's sign-in limit). */
+  clock: TestClock;
   stop(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function consoleFixture(
     logs,
     store,
     target: opened.target,
+    clock,
     async stop() {
       try {
         await running.stop();

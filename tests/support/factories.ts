@@ -54,11 +54,9 @@ export interface OpenedStore {
 }
 
 export interface BackendFactory {
-  name: string;
+  name: 'sqlite' | 'postgres';
   /** A fresh store; `idPolicy` is `openStore`'s option (default: the store's own, lesson). */
   open(clock: Clock, idPolicy?: IdPolicy): Promise<OpenedStore>;
-  /** `true` when the backend can run here, else the reason it cannot. */
-  available(): boolean | string;
 }
 
 // ---------------------------------------------------------------------------
@@ -66,7 +64,6 @@ export interface BackendFactory {
 
 export const sqliteFactory: BackendFactory = {
   name: 'sqlite',
-  available: () => true,
   async open(clock, idPolicy) {
     const dir = mkdtempSync(join(tmpdir(), 'onceq-conformance-'));
     const target = join(dir, 'onceq.db');
@@ -122,6 +119,7 @@ export const sqliteFactory: BackendFactory = {
 
 // ---------------------------------------------------------------------------
 // PostgreSQL: `DATABASE_URL`, a fresh schema `t_<random>` per test, dropped afterwards.
+// Whether it runs at all is the rule of ./backends.ts (`forEachBackend`, `onPostgres`).
 
 export const postgresFactory: BackendFactory = postgresFactoryThrough(
   'postgres',
@@ -138,9 +136,7 @@ export function postgresFactoryThrough(
   storeUrl: () => string | undefined,
 ): BackendFactory {
   return {
-    name,
-    available: () =>
-      process.env.DATABASE_URL ? true : 'DATABASE_URL not set (set it to run against PostgreSQL)',
+    name: 'postgres',
     async open(clock, idPolicy) {
       const url = process.env.DATABASE_URL;
       const through = storeUrl();

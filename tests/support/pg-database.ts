@@ -36,11 +36,6 @@ export function scratchDatabase(prefix: string): ScratchDatabase {
   };
 }
 
-/** True when DATABASE_URL is set, or ONCEQ_REQUIRE_POSTGRES=1 makes its absence a failure. */
-export function postgresWanted(): boolean {
-  return Boolean(process.env.DATABASE_URL) || process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-}
-
 /**
  * Waits until no other client of `url`'s database is inside a transaction. A process
  * that died mid-transaction leaves its server backend behind for a moment: until the

@@ -26,10 +26,19 @@ export function startWorker(
   cwd: string,
   extraEnv: Record<string, string> = {},
 ): WorkerProcess {
+  return startOnceq(['worker', ...args], cwd, extraEnv);
+}
+
+/** Any `onceq` command as a real process, read and signalled like {@link startWorker}'s. */
+export function startOnceq(
+  args: string[],
+  cwd: string,
+  extraEnv: Record<string, string> = {},
+): WorkerProcess {
   const env: Record<string, string | undefined> = { ...process.env, ...extraEnv };
   delete env.ONCEQ_DB;
   delete env.CI;
-  const proc = Bun.spawn(['bun', BIN, 'worker', ...args], {
+  const proc = Bun.spawn(['bun', BIN, ...args], {
     cwd,
     env,
     stdin: 'ignore',
@@ -91,10 +100,6 @@ export interface SharedStore {
 
 export const BACKENDS = ['sqlite', 'postgres'] as const;
 
-export function backendAvailable(backend: (typeof BACKENDS)[number]): boolean {
-  return backend === 'sqlite' || Boolean(process.env.DATABASE_URL);
-}
-
 export async function sharedStore(backend: (typeof BACKENDS)[number]): Promise<SharedStore> {
   const cwd = mkdtempSync(join(tmpdir(), 'onceq-worker-'));
   if (backend === 'sqlite') {
@@ -152,3 +157,5 @@ export function sleepyBatch(sleeps: readonly number[]): string {
 export const WORKER_TEST_PASSWORD = 'worker-secret-pw';
 
 export const SLOW_HANDLER = join(import.meta.dir, 'handlers', 'slow.ts');
+export const STUCK_HANDLER = join(import.meta.dir, 'handlers', 'stuck.ts');
+export const QUOTING_HANDLER = join(import.meta.dir, 'handlers', 'quoting.ts');

@@ -9,12 +9,14 @@
  *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
  *   --anchors          also run plainjob, graphile-worker and pg-boss next to onceq
  *   --anchor-keys LIST only those anchors settings (key prefixes, e.g. onceq/pg/w1/b1)
+ *   --write-docs       write docs/benchmarks.md from this run
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
  */
 import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import type { SectionContext, TargetRow } from './context.ts';
+import { benchmarksPage, missedTargets, writeBenchmarksPage } from './docs.ts';
 import { options, type Section } from './options.ts';
 import { findPostgres, probePostgres } from './postgres.ts';
 import { section, table, writeJson } from './report.ts';
@@ -22,9 +24,9 @@ import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
 import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
-import { issue13Section } from './sections/issue13.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
+import { referenceTargetsSection } from './sections/reference-targets.ts';
 import { scaleSection } from './sections/scale.ts';
 import { serviceSection } from './sections/service.ts';
 import { startupSection } from './sections/startup.ts';
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
     removeScratch(scratch);
   }
 
-  issue13Section(ctx);
+  referenceTargetsSection(ctx);
   out.push(section('Targets'));
   if (opts.quick) {
     out.push(
@@ -125,6 +127,19 @@ async function main(): Promise<void> {
   results.finished = new Date().toISOString();
   results.loadavgAtEnd = loadavg();
   const path = writeJson(ROOT, results);
+  if (opts.writeDocs) {
+    const page = benchmarksPage(
+      {
+        command: ['bun run bench', ...Bun.argv.slice(2)].join(' '),
+        machine: `${meta.cpus} × ${meta.cpuModel}, ${meta.platform}, bun ${meta.bun}`,
+        date: meta.started.slice(0, 10),
+        commit: meta.commit.slice(0, 12),
+      },
+      out,
+      missedTargets(targets, results),
+    );
+    log(`wrote ${writeBenchmarksPage(ROOT, page)}`);
+  }
   out.push(
     `\nload average at end: ${loadavg()
       .map((l) => l.toFixed(2))

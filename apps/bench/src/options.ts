@@ -38,6 +38,8 @@ export interface Options {
   pgUrl: string | null;
   /** Anchors settings to run, by key or its leading parts (`onceq/pg/w1/b1`, `graphile/w1/c1`); null = all. */
   anchorKeys: string[] | null;
+  /** Write docs/benchmarks.md from this run. */
+  writeDocs: boolean;
 }
 
 function usage(message: string): never {
@@ -63,6 +65,8 @@ flags:
                      --anchors; add --only anchors to skip the other sections
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
+  --write-docs       write docs/benchmarks.md from this run (command, machine, date,
+                     commit, every table, the missed targets)
   -h, --help         this text
 `;
 
@@ -103,6 +107,7 @@ export function options(): Options {
     only,
     pgUrl: values.pg ?? process.env.DATABASE_URL ?? null,
     anchorKeys: values['anchor-keys']?.split(',').filter((k) => k !== '') ?? null,
+    writeDocs: values['write-docs'] ?? false,
   };
 }
 
@@ -118,6 +123,7 @@ function parseFlags() {
       pg: { type: 'string' },
       anchors: { type: 'boolean', default: false },
       'anchor-keys': { type: 'string' },
+      'write-docs': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,

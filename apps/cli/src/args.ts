@@ -1,26 +1,31 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { UsageError } from './errors.ts';
+import { type FlagSpecs, parseOptions, valueFlags } from './flags.ts';
 import { didYouMean } from './suggest.ts';
 
 /** Flags every command accepts. */
-export const GLOBAL_OPTIONS = {
-  db: { type: 'string' },
-  now: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'v' },
-} as const satisfies ParseArgsOptionsConfig;
+export const GLOBAL_FLAGS = {
+  db: {
+    type: 'string',
+    value: 'path|postgres://…',
+    help: 'the store (default: $ONCEQ_DB, then onceq.config.json, then ./onceq.db)',
+  },
+  now: {
+    type: 'string',
+    value: 'unix seconds',
+    help: 'model clock: every read of the time returns this',
+  },
+  json: { type: 'boolean', help: 'machine-readable output: one JSON document on stdout' },
+  help: { type: 'boolean', short: 'h', help: 'help (global, or for one command)' },
+  version: {
+    type: 'boolean',
+    short: 'v',
+    help: "print the version and the store's schema version",
+  },
+} as const satisfies FlagSpecs;
 
-export const GLOBAL_FLAG_HELP: readonly [string, string][] = [
-  [
-    '--db <path|postgres://…>',
-    'the store (default: $ONCEQ_DB, then onceq.config.json, then ./onceq.db)',
-  ],
-  ['--now <unix seconds>', 'model clock: every read of the time returns this'],
-  ['--json', 'machine-readable output: one JSON document on stdout'],
-  ['-h, --help', 'help (global, or for one command)'],
-  ['-v, --version', "print the version and the store's schema version"],
-];
+/** The global flags as `util.parseArgs` options. */
+export const GLOBAL_OPTIONS = parseOptions(GLOBAL_FLAGS);
 
 export type FlagValues = Record<string, string | boolean | undefined>;
 
@@ -30,7 +35,7 @@ export interface ParsedArgs {
 }
 
 /** Global flags that take a value: the token after them is not the command. */
-const VALUE_FLAGS = new Set(['--db', '--now']);
+const VALUE_FLAGS = new Set(valueFlags(GLOBAL_FLAGS));
 
 /**
  * Splits `argv` into the command name (the first bare word) and everything else, so

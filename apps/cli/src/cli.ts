@@ -1,12 +1,18 @@
 import { existsSync } from 'node:fs';
-import { isPostgresUrl, type Store, StoreUnavailableError, systemClock } from '@onceq/core';
+import {
+  isPostgresUrl,
+  redactUrl,
+  type Store,
+  StoreUnavailableError,
+  systemClock,
+} from '@onceq/core';
 import pkg from '../package.json' with { type: 'json' };
 import { boolFlag, GLOBAL_OPTIONS, intFlag, parseFlags, splitCommand, stringFlag } from './args.ts';
-import type { AnyCommand, RunEnv } from './command.ts';
+import { type AnyCommand, commandOptions, type RunEnv } from './command.ts';
 import { COMMAND_NAMES, loadCommand } from './commands/index.ts';
 import { describeSource, lazyConfig, type OnceqConfig, resolveDb } from './config.ts';
 import type { Context } from './context.ts';
-import { describeError, redact, UsageError } from './errors.ts';
+import { describeError, UsageError } from './errors.ts';
 import { commandHelp, globalHelp } from './help.ts';
 import { toJson } from './output.ts';
 import { describeOpenFailure, storePathProblem } from './store-path.ts';
@@ -54,7 +60,7 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
   }
   const command = await loadCommand(name);
   if (command === undefined) throw unknownCommand(name);
-  const { values, positionals } = parseFlags(rest, command.options, name);
+  const { values, positionals } = parseFlags(rest, commandOptions(command), name);
   if (boolFlag(values, 'help')) {
     for (const line of commandHelp(command)) ctx.out(line);
     return 0;
@@ -172,7 +178,7 @@ async function printVersion(values: Record<string, unknown>, ctx: Context): Prom
   ctx.out(
     exists
       ? `store: schema version ${storeSchema ?? 'none'}`
-      : `store: no store${target === '' ? '' : ` at ${redact(target)}`}`,
+      : `store: no store${target === '' ? '' : ` at ${isPostgresUrl(target) ? redactUrl(target) : target}`}`,
   );
   return 0;
 }

@@ -3,6 +3,7 @@ import type { Clock, Store } from '@onceq/core';
 import type { FlagValues } from './args.ts';
 import type { OnceqConfig } from './config.ts';
 import type { Context } from './context.ts';
+import { type FlagSpecs, flagLabel, parseOptions } from './flags.ts';
 
 /** What a command's `parse` sees: the flags and arguments, and the config file on demand. */
 export interface CommandInput {
@@ -27,19 +28,29 @@ export interface RunEnv {
   store: Store;
 }
 
+/** The parts of a command that `parse` and `run` do not need: what help and docs print. */
+interface CommandDescription {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /**
+   * The command's own flags. A global flag named here too keeps its parsing and gets
+   * this description in the command's help (`demo --db` makes a new store).
+   */
+  flags: FlagSpecs;
+  /** The arguments after the command, for the synopsis (`<id>`, `<file|->`), and their help. */
+  operands?: { synopsis: string; help?: readonly [string, string][] };
+  /** Extra `[label, text]` rows for help, after the flags (a format, limits). */
+  notes?: readonly [string, string][];
+  /** One or two example invocations for `--help` (without the leading `onceq `). */
+  examples?: readonly string[];
+}
+
 /**
  * One `onceq` command. `parse` validates everything it can without the store (usage
  * errors before any file is created); `run` does the work through @onceq/core and prints.
  */
-export interface Command<A> {
-  name: string;
-  /** One line for the command list. */
-  summary: string;
-  /** The synopsis after `onceq `. */
-  usage: string;
-  /** Command flags for `--help`: [flag, description]. */
-  flags: readonly [string, string][];
-  options: ParseArgsOptionsConfig;
+export interface Command<A> extends CommandDescription {
   /** The runner opens the store (applying migrations) before `run` and closes it after. */
   opensStore: boolean;
   /**
@@ -47,8 +58,6 @@ export interface Command<A> {
    * the path) instead of created, and an existing one is opened read-only. Default false.
    */
   readOnly?: boolean;
-  /** One or two example invocations for `--help` (without the leading `onceq `). */
-  examples?: readonly string[];
   parse(input: CommandInput): A | Promise<A>;
   /** Resolves to the exit code. */
   run(args: A, env: RunEnv): Promise<number>;
@@ -59,4 +68,24 @@ export type AnyCommand = Command<unknown>;
 
 export function defineCommand<A>(command: Command<A>): AnyCommand {
   return command as unknown as AnyCommand;
+}
+
+/** The `util.parseArgs` options of a command (its own flags; the runner adds the global ones). */
+export function commandOptions(command: AnyCommand): ParseArgsOptionsConfig {
+  return parseOptions(command.flags);
+}
+
+/**
+ * The synopsis after `onceq `: the operands, the required flags, then `[flags]` when there
+ * are optional ones: `fail <id> --generation <G> [flags]`.
+ */
+export function synopsis(command: AnyCommand): string {
+  const parts = [command.name];
+  if (command.operands !== undefined) parts.push(command.operands.synopsis);
+  const entries = Object.entries(command.flags);
+  for (const [name, spec] of entries) {
+    if (spec.required === true) parts.push(flagLabel(name, spec));
+  }
+  if (entries.some(([, spec]) => spec.required !== true)) parts.push('[flags]');
+  return parts.join(' ');
 }

@@ -10,6 +10,7 @@ import {
 } from '@onceq/handler/versions';
 import type { z } from 'zod';
 import { UsageError } from './errors.ts';
+import { isHandlerPath } from './handler-module.ts';
 
 /** The config file, read from (and written by `setup` to) the current directory. */
 export const CONFIG_FILE = 'onceq.config.json';
@@ -25,15 +26,24 @@ function configSchema(z: typeof import('zod').z) {
   return z.strictObject({
     /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
     db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
-    /** The handler version `work`, `complete` and `redrive --dry-run` use by default. */
-    handler: z.enum(HANDLER_VERSIONS).optional(),
+    /**
+     * The handler `work`, `worker`, `complete` and `redrive --dry-run` use by default: a
+     * version, or your own module (a path relative to the config file's directory).
+     */
+    handler: z
+      .string()
+      .refine((value) => isHandlerVersion(value) || isHandlerPath(value))
+      .optional(),
   });
 }
 
 const CONFIG_KEYS = ['db', 'handler'];
 
-/** What `onceq.config.json` may hold. */
-export type OnceqConfig = { db?: string; handler?: HandlerVersion };
+/**
+ * What `onceq.config.json` may hold. `handler` is a version (`v1`, `v2`) or a handler
+ * module's path as written (relative to the config file's directory).
+ */
+export type OnceqConfig = { db?: string; handler?: string };
 
 /**
  * Reads `onceq.config.json` in `cwd`: `{}` when there is none. A file that is not a JSON
@@ -67,14 +77,16 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   }
   const key = issue.path[0];
   if (key === undefined) return 'expected a JSON object like {"db": "./onceq.db", "handler": "v1"}';
-  if (key === 'handler') return `"handler" must be one of ${HANDLER_VERSIONS.join(', ')}`;
+  if (key === 'handler') {
+    return `"handler" must be one of ${HANDLER_VERSIONS.join(', ')}, or the path of your handler module (like "./my-handler.ts")`;
+  }
   return '"db" must be a non-empty string';
 }
 
 /**
  * The config of `cwd`, read at most once and only when a value is actually needed from it
  * (a broken file does not stop a command that has `--db`). zod is loaded here only when
- * the file exists: most commands start without it (README, "Start-up time").
+ * the file exists: most commands start without it, and start-up is what a short command costs.
  */
 export async function lazyConfig(cwd: string): Promise<() => OnceqConfig> {
   const path = join(cwd, CONFIG_FILE);
@@ -112,37 +124,62 @@ export function resolveDb(
   return { target: absolute(DEFAULT_DB, cwd), source: 'default' };
 }
 
-/** The handler version: `--handler` > config `handler` > `v1`. */
-export function resolveHandler(
+/** Where the handler came from, for the `handler v2 (from onceq.config.json)` line. */
+export type HandlerSource = 'flag' | 'config' | 'default';
+
+/**
+ * Which handler a command runs: `flag` > config `handler` > `v1`. A built-in version, or
+ * a module whose path resolves against `cwd` for the flag and against the config file's
+ * directory for the config (where `onceq.config.json` lives: `cwd` too, today).
+ */
+export type HandlerSpec =
+  | { kind: 'builtin'; version: HandlerVersion; source: HandlerSource }
+  | { kind: 'module'; spec: string; base: string; source: 'flag' | 'config' };
+
+/** {@link HandlerSpec} of `flag` (named `label` in messages) or the config. */
+export function resolveHandlerSpec(
+  flag: string | undefined,
+  config: () => OnceqConfig,
+  cwd: string,
+  label = '--handler',
+): HandlerSpec {
+  if (flag !== undefined) {
+    if (isHandlerPath(flag)) return { kind: 'module', spec: flag, base: cwd, source: 'flag' };
+    if (!isHandlerVersion(flag)) {
+      throw new UsageError(
+        `${label} must be one of ${HANDLER_VERSIONS.join(', ')} or the path of a handler module (./my-handler.ts), got ${JSON.stringify(flag)}`,
+      );
+    }
+    return { kind: 'builtin', version: flag, source: 'flag' };
+  }
+  const fromConfig = config().handler;
+  if (fromConfig !== undefined) {
+    return isHandlerVersion(fromConfig)
+      ? { kind: 'builtin', version: fromConfig, source: 'config' }
+      : { kind: 'module', spec: fromConfig, base: cwd, source: 'config' };
+  }
+  return { kind: 'builtin', version: DEFAULT_HANDLER, source: 'default' };
+}
+
+/** A built-in version from `flag` (setup offers only those), else the config's version or v1. */
+export function resolveHandlerVersion(
   flag: string | undefined,
   config: () => OnceqConfig,
 ): HandlerVersion {
-  return resolveHandlerSource(flag, config).version;
-}
-
-/** Where the handler version came from, for the `handler v2 (from onceq.config.json)` line. */
-export type HandlerSource = 'flag' | 'config' | 'default';
-
-/** {@link resolveHandler} and where its answer came from. */
-export function resolveHandlerSource(
-  flag: string | undefined,
-  config: () => OnceqConfig,
-): { version: HandlerVersion; source: HandlerSource } {
-  if (flag !== undefined) {
-    if (!isHandlerVersion(flag)) {
-      throw new UsageError(
-        `--handler must be one of ${HANDLER_VERSIONS.join(', ')}, got ${JSON.stringify(flag)}`,
-      );
-    }
-    return { version: flag, source: 'flag' };
+  if (flag !== undefined && !isHandlerVersion(flag)) {
+    throw new UsageError(
+      `--handler must be one of ${HANDLER_VERSIONS.join(', ')}, got ${JSON.stringify(flag)}`,
+    );
   }
   const fromConfig = config().handler;
-  if (fromConfig !== undefined) return { version: fromConfig, source: 'config' };
-  return { version: DEFAULT_HANDLER, source: 'default' };
+  return (
+    flag ??
+    (fromConfig !== undefined && isHandlerVersion(fromConfig) ? fromConfig : DEFAULT_HANDLER)
+  );
 }
 
 /** `handler v2 (from onceq.config.json)`: which handler runs and why. */
-export function describeHandler(version: HandlerVersion, source: HandlerSource): string {
+export function describeHandler(version: string, source: HandlerSource): string {
   const from = source === 'flag' ? '--handler' : source === 'config' ? CONFIG_FILE : 'the default';
   return `handler ${version} (from ${from})`;
 }

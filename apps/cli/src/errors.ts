@@ -37,7 +37,7 @@ export interface DescribedError {
  * The process boundary: turns any error into its exit code and the lines to print on
  * stderr. Known errors become one sentence (a rejected batch adds one line per issue);
  * anything else is an internal error (exit 1). The stack only with `ONCEQ_DEBUG=1`.
- * Every `postgres://` URL in the text goes through core's `redactUrl`.
+ * Every `postgres://` URL in a foreign message goes through core's `redactUrl`.
  */
 export function describeError(error: unknown, debug: boolean): DescribedError {
   const lines: string[] = [];
@@ -88,7 +88,9 @@ export function describeError(error: unknown, debug: boolean): DescribedError {
     );
   }
   if (debug && error instanceof Error && error.stack) lines.push(error.stack);
-  const safe = lines.map(redact);
+  // onceq's own messages name a store only through redactUrl / describeTarget; a foreign
+  // message (an internal error, a stack) may quote a URL, so it goes through redact.
+  const safe = code === 'internal' || debug ? lines.map(redact) : lines;
   const message = (safe[0] ?? '').replace(/^onceq: /, '');
   return {
     exitCode,
@@ -97,9 +99,14 @@ export function describeError(error: unknown, debug: boolean): DescribedError {
   };
 }
 
-/** Every `postgres://` URL in `text` with its password replaced by `***` (core's `redactUrl`). */
+/**
+ * `text` with core's `redactUrl` applied from each `postgres://` to the end of its line.
+ * A password may hold a quote or a space, so no character can be trusted to end the URL
+ * inside a sentence; `redactUrl` hides up to the line's last `@`, which over-hides at
+ * worst.
+ */
 export function redact(text: string): string {
-  return text.replace(/postgres(?:ql)?:\/\/[^\s'"]+/gi, (url) => redactUrl(url));
+  return text.replace(/postgres(?:ql)?:\/\/[^\n]*/gi, (url) => redactUrl(url));
 }
 
 function oneLine(text: string): string {

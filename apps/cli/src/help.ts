@@ -1,6 +1,7 @@
-import { GLOBAL_FLAG_HELP } from './args.ts';
-import type { AnyCommand } from './command.ts';
+import { GLOBAL_FLAGS } from './args.ts';
+import { type AnyCommand, synopsis } from './command.ts';
 import { loadCommands } from './commands/index.ts';
+import { flagRows } from './flags.ts';
 import { table } from './output.ts';
 
 export const EXIT_CODES_HELP =
@@ -18,26 +19,36 @@ export async function globalHelp(version: string): Promise<string[]> {
     ...table(commands.map((c) => [c.name, c.summary])).map((l) => `  ${l}`),
     '',
     'global flags:',
-    ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),
+    ...table(flagRows(GLOBAL_FLAGS)).map((l) => `  ${l}`),
     '',
     EXIT_CODES_HELP,
     'onceq <command> --help shows the flags and examples of one command.',
-    'The protocol (input format, states, fencing, retries) is described in docs/protocol.md.',
+    'onceq docs lists the guides this binary carries (onceq docs protocol: input, states, fencing).',
   ];
 }
 
 export function commandHelp(command: AnyCommand): string[] {
-  const lines = [`usage: onceq ${command.usage}`, '', command.summary];
-  if (command.flags.length > 0) {
-    lines.push('', 'flags:', ...table(command.flags).map((l) => `  ${l}`));
+  const lines = [`usage: onceq ${synopsis(command)}`, '', command.summary];
+  const operands = command.operands?.help ?? [];
+  if (operands.length > 0) {
+    lines.push('', 'arguments:', ...table(operands).map((l) => `  ${l}`));
+  }
+  const flags = flagRows(command.flags);
+  if (flags.length > 0) lines.push('', 'flags:', ...table(flags).map((l) => `  ${l}`));
+  if (command.notes !== undefined && command.notes.length > 0) {
+    lines.push('', ...table(command.notes).map((l) => `  ${l}`));
   }
   if (command.examples !== undefined && command.examples.length > 0) {
     lines.push('', 'examples:', ...command.examples.map((e) => `  onceq ${e}`));
   }
+  // A global flag the command describes itself is listed once, under its flags.
+  const globals = Object.fromEntries(
+    Object.entries(GLOBAL_FLAGS).filter(([name]) => !(name in command.flags)),
+  );
   lines.push(
     '',
     'global flags:',
-    ...table(GLOBAL_FLAG_HELP).map((l) => `  ${l}`),
+    ...table(flagRows(globals)).map((l) => `  ${l}`),
     '',
     EXIT_CODES_HELP,
   );

@@ -1,5 +1,5 @@
 import type { Handler, Store } from '@onceq/core';
-import type { Session, Sessions } from './security.ts';
+import type { Session, Sessions, SignInLimiter } from './security.ts';
 import type { Throughput } from './throughput.ts';
 
 /** Everything the routes share: the store, the safety settings, the sessions. */
@@ -17,7 +17,9 @@ export interface ConsoleState {
   handlers: Readonly<Record<string, Handler>>;
   /** The handler the preview form selects first. */
   defaultHandler: string;
-  boundToLoopback: boolean;
+  /** The Host names a loopback console answers to; null when bound beyond this machine. */
+  hostNames: ReadonlySet<string> | null;
+  signIns: SignInLimiter;
   sessions: Sessions;
   throughput: Throughput;
   /** One line per write, to the operator's log (stderr for `onceq console`). */
@@ -31,4 +33,9 @@ export interface Request0 {
   session: Session | null;
   /** The client's address, for the write log. */
   client: string;
+  /**
+   * The page header may name the store: the request passed the Host check and may read
+   * (a refusal or a sign-in page before a token shows nothing of it).
+   */
+  showStore: boolean;
 }

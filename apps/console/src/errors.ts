@@ -7,10 +7,19 @@ import { OnceqError } from '@onceq/core';
 export class ConsoleRequestError extends OnceqError {
   readonly status: number;
   readonly field: string | null;
-  constructor(status: number, code: string, message: string, field: string | null = null) {
+  /** Extra response headers (`retry-after` on a 429). */
+  readonly headers: Record<string, string>;
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    field: string | null = null,
+    headers: Record<string, string> = {},
+  ) {
     super(code, status === 400 ? 2 : 4, message);
     this.status = status;
     this.field = field;
+    this.headers = headers;
   }
 }
 

@@ -1,3 +1,5 @@
+import { printable } from '@onceq/core';
+
 /**
  * HTML built from template literals: every interpolated value is escaped unless it is
  * already {@link Html} (made by {@link html} or {@link raw}). Escaping is the default so
@@ -24,9 +26,13 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
-/** Escapes text for an element body or a quoted attribute value. */
+/**
+ * Escapes text for an element body or a quoted attribute value. Control and bidi
+ * characters are shown as `\uXXXX` (core's `printable`): a payload cannot reorder the
+ * row it sits in.
+ */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return printable(text, true).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
 function render(value: HtmlValue): string {

@@ -5,15 +5,22 @@
  *
  * @module
  */
-import { type Handler, OnceqError, type Store } from '@onceq/core';
+import { type Handler, OnceqError, printable, type Store } from '@onceq/core';
 import { handlers as builtInHandlers, LATEST_HANDLER } from '@onceq/handler';
-import { consoleFetch } from './app.ts';
+import { bareRefusal, consoleFetch } from './app.ts';
 import type { ConsoleState } from './context.ts';
-import { isLoopback, randomToken, Sessions } from './security.ts';
+import {
+  hostNamesOf,
+  isLoopback,
+  randomToken,
+  Sessions,
+  SignInLimiter,
+  tokenProblem,
+} from './security.ts';
 import { Throughput } from './throughput.ts';
 
 export { MAX_SELECTION } from './pages/redrive.ts';
-export { isLoopback } from './security.ts';
+export { isLoopback, MIN_TOKEN, tokenProblem } from './security.ts';
 
 /** Where the console listens when no host is given: this machine only. */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -58,10 +65,20 @@ export interface RunningConsole {
   stop(): Promise<void>;
 }
 
-/** The port is taken, or the address cannot be bound. Exit code 1. */
+/**
+ * The port is taken, or the address cannot be bound: exit code 2, a usage error like a
+ * taken `--metrics-port` (the operator picks another).
+ */
 export class ConsoleListenError extends OnceqError {
   constructor(message: string) {
-    super('listen_failed', 1, message);
+    super('listen_failed', 2, message);
+  }
+}
+
+/** The operator token is too easy to guess (see {@link tokenProblem}). Exit code 2. */
+export class WeakTokenError extends OnceqError {
+  constructor(message: string) {
+    super('weak_token', 2, message);
   }
 }
 
@@ -70,6 +87,8 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
   const host = options.host ?? DEFAULT_HOST;
   const allowWrites = options.allowWrites ?? false;
   const operatorToken = options.token ?? null;
+  const weakness = operatorToken === null ? null : tokenProblem(operatorToken);
+  if (weakness !== null) throw new WeakTokenError(`the console token ${weakness}`);
   const token = operatorToken ?? (allowWrites ? randomToken() : null);
   const handlers = options.handlers ?? builtInHandlers;
   const state: ConsoleState = {
@@ -84,8 +103,9 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
       (Object.hasOwn(handlers, LATEST_HANDLER)
         ? LATEST_HANDLER
         : (Object.keys(handlers)[0] ?? LATEST_HANDLER)),
-    boundToLoopback: isLoopback(host),
+    hostNames: isLoopback(host) ? hostNamesOf(host) : null,
     sessions: new Sessions(),
+    signIns: new SignInLimiter(options.store.clock),
     throughput: new Throughput(),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
@@ -96,7 +116,14 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
       hostname: host,
       port: options.port ?? DEFAULT_PORT,
       maxRequestBodySize: 1_000_000,
+      // Never Bun's development page (working directory, source lines) for a request
+      // that breaks something: a plain 500 that says where the details went.
+      development: false,
       fetch: (req, srv) => handle(req, srv.requestIP(req)?.address ?? 'unknown'),
+      error: (error) => {
+        state.log(`onceq console: internal error: ${printable(error.message)}`);
+        return bareRefusal(500, 'Internal error: the console logged it on its standard error.');
+      },
     });
   } catch (error) {
     const port = options.port ?? DEFAULT_PORT;
@@ -107,7 +134,7 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
     throw new ConsoleListenError(`cannot listen on ${host}:${port}: ${why}`);
   }
   const warnings: string[] = [];
-  if (!state.boundToLoopback && operatorToken === null) {
+  if (state.hostNames === null && operatorToken === null) {
     warnings.push(
       `WARNING: the console listens on ${host}, reachable from other machines, and has no token: anyone who can reach it can read every payload.`,
       'WARNING: set one with --token or ONCEQ_CONSOLE_TOKEN, or bind to 127.0.0.1 (the default).',

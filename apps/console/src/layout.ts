@@ -49,7 +49,7 @@ export function page(
 <body><a class="skip" href="#main">Skip to content</a>
 <header><span class="brand">onceq console</span>
 <nav aria-label="Main">${NAV.map(([key, href, label]) => html`<a href="${href}"${key === section ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
-<span class="store" title="the store">${state.store.location} (${state.store.kind})</span>
+${r.showStore ? html`<span class="store" title="the store">${state.store.location} (${state.store.kind})</span>` : ''}
 ${modeBadge(state, r)}</header>
 <main id="main">${body}</main></body></html>`;
   return htmlResponse(doc.text, status, headers);
@@ -80,9 +80,16 @@ export function errorPage(
   r: Request0,
   status: number,
   message: string,
+  headers: Record<string, string> = {},
 ): Response {
   const title =
-    status === 404 ? 'Not found' : status === 403 || status === 409 ? 'Refused' : 'Problem';
+    status === 404
+      ? 'Not found'
+      : status === 403 || status === 409
+        ? 'Refused'
+        : status === 429
+          ? 'Too many attempts'
+          : 'Problem';
   return page(
     state,
     r,
@@ -90,5 +97,6 @@ export function errorPage(
     title,
     html`<h1>${title}</h1><p class="notice bad" role="alert">${message}</p><p><a href="/">Back to the overview</a></p>`,
     status,
+    headers,
   );
 }

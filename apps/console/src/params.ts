@@ -11,7 +11,7 @@ import {
   type MessageFilter,
   type MessageState,
 } from '@onceq/core';
-import { badParam } from './errors.ts';
+import { badParam, ConsoleRequestError } from './errors.ts';
 
 /** The list filter as the form shows it (text as typed) and as core takes it. */
 export interface ListQuery {
@@ -160,4 +160,31 @@ export function listHref(
   if (q.after !== null) params.set('after', q.after);
   const text = params.toString();
   return text === '' ? path : `${path}?${text}`;
+}
+
+const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * The text fields of the form a POST carries; a JSON or text body, or a form that does
+ * not parse, is a 400.
+ */
+export async function readForm(req: Request): Promise<URLSearchParams> {
+  const type = (req.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const refused = new ConsoleRequestError(
+    400,
+    'bad_body',
+    'this address takes a form (application/x-www-form-urlencoded), not the body that was sent',
+  );
+  if (!FORM_TYPES.has(type)) throw refused;
+  let form: Awaited<ReturnType<Request['formData']>>;
+  try {
+    form = await req.formData();
+  } catch {
+    throw refused;
+  }
+  const fields = new URLSearchParams();
+  form.forEach((value, name) => {
+    if (typeof value === 'string') fields.append(name, value);
+  });
+  return fields;
 }

@@ -15,6 +15,7 @@ import { DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures, runStory } from './st
 
 export { type Check, checkFigures } from './checks.ts';
 export { CRASH_CHILD_PATH, CRASH_EXIT_CODE, main as runCrashChild } from './crash-child.ts';
+export { failingOnce } from './failing-once.ts';
 export { DEMO_INPUT, DEMO_LEASE_SECONDS, DEMO_START, type DemoFigures } from './story.ts';
 
 /**

@@ -15,8 +15,9 @@ import {
   show,
   status,
 } from '@onceq/core';
-import { failingOnce, handlers } from '@onceq/handler';
+import { handlers } from '@onceq/handler';
 import type { CrashChildResult } from './crash-child.ts';
+import { failingOnce } from './failing-once.ts';
 
 /** The model second the story starts at. */
 export const DEMO_START = 1000;

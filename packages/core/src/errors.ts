@@ -28,15 +28,25 @@ export class BatchRejectedError extends OnceqError {
    * (its last issue then says `… and N more`). Default: every issue is a problem.
    */
   readonly problems: number;
-  constructor(issues: readonly BatchIssue[], options?: ErrorOptions & { problems?: number }) {
-    super('batch_rejected', 3, describeIssues(issues), options);
+  /**
+   * What an issue's `line` counts: a JSONL line (default), or an event object's 1-based
+   * position in the array given to `enqueue`.
+   */
+  readonly unit: 'line' | 'event';
+  constructor(
+    issues: readonly BatchIssue[],
+    options?: ErrorOptions & { problems?: number; unit?: 'line' | 'event' },
+  ) {
+    const unit = options?.unit ?? 'line';
+    super('batch_rejected', 3, describeIssues(issues, unit), options);
     this.issues = issues;
     this.problems = options?.problems ?? issues.length;
+    this.unit = unit;
   }
 }
 
-function describeIssues(issues: readonly BatchIssue[]): string {
-  const parts = issues.map((i) => (i.line > 0 ? `line ${i.line}: ${i.reason}` : i.reason));
+function describeIssues(issues: readonly BatchIssue[], unit: 'line' | 'event'): string {
+  const parts = issues.map((i) => (i.line > 0 ? `${unit} ${i.line}: ${i.reason}` : i.reason));
   return `batch rejected, nothing was written: ${parts.join('; ')}`;
 }
 

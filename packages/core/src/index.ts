@@ -1,15 +1,12 @@
 /**
- * @onceq/core: the onceq queue. Public API only; see START_HERE.md for the map.
+ * @onceq/core: the onceq queue. Public API only; docs/architecture.md describes the layers.
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type {
-  BackendCapabilities,
-  BackendKind,
-  OpenStoreOptions,
-  Store,
-} from './driver/backend.ts';
+export type { BackendKind, OpenStoreOptions, Store } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
+export type { CallerTransaction } from './driver/caller-transaction.ts';
+export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
 export { describeTarget, redactUrl } from './driver/postgres/url.ts';
 export {
@@ -40,6 +37,7 @@ export {
   parseBatch,
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
+export type { EventInput } from './input/events.ts';
 export {
   canonicalFloat,
   isJsonObject,
@@ -89,11 +87,12 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
+export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
 export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
-export { enqueue } from './queue/enqueue.ts';
+export { type EnqueueInput, type EnqueueOptions, enqueue } from './queue/enqueue.ts';
 export {
   type ExtendedLease,
   type ExtendManyResult,
@@ -180,8 +179,10 @@ export {
 } from './worker/metrics.ts';
 export type { PruneSchedule } from './worker/prune-schedule.ts';
 export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export { DEFAULT_BATCH, type WorkOptions, type WorkSummary, work } from './worker/work.ts';
+export { type WorkOptions, type WorkSummary, work } from './worker/work.ts';
 export {
+  DEFAULT_BATCH,
+  STUCK_AFTER_LEASES,
   type StopOptions,
   type StopResult,
   Worker,

@@ -1,42 +1,16 @@
 /**
- * `@onceq/handler`: the business rules (docs/protocol.md §3). Handler versions, lookup helpers,
- * and the failure kinds a handler throws, all in one place.
+ * `@onceq/handler`: the lesson's category rules (docs/protocol.md §3), versioned `v1` /
+ * `v2`, and the zod schemas they are built from. Nothing else: the handler contract and
+ * the failures a handler throws are `@onceq/core`'s, and the CLI loads your own handler
+ * module itself, so your handler never needs this package (nor zod).
  *
  * @module
  */
+import type { Handler } from '@onceq/core';
+import { v1 } from './v1.ts';
+import { v2 } from './v2.ts';
+import type { HandlerVersion } from './versions.ts';
 
-export type {
-  AsyncHandler,
-  Effect,
-  Handler,
-  HandlerContext,
-  JsonObject,
-  WorkerHandlerContext,
-} from '@onceq/core';
-export {
-  /** Base class of the failures a handler throws (`kind` temporary or permanent). */
-  HandlerFailure,
-  /** A failure that goes straight to `dead` (e.g. `invalid_payload`). */
-  PermanentFailure,
-  /** A failure that is retried with backoff (e.g. a dependency is down). */
-  TemporaryFailure,
-} from '@onceq/core';
-export {
-  type HandlerModule,
-  HandlerModuleError,
-  isHandlerPath,
-  loadHandlerModule,
-} from './module.ts';
-export {
-  DEFAULT_HANDLER,
-  failingOnce,
-  getHandler,
-  HANDLER_VERSIONS,
-  type HandlerVersion,
-  handlers,
-  isHandlerVersion,
-  LATEST_HANDLER,
-} from './registry.ts';
 export {
   amountCentsSchema,
   categorySchema,
@@ -49,3 +23,13 @@ export {
 } from './rules.ts';
 export { V1_CATEGORIES, v1 } from './v1.ts';
 export { V2_CATEGORIES, v2 } from './v2.ts';
+export {
+  DEFAULT_HANDLER,
+  HANDLER_VERSIONS,
+  type HandlerVersion,
+  isHandlerVersion,
+  LATEST_HANDLER,
+} from './versions.ts';
+
+/** The rules of each version, by name. */
+export const handlers: Readonly<Record<HandlerVersion, Handler>> = Object.freeze({ v1, v2 });

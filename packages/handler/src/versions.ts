@@ -1,7 +1,7 @@
 /**
  * The handler version names, without the handlers: importing this does not load zod or
  * the rules, so a command that only needs the names (the CLI's config file, `status`)
- * starts faster. `registry.ts` re-exports all of it.
+ * starts faster. The index re-exports all of it.
  */
 
 /** Every handler version, oldest first. */

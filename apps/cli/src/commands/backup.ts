@@ -9,10 +9,12 @@ import { toJson } from '../output.ts';
 export const backupCommand = defineCommand<string>({
   name: 'backup',
   summary: 'copy a SQLite store consistently while workers run (never overwrites)',
-  usage: 'backup <file>',
+  operands: {
+    synopsis: '<file>',
+    help: [['<file>', 'the copy to write; refused if it exists (PostgreSQL: use pg_dump)']],
+  },
+  flags: {},
   examples: ['backup backups/onceq-$(date +%F).db'],
-  flags: [['<file>', 'the copy to write; refused if it exists (PostgreSQL: use pg_dump)']],
-  options: {},
   opensStore: true,
   // Refused before the store is opened: a PostgreSQL URL is never connected to.
   parse({ values, positionals, ctx, config }) {
@@ -20,7 +22,7 @@ export const backupCommand = defineCommand<string>({
     const { target } = resolveDb(stringFlag(values, 'db'), ctx.env, ctx.cwd, config);
     if (isPostgresUrl(target)) {
       throw new UsageError(
-        'backup copies SQLite stores only; back up PostgreSQL with pg_dump --schema onceq --format custom, restore with pg_restore (see docs/operations.md)',
+        'backup copies SQLite stores only; back up PostgreSQL with pg_dump --schema onceq --format custom, restore with pg_restore (see onceq docs operations)',
       );
     }
     return resolve(ctx.cwd, file);

@@ -12,12 +12,13 @@ interface ClaimArgs {
 export const claimCommand = defineCommand<ClaimArgs>({
   name: 'claim',
   summary: 'claim one message and print its lease',
-  usage: 'claim [--lease S] [--hold]',
-  flags: [
-    ['--lease <S>', 'lease length in seconds (default 30)'],
-    ['--hold', 'keep the claim transaction open until Enter (to watch a competing claimer)'],
-  ],
-  options: { lease: { type: 'string' }, hold: { type: 'boolean' } },
+  flags: {
+    lease: { type: 'string', value: 'S', help: 'lease length in seconds (default 30)' },
+    hold: {
+      type: 'boolean',
+      help: 'keep the claim transaction open until Enter (to watch a competing claimer)',
+    },
+  },
   opensStore: true,
   examples: ['claim --lease 60', 'claim --hold   # in two terminals, to watch the write lock'],
   parse({ values, positionals }) {

@@ -2,7 +2,7 @@ import { apply, applyAsync, LeaseLostError, show } from '@onceq/core';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { chooseHandler, HANDLER_FLAG_HELP, type HandlerChoice } from '../handler-choice.ts';
+import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
 import { humanTime, toJson } from '../output.ts';
 
 interface CompleteArgs {
@@ -14,12 +14,16 @@ interface CompleteArgs {
 export const completeCommand = defineCommand<CompleteArgs>({
   name: 'complete',
   summary: 'run the handler on the stored payload and apply + ACK (or dead on invalid_payload)',
-  usage: 'complete <id> --generation G [--handler v1|v2|./file.ts]',
-  flags: [
-    ['--generation <G>', 'the generation the claim returned (the fencing token); required'],
-    HANDLER_FLAG_HELP,
-  ],
-  options: { generation: { type: 'string' }, handler: { type: 'string' } },
+  operands: { synopsis: '<id>' },
+  flags: {
+    generation: {
+      type: 'string',
+      value: 'G',
+      required: true,
+      help: 'the generation the claim returned (the fencing token)',
+    },
+    handler: HANDLER_FLAG,
+  },
   opensStore: true,
   examples: ['complete E0001 --generation 1', 'complete E0004 --generation 3 --handler v2 --json'],
   async parse({ values, positionals, config, ctx }) {

@@ -1,6 +1,7 @@
-import { GLOBAL_OPTIONS } from '../args.ts';
+import { GLOBAL_FLAGS } from '../args.ts';
 import { type AnyCommand, defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
+import { flagWords, valueFlags } from '../flags.ts';
 import { loadCommands } from './index.ts';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -9,9 +10,8 @@ type Shell = (typeof SHELLS)[number];
 export const completionCommand = defineCommand<Shell>({
   name: 'completion',
   summary: 'print a shell completion script (bash, zsh or fish) for commands and flags',
-  usage: 'completion bash|zsh|fish',
-  flags: [['bash|zsh|fish', 'the shell to complete for']],
-  options: {},
+  operands: { synopsis: 'bash|zsh|fish', help: [['bash|zsh|fish', 'the shell to complete for']] },
+  flags: {},
   opensStore: false,
   examples: [
     'completion bash > ~/.local/share/bash-completion/completions/onceq',
@@ -32,16 +32,14 @@ export const completionCommand = defineCommand<Shell>({
 });
 
 /** Global flags that take a value: the word after them is not the command. */
-const VALUE_FLAGS = Object.entries(GLOBAL_OPTIONS)
-  .filter(([, option]) => option.type === 'string')
-  .map(([name]) => `--${name}`);
+const VALUE_FLAGS = valueFlags(GLOBAL_FLAGS);
 
 function globalFlags(): string[] {
-  return Object.keys(GLOBAL_OPTIONS).map((name) => `--${name}`);
+  return flagWords(GLOBAL_FLAGS);
 }
 
 function flagsOf(command: AnyCommand): string[] {
-  return Object.keys({ ...GLOBAL_OPTIONS, ...command.options }).map((name) => `--${name}`);
+  return [...new Set([...flagWords(GLOBAL_FLAGS), ...flagWords(command.flags)])];
 }
 
 const SCRIPTS: Record<Shell, (commands: readonly AnyCommand[]) => string> = {

@@ -1,4 +1,4 @@
-import { DEFAULT_HOST, DEFAULT_PORT, startConsole } from '@onceq/console';
+import { DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, startConsole, tokenProblem } from '@onceq/console';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -12,32 +12,36 @@ interface ConsoleArgs {
   hideFields: string[];
 }
 
-/** The shortest operator token accepted: a guessable token is no protection. */
-const MIN_TOKEN = 16;
-
 export const consoleCommand = defineCommand<ConsoleArgs>({
   name: 'console',
   summary: 'serve the web console: overview, messages, dead letters and redrive',
-  usage: 'console [--port P] [--host H] [--allow-writes] [--token T] [--hide-fields a,b]',
-  flags: [
-    ['--port <P>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`],
-    ['--host <H>', `address to bind (default ${DEFAULT_HOST}: this machine only)`],
-    ['--allow-writes', 'allow redrives, after sign-in with the token printed at start'],
-    [
-      '--token <T>',
-      `the sign-in token (default $ONCEQ_CONSOLE_TOKEN; at least ${MIN_TOKEN} characters); when set, every page needs it`,
-    ],
-    ['--hide-fields <a,b>', 'payload field names shown as (hidden), at any depth'],
-    ['example', 'onceq console   (read-only, http://127.0.0.1:7373)'],
-    ['example', 'ONCEQ_CONSOLE_TOKEN=… onceq console --host 0.0.0.0 --allow-writes'],
-  ],
-  options: {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'allow-writes': { type: 'boolean' },
-    token: { type: 'string' },
-    'hide-fields': { type: 'string' },
+  flags: {
+    port: {
+      type: 'string',
+      value: 'P',
+      help: `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`,
+    },
+    host: {
+      type: 'string',
+      value: 'H',
+      help: `address to bind (default ${DEFAULT_HOST}: this machine only)`,
+    },
+    'allow-writes': {
+      type: 'boolean',
+      help: 'allow redrives, after sign-in with the token printed at start',
+    },
+    token: {
+      type: 'string',
+      value: 'T',
+      help: `the sign-in token (default $ONCEQ_CONSOLE_TOKEN; at least ${MIN_TOKEN} characters); when set, every page needs it`,
+    },
+    'hide-fields': {
+      type: 'string',
+      value: 'a,b',
+      help: 'payload field names shown as (hidden), at any depth',
+    },
   },
+  examples: ['console', 'console --host 0.0.0.0 --allow-writes   (with ONCEQ_CONSOLE_TOKEN set)'],
   opensStore: true,
   parse({ values, positionals, ctx }) {
     expectPositionals(positionals, [], 'console');
@@ -55,9 +59,10 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       );
     }
     const token = stringFlag(values, 'token') ?? ctx.env.ONCEQ_CONSOLE_TOKEN ?? null;
-    if (token !== null && (token.length < MIN_TOKEN || /\s/.test(token))) {
+    const weakness = token === null ? null : tokenProblem(token);
+    if (weakness !== null) {
       const from = stringFlag(values, 'token') === undefined ? 'ONCEQ_CONSOLE_TOKEN' : '--token';
-      throw new UsageError(`${from} must be at least ${MIN_TOKEN} characters without spaces`);
+      throw new UsageError(`${from} ${weakness}`);
     }
     const hideText = stringFlag(values, 'hide-fields');
     const hideFields = hideText === undefined ? [] : hideText.split(',').map((f) => f.trim());

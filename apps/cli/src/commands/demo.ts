@@ -1,17 +1,15 @@
-import { expectPositionals } from '../args.ts';
+import { expectPositionals, GLOBAL_FLAGS } from '../args.ts';
 import { defineCommand } from '../command.ts';
 
 export const demoCommand = defineCommand<null>({
   name: 'demo',
-  summary: 'the demo story (docs/protocol.md, "The demo story") on a fresh store, step by step',
-  usage: 'demo [--json]',
-  flags: [
-    [
-      '--db <path|postgres://…>',
-      'tell the story in a new SQLite file (kept) or a fresh PostgreSQL schema (dropped after)',
-    ],
-  ],
-  options: {},
+  summary: 'the demo story (onceq docs protocol, "The demo story") on a fresh store, step by step',
+  flags: {
+    db: {
+      ...GLOBAL_FLAGS.db,
+      help: 'tell the story in a new SQLite file (kept) or a fresh PostgreSQL schema (dropped after)',
+    },
+  },
   // The demo makes its own fresh store; $ONCEQ_DB and the config are deliberately not used.
   opensStore: false,
   examples: ['demo', 'demo --json --db ./demo-story.db'],

@@ -11,9 +11,13 @@ interface DlqArgs {
 export const dlqCommand = defineCommand<DlqArgs>({
   name: 'dlq',
   summary: 'dead messages: id, attempts, generation, last error, the original payload',
-  usage: 'dlq [--limit N]',
-  flags: [['--limit <N>', `show at most N dead messages, 1 to ${MAX_PAGE} (default: all)`]],
-  options: { limit: { type: 'string' } },
+  flags: {
+    limit: {
+      type: 'string',
+      value: 'N',
+      help: `show at most N dead messages, 1 to ${MAX_PAGE} (default: all)`,
+    },
+  },
   opensStore: true,
   readOnly: true,
   examples: ['dlq', 'dlq --limit 20 --json'],

@@ -14,13 +14,15 @@ interface DoctorArgs {
 export const doctorCommand = defineCommand<DoctorArgs>({
   name: 'doctor',
   summary: 'check the store: schema, integrity, invariants, stale leases (exit 3 on a problem)',
-  usage: 'doctor [--fix] [--stale-lease <seconds>]',
+  flags: {
+    fix: { type: 'boolean', help: 'PostgreSQL: run ANALYZE where planner statistics are missing' },
+    'stale-lease': {
+      type: 'string',
+      value: 'seconds',
+      help: 'warn about leases expired longer ago than this (default 3600)',
+    },
+  },
   examples: ['doctor', 'doctor --json --db postgres://onceq@db/onceq || exit 1'],
-  flags: [
-    ['--fix', 'PostgreSQL: run ANALYZE where planner statistics are missing'],
-    ['--stale-lease <seconds>', 'warn about leases expired longer ago than this (default 3600)'],
-  ],
-  options: { fix: { type: 'boolean' }, 'stale-lease': { type: 'string' } },
   opensStore: true,
   parse({ values, positionals }) {
     expectPositionals(positionals, [], 'doctor');

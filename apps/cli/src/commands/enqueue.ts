@@ -28,14 +28,17 @@ const n = (value: number) => value.toLocaleString('en-US');
 export const enqueueCommand = defineCommand<EnqueueArgs>({
   name: 'enqueue',
   summary: 'validate a JSONL batch and enqueue it, all or nothing',
-  usage: 'enqueue <file|-> [--split]',
-  flags: [
-    ['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin'],
-    [
-      '--split',
-      `enqueue a larger file as consecutive batches of up to ${n(MAX_BATCH_LINES)} lines, each all or nothing`,
-    ],
-    ['', ''],
+  operands: {
+    synopsis: '<file|->',
+    help: [['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin']],
+  },
+  flags: {
+    split: {
+      type: 'boolean',
+      help: `enqueue a larger file as consecutive batches of up to ${n(MAX_BATCH_LINES)} lines, each all or nothing`,
+    },
+  },
+  notes: [
     ['line format', 'one JSON object per line: {"event_id":"E0001","payload":{…}}'],
     ['', "exactly these two keys; payload is a JSON object; event_id fits the store's id policy"],
     ['', '(lesson, the default: E + 4 digits; general: 1-200 printable ASCII, no spaces)'],
@@ -50,9 +53,8 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       'same event_id + same payload = duplicate (counted); different payload = conflict (rejected)',
     ],
   ],
-  options: { split: { type: 'boolean' } },
   opensStore: true,
-  examples: ['enqueue examples/demo.jsonl', 'enqueue --split big.jsonl --json'],
+  examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
   // The whole envelope is read and validated before the store is even opened.
   async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];

@@ -13,13 +13,21 @@ interface ExtendArgs {
 export const extendCommand = defineCommand<ExtendArgs>({
   name: 'extend',
   summary: 'extend a held lease (a manual heartbeat); exit 4 when the lease is lost',
-  usage: 'extend <id> --generation G [--lease S]',
-  flags: [
-    ['--generation <G>', 'the generation the claim returned (the fencing token); required'],
-    ['--lease <S>', 'new lease length from now, in seconds (default 30)'],
-    ['example', 'onceq extend E0001 --generation 2 --lease 60'],
-  ],
-  options: { generation: { type: 'string' }, lease: { type: 'string' } },
+  operands: { synopsis: '<id>' },
+  flags: {
+    generation: {
+      type: 'string',
+      value: 'G',
+      required: true,
+      help: 'the generation the claim returned (the fencing token)',
+    },
+    lease: {
+      type: 'string',
+      value: 'S',
+      help: 'new lease length from now, in seconds (default 30)',
+    },
+  },
+  examples: ['extend E0001 --generation 2 --lease 60'],
   opensStore: true,
   parse({ values, positionals }) {
     const [eventId] = expectPositionals(positionals, ['<id>'], 'extend') as [string];

@@ -20,20 +20,25 @@ interface FailArgs {
 export const failCommand = defineCommand<FailArgs>({
   name: 'fail',
   summary: 'report a failure for a claimed message',
-  usage: 'fail <id> --generation G (--temporary|--permanent) [--code C] [--detail D]',
-  flags: [
-    ['--generation <G>', 'the generation the claim returned; required'],
-    ['--temporary', 'retry after backoff (1 s, then 2 s); dead after the last attempt'],
-    ['--permanent', 'straight to the DLQ'],
-    ['--code <C>', `error code to record (default: ${DEFAULT_FAIL_CODE})`],
-    ['--detail <D>', 'a short description to record'],
-  ],
-  options: {
-    generation: { type: 'string' },
-    temporary: { type: 'boolean' },
-    permanent: { type: 'boolean' },
-    code: { type: 'string' },
-    detail: { type: 'string' },
+  operands: { synopsis: '<id>' },
+  flags: {
+    generation: {
+      type: 'string',
+      value: 'G',
+      required: true,
+      help: 'the generation the claim returned',
+    },
+    temporary: {
+      type: 'boolean',
+      help: 'retry after backoff (1 s, then 2 s); dead after the last attempt (this or --permanent)',
+    },
+    permanent: { type: 'boolean', help: 'straight to the DLQ (this or --temporary)' },
+    code: {
+      type: 'string',
+      value: 'C',
+      help: `error code to record (default: ${DEFAULT_FAIL_CODE})`,
+    },
+    detail: { type: 'string', value: 'D', help: 'a short description to record' },
   },
   opensStore: true,
   examples: [

@@ -15,16 +15,18 @@ type IdPolicyArgs = { action: 'show' } | { action: 'set'; policy: IdPolicy };
 export const idPolicyCommand = defineCommand<IdPolicyArgs>({
   name: 'id-policy',
   summary: "show or change the store's event id policy (lesson, general, pattern:<regex>)",
-  usage: 'id-policy [show | set <lesson|general|pattern:<regex>>]',
-  examples: ['id-policy set general', "id-policy set 'pattern:evt_[0-9A-Za-z]{8,32}'"],
-  flags: [
-    ['show', 'print the policy (the default)'],
-    [
-      'set <policy>',
-      'change it; refused (exit 4, nothing changed) while a stored id would not fit',
+  operands: {
+    synopsis: '[show | set <lesson|general|pattern:<regex>>]',
+    help: [
+      ['show', 'print the policy (the default)'],
+      [
+        'set <policy>',
+        'change it; refused (exit 4, nothing changed) while a stored id would not fit',
+      ],
     ],
-  ],
-  options: {},
+  },
+  flags: {},
+  examples: ['id-policy set general', "id-policy set 'pattern:evt_[0-9A-Za-z]{8,32}'"],
   opensStore: true,
   parse({ positionals }) {
     const [action = 'show', policy, extra] = positionals;

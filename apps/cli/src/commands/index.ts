@@ -1,7 +1,7 @@
 import type { AnyCommand } from '../command.ts';
 
 /**
- * Every command name, in the order `onceq --help` lists them (README, "CLI reference").
+ * Every command name, in the order `onceq --help` lists them (and docs/cli.md).
  * The names are known without loading any command: "did you mean …?" needs no module.
  */
 export const COMMAND_NAMES = [
@@ -25,6 +25,7 @@ export const COMMAND_NAMES = [
   'doctor',
   'backup',
   'completion',
+  'docs',
 ] as const;
 
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -32,8 +33,8 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * How to load each command. A dynamic `import()` per command, so a run loads only the
  * module of the command it runs and what that module imports: `onceq status` never
- * evaluates zod, @clack/prompts, prom-client, pg or the console (README, "Start-up
- * time"). In the compiled binary each becomes a chunk of its own (`--splitting`).
+ * evaluates zod, @clack/prompts, prom-client, pg or the console: start-up time is
+ * what a short command costs. In the compiled binary each becomes a chunk of its own (`--splitting`).
  */
 const LOADERS: Record<CommandName, () => Promise<AnyCommand>> = {
   setup: async () => (await import('./setup.ts')).setupCommand,
@@ -56,6 +57,7 @@ const LOADERS: Record<CommandName, () => Promise<AnyCommand>> = {
   doctor: async () => (await import('./doctor.ts')).doctorCommand,
   backup: async () => (await import('./backup.ts')).backupCommand,
   completion: async () => (await import('./completion.ts')).completionCommand,
+  docs: async () => (await import('./docs.ts')).docsCommand,
 };
 
 function isCommandName(name: string): name is CommandName {

@@ -23,13 +23,23 @@ const DEFAULT_LIMIT = 50;
 export const listCommand = defineCommand<ListArgs>({
   name: 'list',
   summary: 'messages page by page, by event id, optionally of one state',
-  usage: 'list [--state S] [--limit N] [--after ID]',
-  flags: [
-    ['--state <S>', `only messages in this state: ${MESSAGE_STATES.join(', ')}`],
-    ['--limit <N>', `page size, 1 to ${MAX_PAGE} (default ${DEFAULT_LIMIT})`],
-    ['--after <ID>', 'start after this event id (the "next" of the previous page)'],
-  ],
-  options: { state: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+  flags: {
+    state: {
+      type: 'string',
+      value: 'S',
+      help: `only messages in this state: ${MESSAGE_STATES.join(', ')}`,
+    },
+    limit: {
+      type: 'string',
+      value: 'N',
+      help: `page size, 1 to ${MAX_PAGE} (default ${DEFAULT_LIMIT})`,
+    },
+    after: {
+      type: 'string',
+      value: 'ID',
+      help: 'start after this event id (the "next" of the previous page)',
+    },
+  },
   opensStore: true,
   readOnly: true,
   examples: ['list --state ready --limit 20', 'list --after E0020 --json'],

@@ -17,34 +17,37 @@ interface PruneArgs {
 export const pruneCommand = defineCommand<PruneArgs>({
   name: 'prune',
   summary: 'remove old finished payloads, keep tombstones so repeats stay duplicates',
-  usage:
-    'prune [--done-older-than <age>] [--dead-older-than <age>] [--dry-run] [--vacuum] [--chunk N] [--duty-cycle D]',
+  flags: {
+    'done-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'done messages finished longer ago than this: 30d, 12h, 90m, 3600s',
+    },
+    'dead-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'dead messages (they leave the DLQ and cannot be redriven)',
+    },
+    'dry-run': { type: 'boolean', help: 'count what would go, change nothing' },
+    vacuum: {
+      type: 'boolean',
+      help: 'SQLite: VACUUM afterwards to shrink the file (locks it for the duration)',
+    },
+    chunk: {
+      type: 'string',
+      value: 'N',
+      help: 'rows per write transaction (default 500, at most 5000)',
+    },
+    'duty-cycle': {
+      type: 'string',
+      value: 'D',
+      help: `share of the time prune keeps the store busy, 0.01 to 1 (default ${DEFAULT_PRUNE_DUTY_CYCLE}: workers run on; 1: flat out, for an idle store)`,
+    },
+  },
   examples: [
     'prune --done-older-than 30d --dry-run',
     'prune --done-older-than 30d --dead-older-than 90d',
   ],
-  flags: [
-    [
-      '--done-older-than <age>',
-      'done messages finished longer ago than this: 30d, 12h, 90m, 3600s',
-    ],
-    ['--dead-older-than <age>', 'dead messages (they leave the DLQ and cannot be redriven)'],
-    ['--dry-run', 'count what would go, change nothing'],
-    ['--vacuum', 'SQLite: VACUUM afterwards to shrink the file (locks it for the duration)'],
-    ['--chunk <N>', 'rows per write transaction (default 500, at most 5000)'],
-    [
-      '--duty-cycle <D>',
-      `share of the time prune keeps the store busy, 0.01 to 1 (default ${DEFAULT_PRUNE_DUTY_CYCLE}: workers run on; 1: flat out, for an idle store)`,
-    ],
-  ],
-  options: {
-    'done-older-than': { type: 'string' },
-    'dead-older-than': { type: 'string' },
-    'dry-run': { type: 'boolean' },
-    vacuum: { type: 'boolean' },
-    chunk: { type: 'string' },
-    'duty-cycle': { type: 'string' },
-  },
   opensStore: true,
   parse({ values, positionals }) {
     expectPositionals(positionals, [], 'prune');

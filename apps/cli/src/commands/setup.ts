@@ -1,7 +1,7 @@
 import { formatIdPolicy, parseIdPolicy } from '@onceq/core';
-import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
+import { boolFlag, expectPositionals, GLOBAL_FLAGS, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { CONFIG_FILE, hasPassword, readConfig, resolveHandler } from '../config.ts';
+import { CONFIG_FILE, hasPassword, readConfig, resolveHandlerVersion } from '../config.ts';
 import { CancelledError, UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { plainPrompter } from '../setup/prompter.ts';
@@ -24,28 +24,29 @@ export const setupCommand = defineCommand<SetupArgs>({
   name: 'setup',
   summary:
     'guided setup: store, schema, sample events, handler, first run; writes onceq.config.json',
-  usage:
-    'setup [--db <path>] [--handler v1|v2] [--sample|--no-sample] [--run|--no-run] [--id-policy <policy>] [--yes]',
-  flags: [
-    ['--db <path|postgres://…>', 'the store (default: the current config, else ./onceq.db)'],
-    ['--handler <v1|v2>', 'handler version to write into the config (default v1)'],
-    ['--sample, --no-sample', 'load the 5 sample events (default: yes)'],
-    ['--run, --no-run', 'run the worker once and show the status (default: yes)'],
-    [
-      '--id-policy <policy>',
-      'event ids the store accepts: lesson (E0000-E9999, default), general, pattern:<regex>',
-    ],
-    [
-      '-y, --yes',
-      'no questions: reuse the store and handler of the current onceq.config.json (else ./onceq.db and v1), load the sample, run once',
-    ],
-  ],
-  options: {
-    handler: { type: 'string' },
-    sample: { type: 'boolean' },
-    run: { type: 'boolean' },
-    yes: { type: 'boolean', short: 'y' },
-    'id-policy': { type: 'string' },
+  flags: {
+    db: { ...GLOBAL_FLAGS.db, help: 'the store (default: the current config, else ./onceq.db)' },
+    handler: {
+      type: 'string',
+      value: 'v1|v2',
+      help: 'handler version to write into the config (default v1)',
+    },
+    sample: { type: 'boolean', negatable: true, help: 'load the 5 sample events (default: yes)' },
+    run: {
+      type: 'boolean',
+      negatable: true,
+      help: 'run the worker once and show the status (default: yes)',
+    },
+    'id-policy': {
+      type: 'string',
+      value: 'policy',
+      help: 'event ids the store accepts: lesson (E0000-E9999, default), general, pattern:<regex>',
+    },
+    yes: {
+      type: 'boolean',
+      short: 'y',
+      help: 'no questions: reuse the store and handler of the current onceq.config.json (else ./onceq.db and v1), load the sample, run once',
+    },
   },
   // Setup asks where the store lives first, then opens it itself.
   opensStore: false,
@@ -60,7 +61,7 @@ export const setupCommand = defineCommand<SetupArgs>({
         throw new UsageError('--db needs a SQLite file path or a postgres:// URL');
       flags.db = db;
     }
-    if (handler !== undefined) flags.handler = resolveHandler(handler, config);
+    if (handler !== undefined) flags.handler = resolveHandlerVersion(handler, config);
     const sample = boolFlag(values, 'sample');
     if (sample !== undefined) flags.sample = sample;
     const run = boolFlag(values, 'run');

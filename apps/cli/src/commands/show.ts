@@ -6,9 +6,8 @@ import { humanTime, RawJson, table, toJson } from '../output.ts';
 export const showCommand = defineCommand<string>({
   name: 'show',
   summary: 'one message in full, with its effect if any',
-  usage: 'show <id>',
-  flags: [],
-  options: {},
+  operands: { synopsis: '<id>' },
+  flags: {},
   opensStore: true,
   readOnly: true,
   examples: ['show E0004', 'show E0004 --json'],

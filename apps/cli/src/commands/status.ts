@@ -6,9 +6,7 @@ import { table, toJson } from '../output.ts';
 export const statusCommand = defineCommand<null>({
   name: 'status',
   summary: 'counts by state, effects, totals by category',
-  usage: 'status',
-  flags: [],
-  options: {},
+  flags: {},
   opensStore: true,
   readOnly: true,
   examples: ['status', 'status --json --db ./other.db'],

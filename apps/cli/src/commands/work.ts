@@ -1,11 +1,10 @@
 import {
   DEFAULT_BATCH,
-  type Store,
+  type StopResult,
   type WaitingReport,
   Worker,
-  type WorkSummary,
+  type WorkerSummary,
   waitingReport,
-  work,
 } from '@onceq/core';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
@@ -13,39 +12,43 @@ import {
   choiceSource,
   chooseHandler,
   describeChoice,
-  HANDLER_FLAG_HELP,
+  HANDLER_FLAG,
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
+import {
+  CONCURRENCY_FLAG,
+  DEFAULT_SHUTDOWN_TIMEOUT,
+  HANDLER_TIMEOUT_FLAG,
+  handlerTimeoutMs,
+} from './worker.ts';
 
 interface WorkArgs {
   handler: HandlerChoice;
   max: number | undefined;
   leaseSeconds: number | undefined;
   batch: number | undefined;
+  concurrency: number;
+  handlerTimeout: number | undefined;
 }
 
 export const workCommand = defineCommand<WorkArgs>({
   name: 'work',
   summary: 'claim → handle → apply until nothing is claimable now (or N messages)',
-  usage: 'work [--handler v1|v2|./file.ts] [--max N] [--lease S] [--batch N]',
-  flags: [
-    HANDLER_FLAG_HELP,
-    ['--max <N>', 'stop after N claimed messages'],
-    ['--lease <S>', 'lease length in seconds (default 30)'],
-    [
-      '--batch <N>',
-      `messages per claim and apply transaction (default ${DEFAULT_BATCH}; 1 = per message)`,
-    ],
-  ],
-  options: {
-    handler: { type: 'string' },
-    max: { type: 'string' },
-    lease: { type: 'string' },
-    batch: { type: 'string' },
+  flags: {
+    handler: HANDLER_FLAG,
+    max: { type: 'string', value: 'N', help: 'stop after N claimed messages' },
+    lease: { type: 'string', value: 'S', help: 'lease length in seconds (default 30)' },
+    batch: {
+      type: 'string',
+      value: 'N',
+      help: `messages per claim and apply transaction (default ${DEFAULT_BATCH}; 1 = per message)`,
+    },
+    concurrency: CONCURRENCY_FLAG,
+    'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },
   opensStore: true,
-  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./examples/handler/tips.ts'],
+  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./my-handler.ts'],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
     return {
@@ -53,41 +56,64 @@ export const workCommand = defineCommand<WorkArgs>({
       max: intFlag(values, 'max', { min: 1 }),
       leaseSeconds: intFlag(values, 'lease', { min: 1 }),
       batch: intFlag(values, 'batch', { min: 1 }),
+      concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
+      handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
     };
   },
   async run(args, { store, json, ctx }) {
     const progress = ctx.progress;
     const name = args.handler.name;
-    const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
-    // Ctrl-C is handled between chunks of work (the listener runs when the event loop
-    // turns, which a run of SQLite transactions never lets it do): no transaction is
-    // open then, so the summary so far is exact and nothing is half done.
-    const stopListening = ctx.onInterrupt?.(() => {
-      progress?.done();
-      ctx.err(
-        `onceq: interrupted: ${summary.claimed === 0 ? 'nothing was claimed' : `so far ${describe(summary)}`}; stopped between transactions, nothing is half done`,
-      );
+    // The worker loop in drain mode: the same loop as `onceq worker`, ending once nothing
+    // is claimable now (or at --max).
+    const worker = new Worker(store, args.handler.handler, {
+      drain: true,
+      concurrency: args.concurrency,
+      ...(args.batch === undefined ? {} : { batch: args.batch }),
+      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      ...(args.max === undefined ? {} : { max: args.max }),
+      ...handlerTimeoutMs(args.handlerTimeout),
+      onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),
+    });
+    // Ctrl-C (or SIGTERM): no new claims, running handlers finish and are recorded,
+    // claimed but unstarted messages are released; a second one stops at once. The
+    // listener runs between transactions (the loop lets the event loop turn there), so
+    // nothing is half done.
+    let signals = 0;
+    let stopping: Promise<StopResult> | undefined;
+    const stopListening = ctx.onStopSignal?.((signal) => {
+      signals++;
+      if (signals === 1) {
+        progress?.done();
+        ctx.err(
+          `onceq: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping; no new claims, running handlers finish, unstarted claims are released (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to stop at once)`,
+        );
+        stopping = worker.stop({ timeoutMs: DEFAULT_SHUTDOWN_TIMEOUT * 1000 });
+      } else worker.forceStop();
     });
     // Which rules decide the money, and why: a handler chosen in setup changes results.
-    // Said after the Ctrl-C listener is in place, so an interrupt right after it is answered.
+    // Said after the signal listener is in place, so an interrupt right after it is answered.
     if (!json) ctx.err(describeChoice(args.handler));
+    let summary: WorkerSummary;
+    let stopped: StopResult | undefined;
     try {
       progress?.update(`working with handler ${name}…`);
-      await drain(store, args, summary, (s) =>
-        progress?.update(`working with handler ${name}… ${describe(s)}`),
-      );
-      stopListening?.();
+      await worker.start();
+      summary = await worker.finished();
+      stopped = await stopping;
     } finally {
+      stopListening?.();
       progress?.done();
     }
+    if (stopped !== undefined) ctx.err(`onceq: interrupted: ${describeStop(stopped)}`);
     const waiting = await waitingReport(store, store.clock());
     if (json)
       ctx.out(
         toJson({
           handler: name,
           handler_source: choiceSource(args.handler),
-          ...summary,
+          ...workSummary(summary),
           waiting: waitingJson(waiting),
+          ...(stopped === undefined ? {} : interruptedJson(stopped)),
         }),
       );
     else {
@@ -97,60 +123,46 @@ export const workCommand = defineCommand<WorkArgs>({
       const why = describeWaiting(waiting, store.clock());
       if (why !== null) ctx.out(why);
     }
-    return 0;
+    return stopped === undefined ? 0 : 130;
   },
 });
 
-/**
- * Built-in handlers run inside the apply transaction ({@link work}), in chunks of
- * {@link WORK_CHUNK_BATCHES} batches so a Ctrl-C is answered between two of them; a
- * handler module may be async, so it runs through the service worker in drain mode:
- * outside the transaction, then a fenced ACK at the same generation. Adds to `summary`.
- */
-async function drain(
-  store: Store,
-  args: WorkArgs,
-  summary: WorkSummary,
-  onProgress: (s: WorkSummary) => void,
-): Promise<void> {
-  const options = {
-    ...(args.batch === undefined ? {} : { batch: args.batch }),
-    ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
-  };
-  if (args.handler.kind === 'module') {
-    const max = args.max === undefined ? {} : { max: args.max };
-    const worker = new Worker(store, args.handler.handler, { ...options, ...max, drain: true });
-    await worker.start();
-    const { claimed, done, retried, dead, lost } = await worker.finished();
-    Object.assign(summary, { claimed, done, retried, dead, lost });
-    return;
+/** What an interrupted `work` did and left: released claims, leases still held and until when. */
+function describeStop(result: StopResult): string {
+  const parts = [
+    `${result.summary.claimed === 0 ? 'nothing was claimed' : `so far ${describe(result.summary)}`}; stopped between transactions, nothing is half done`,
+  ];
+  const { released } = result.summary;
+  if (released > 0) {
+    parts.push(
+      `${plural(released, 'claimed but unstarted message')} released (ready now, attempt${released === 1 ? '' : 's'} given back)`,
+    );
   }
-  const chunk = (args.batch ?? DEFAULT_BATCH) * WORK_CHUNK_BATCHES;
-  for (;;) {
-    const left = args.max === undefined ? chunk : Math.min(chunk, args.max - summary.claimed);
-    const part = await work(store, args.handler.handler, {
-      ...options,
-      max: left,
-      onProgress: (s) => onProgress(add(summary, s)),
-    });
-    Object.assign(summary, add(summary, part));
-    // Fewer than asked: nothing is claimable now. Or the --max is reached.
-    if (part.claimed < left || summary.claimed === args.max) break;
-    await new Promise((resolve) => setTimeout(resolve, 0)); // let a Ctrl-C in
+  if (result.abandonedLeases.length > 0) {
+    const leases = result.abandonedLeases.map(
+      (l) => `${l.eventId} until ${clockTime(l.leaseUntil)}`,
+    );
+    parts.push(
+      `still leased, its handler abandoned: ${leases.join(', ')} (the attempt is spent; a claim after that recovers it)`,
+    );
   }
+  return parts.join('; ');
 }
 
-/** Messages per call of core's work loop: Ctrl-C is answered between two calls. */
-const WORK_CHUNK_BATCHES = 5;
-
-function add(a: WorkSummary, b: Readonly<WorkSummary>): WorkSummary {
+function interruptedJson(result: StopResult) {
   return {
-    claimed: a.claimed + b.claimed,
-    done: a.done + b.done,
-    retried: a.retried + b.retried,
-    dead: a.dead + b.dead,
-    lost: a.lost + b.lost,
+    interrupted: true,
+    released: result.summary.released,
+    abandoned: result.abandonedLeases.map((l) => ({
+      event_id: l.eventId,
+      generation: l.generation,
+      lease_until: l.leaseUntil,
+    })),
   };
+}
+
+function workSummary(s: WorkerSummary) {
+  return { claimed: s.claimed, done: s.done, retried: s.retried, dead: s.dead, lost: s.lost };
 }
 
 function waitingJson(w: WaitingReport) {
@@ -188,7 +200,7 @@ function clockTime(seconds: number): string {
   return new Date(seconds * 1000).toLocaleTimeString('en-GB', { hour12: false });
 }
 
-function describe(s: WorkSummary): string {
+function describe(s: WorkerSummary): string {
   const parts = [`${s.done} done`, `${s.retried} retried`, `${s.dead} dead`];
   if (s.lost > 0) parts.push(`${s.lost} lost`);
   return `claimed ${plural(s.claimed, 'message')}: ${parts.join(', ')}`;

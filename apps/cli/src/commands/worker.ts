@@ -16,10 +16,11 @@ import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
+import type { FlagSpec } from '../flags.ts';
 import {
   chooseHandler,
   describeChoice,
-  HANDLER_FLAG_HELP,
+  HANDLER_FLAG,
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
@@ -27,11 +28,31 @@ import { plural, toJson } from '../output.ts';
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
 
+/** `--concurrency`, shared by `worker` and `work`. */
+export const CONCURRENCY_FLAG = {
+  type: 'string',
+  value: 'N',
+  help: 'handlers running at once, for async handlers (default 1)',
+} as const satisfies FlagSpec;
+
+/** `--handler-timeout`, shared by `worker` and `work`. */
+export const HANDLER_TIMEOUT_FLAG = {
+  type: 'string',
+  value: 'S',
+  help: "a handler's deadline in seconds: past it its signal is aborted and the message retried (handler_timeout); default none",
+} as const satisfies FlagSpec;
+
+/** The worker option for `--handler-timeout` seconds (none when not given). */
+export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutMs?: number } {
+  return seconds === undefined ? {} : { handlerTimeoutMs: seconds * 1000 };
+}
+
 interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
   leaseSeconds: number | undefined;
   concurrency: number;
+  handlerTimeout: number | undefined;
   shutdownTimeout: number;
   metricsPort: number | undefined;
   logFormat: LogFormat;
@@ -41,48 +62,48 @@ interface WorkerArgs {
 export const workerCommand = defineCommand<WorkerArgs>({
   name: 'worker',
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
-  usage:
-    'worker [--handler v1|v2|./file.ts] [--batch N] [--lease S] [--concurrency N] [--shutdown-timeout S] [--metrics-port P] [--log-format human|json] [--prune-every <age> [--done-older-than <age>] [--dead-older-than <age>]]',
-  flags: [
-    HANDLER_FLAG_HELP,
-    ['--batch <N>', `messages per claim (default ${DEFAULT_BATCH})`],
-    [
-      '--lease <S>',
-      'lease length in seconds, renewed every third while a handler runs (default 30)',
-    ],
-    ['--concurrency <N>', 'handlers running at once, for async handlers (default 1)'],
-    [
-      '--shutdown-timeout <S>',
-      `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
-    ],
-    ['--metrics-port <P>', 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P'],
-    ['--log-format <f>', 'human (default) or json: one line per batch and per event, on stderr'],
-    [
-      '--prune-every <age>',
-      'prune in the background at start and then this often (e.g. 1h), paced so claims go on',
-    ],
-    [
-      '--done-older-than <age>',
-      'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
-    ],
-    [
-      '--dead-older-than <age>',
-      'with --prune-every: dead messages (default 90d, or none if only --done-older-than)',
-    ],
-    ['example', 'onceq worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
-  ],
-  options: {
-    handler: { type: 'string' },
-    batch: { type: 'string' },
-    lease: { type: 'string' },
-    concurrency: { type: 'string' },
-    'shutdown-timeout': { type: 'string' },
-    'metrics-port': { type: 'string' },
-    'log-format': { type: 'string' },
-    'prune-every': { type: 'string' },
-    'done-older-than': { type: 'string' },
-    'dead-older-than': { type: 'string' },
+  flags: {
+    handler: HANDLER_FLAG,
+    batch: { type: 'string', value: 'N', help: `messages per claim (default ${DEFAULT_BATCH})` },
+    lease: {
+      type: 'string',
+      value: 'S',
+      help: 'lease length in seconds, renewed every third while a handler runs (default 30)',
+    },
+    concurrency: CONCURRENCY_FLAG,
+    'handler-timeout': HANDLER_TIMEOUT_FLAG,
+    'shutdown-timeout': {
+      type: 'string',
+      value: 'S',
+      help: `after the first SIGTERM/SIGINT, how long running handlers may finish (default ${DEFAULT_SHUTDOWN_TIMEOUT})`,
+    },
+    'metrics-port': {
+      type: 'string',
+      value: 'P',
+      help: 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P',
+    },
+    'log-format': {
+      type: 'string',
+      value: 'human|json',
+      help: 'human (default) or json: one line per batch and per event, on stderr',
+    },
+    'prune-every': {
+      type: 'string',
+      value: 'age',
+      help: 'prune in the background at start and then this often (e.g. 1h), paced so claims go on',
+    },
+    'done-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
+    },
+    'dead-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'with --prune-every: dead messages (default 90d, or none if only --done-older-than)',
+    },
   },
+  examples: ['worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
   opensStore: true,
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');
@@ -94,6 +115,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       batch: intFlag(values, 'batch', { min: 1 }),
       leaseSeconds: intFlag(values, 'lease', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
+      handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
         intFlag(values, 'shutdown-timeout', { min: 0, max: 86_400 }) ?? DEFAULT_SHUTDOWN_TIMEOUT,
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
@@ -109,6 +131,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       ...(args.batch === undefined ? {} : { batch: args.batch }),
       ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
       concurrency: args.concurrency,
+      ...handlerTimeoutMs(args.handlerTimeout),
       log,
       metrics,
       ...(args.prune === undefined ? {} : { prune: args.prune }),

@@ -17,7 +17,7 @@ import {
   type WorkSummary,
   work,
 } from '@onceq/core';
-import { HANDLER_VERSIONS, type HandlerVersion } from '@onceq/handler/versions';
+import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
 import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
 import { storePathProblem } from '../store-path.ts';
@@ -59,7 +59,10 @@ const HANDLER_HINTS: Record<HandlerVersion, string> = { v1: 'book, pen, bag', v2
 export function setupDefaults(existing: OnceqConfig): SetupAnswers {
   return {
     db: existing.db ?? DEFAULT_DB,
-    handler: existing.handler ?? 'v1',
+    handler:
+      existing.handler !== undefined && isHandlerVersion(existing.handler)
+        ? existing.handler
+        : 'v1',
     sample: true,
     run: true,
   };
@@ -95,7 +98,7 @@ export async function resolveAnswers(
   );
   const sample = await answer(flags.sample, defaults.sample, (p) =>
     p.confirm({
-      message: 'Load the 5 sample events (examples/demo.jsonl)?',
+      message: 'Load the 5 sample events of the demo story?',
       initialValue: defaults.sample,
     }),
   );
@@ -177,8 +180,8 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     if (answers.run) {
       const s = reporter.spinner();
       s.start(`Running the worker once with handler ${answers.handler}`);
-      const { getHandler } = await import('@onceq/handler');
-      summary = await work(store, getHandler(answers.handler));
+      const { handlers } = await import('@onceq/handler');
+      summary = await work(store, handlers[answers.handler]);
       s.stop(
         `Worker (${answers.handler}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
       );

@@ -123,7 +123,8 @@ function dlqForm(
   const hidden = (['code', 'prefix', 'older', 'newer'] as const)
     .filter((k) => query[k] !== '')
     .map((k) => html`<input type="hidden" name="${k}" value="${query[k]}">`);
-  return html`<form method="get" action="/dlq/preview" aria-label="Preview a redrive">
+  // A POST: the ids of a whole selected page (500 UUIDs) do not fit in a URL.
+  return html`<form method="post" action="/dlq/preview" aria-label="Preview a redrive">
 ${hidden}
 ${messageTable(state, data.messages, now, true)}
 <fieldset class="actions"><legend>Redrive</legend>

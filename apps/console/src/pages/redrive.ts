@@ -1,6 +1,8 @@
 /**
- * DLQ → preview → redrive. The preview (GET, changes nothing, allowed read-only) runs a
- * handler over the selected dead messages with core's `previewRedrive`. The confirm
+ * DLQ → preview → redrive. The preview (changes nothing, allowed read-only) runs a
+ * handler over the selected dead messages with core's `previewRedrive`; it reads its
+ * parameters from the query of a link (GET) or from the DLQ page's form (POST, since a
+ * page of selected ids does not fit in a URL). The confirm
  * form names exactly the ids the preview showed, so the count confirmed is the count
  * redriven; core's `redrive` is all-or-nothing (one message no longer dead refuses the
  * whole call). The redrive itself runs no handler: the worker that claims the messages
@@ -9,6 +11,7 @@
 import {
   type Handler,
   listMessages,
+  MAX_EVENT_ID_BYTES,
   NotDeadError,
   NotFoundError,
   previewRedrive,
@@ -19,14 +22,17 @@ import type { ConsoleState, Request0 } from '../context.ts';
 import { badParam, ConsoleRequestError, forbidden } from '../errors.ts';
 import { type Html, html } from '../html.ts';
 import { page } from '../layout.ts';
-import { expectParams, parseListQuery, toFilter } from '../params.ts';
+import { expectParams, parseListQuery, readForm, toFilter } from '../params.ts';
 import { checkOrigin, sameSecret } from '../security.ts';
 import { invalidateOverview } from './overview.ts';
 
 /** The most messages one preview or redrive takes: one page of ids in one statement. */
 export const MAX_SELECTION = 1000;
 
-const ID_TEXT = /^[\x21-\x7e]{1,100}$/;
+/** Any id a store can hold: printable ASCII without spaces, up to the general policy's length. */
+const ID_TEXT = new RegExp(`^[\\x21-\\x7e]{1,${MAX_EVENT_ID_BYTES}}$`);
+/** The longest sign-in return address that still holds a preview's selection. */
+const MAX_NEXT = 2000;
 
 function checkIds(ids: readonly string[]): string[] {
   for (const id of ids) {
@@ -88,8 +94,13 @@ function refusal(error: unknown): ConsoleRequestError | null {
   return null;
 }
 
+/** The parameters of a preview: the form of a POST, the query of a GET. */
+async function previewParams(r: Request0): Promise<URLSearchParams> {
+  return r.req.method === 'POST' ? await readForm(r.req) : r.url.searchParams;
+}
+
 export async function previewPage(state: ConsoleState, r: Request0): Promise<Response> {
-  const params = r.url.searchParams;
+  const params = await previewParams(r);
   expectParams(params, ['scope', 'ids', 'handler', 'code', 'prefix', 'older', 'newer'], ['ids']);
   const scope = params.get('scope') ?? 'selected';
   if (scope !== 'selected' && scope !== 'all') {
@@ -121,7 +132,7 @@ export async function previewPage(state: ConsoleState, r: Request0): Promise<Res
     html`<p><a href="/dlq">← Dead letters</a></p>
 <h1>Preview: redrive with handler ${handler}</h1>
 <p class="notice" role="status" data-testid="preview-summary">Dry run, nothing changed: with ${handler}, <strong>${accepted.length} of ${preview.length}</strong> would now be accepted${rejected.length > 0 ? html`, ${rejected.length} would still be rejected` : ''}.</p>
-${confirmForms(state, r, handler, accepted, preview)}
+${confirmForms(state, r, handler, accepted, preview, params)}
 <div class="scroll"><table><thead><tr><th scope="col">Event id</th><th scope="col">With ${handler}</th><th scope="col">Why</th></tr></thead><tbody>
 ${[...rejected, ...accepted].map(
   (
@@ -154,12 +165,16 @@ function confirmForms(
   handler: string,
   accepted: readonly RedrivePreview[],
   all: readonly RedrivePreview[],
+  params: URLSearchParams,
 ): Html {
   if (!state.allowWrites) {
     return html`<p class="notice">This console is read-only: start it with <code>onceq console --allow-writes</code> to redrive.</p>`;
   }
   if (r.session === null) {
-    return html`<p class="notice"><a href="/login?next=${encodeURIComponent(r.url.pathname + r.url.search)}">Sign in with the console's token</a> to redrive.</p>`;
+    // Back to this same preview after sign-in, unless its selection is too long for a URL.
+    const here = `/dlq/preview?${params}`;
+    const next = here.length <= MAX_NEXT ? here : '/dlq';
+    return html`<p class="notice"><a href="/login?next=${encodeURIComponent(next)}">Sign in with the console's token</a> to redrive.</p>`;
   }
   const plural = (n: number) => (n === 1 ? '1 message' : `${n} messages`);
   const forms: Html[] = [];
@@ -201,7 +216,7 @@ export async function redriveAction(state: ConsoleState, r: Request0): Promise<R
   if (session === null)
     throw forbidden('not_signed_in', 'sign in with the console token before redriving');
   checkOrigin(r.req);
-  const form = await r.req.formData();
+  const form = await readForm(r.req);
   const csrf = form.get('csrf');
   if (typeof csrf !== 'string' || !sameSecret(csrf, session.csrf)) {
     throw forbidden(
@@ -209,10 +224,11 @@ export async function redriveAction(state: ConsoleState, r: Request0): Promise<R
       'the form is stale or did not come from this console (CSRF check failed): reload the page and try again',
     );
   }
-  const ids = checkIds(form.getAll('ids').filter((v): v is string => typeof v === 'string'));
+  const ids = checkIds(form.getAll('ids'));
   if (ids.length === 0) throw badParam('ids', 'no message to redrive was named');
+  // Checked against the known handlers: the name goes into the write log.
   const handlerField = form.get('handler');
-  const handler = typeof handlerField === 'string' ? handlerField.slice(0, 40) : '-';
+  const handler = checkHandler(state, handlerField);
   const who = `session ${session.id.slice(0, 6)} from ${session.client}`;
   let redriven: string[];
   try {

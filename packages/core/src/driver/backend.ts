@@ -3,32 +3,22 @@ import type { Clock } from '../clock.ts';
 import type { IdPolicy } from '../maintenance/id-policy.ts';
 import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
+import type { CallerTransaction } from './caller-transaction.ts';
+import type { Capabilities, MaintenanceDriver } from './driver.ts';
 import type { Executor, SlotValues, Statement } from './prepared.ts';
 import type { Statements } from './statements.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
-/**
- * Facts of a backend's SQL that statement builders read (the protocol reads none: what
- * differs in the protocol's SQL lives in each backend's statements module).
- */
-export interface BackendCapabilities {
-  /**
-   * Claim locks the picked rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL: concurrent
-   * claimers skip each other's rows). When false the backend serializes writers
-   * instead (SQLite: `BEGIN IMMEDIATE` takes the one write lock before the first read).
-   */
-  skipLocked: boolean;
-  /** Largest number of bound parameters one statement may carry. */
-  maxParameters: number;
-}
-
 /** An open onceq store: the database, its clock and protocol settings. */
 export interface Store {
   readonly kind: BackendKind;
   readonly db: Kysely<Database>;
-  readonly capabilities: BackendCapabilities;
+  /** Facts of the backend, as plain data (driver/driver.ts). */
+  readonly capabilities: Capabilities;
+  /** The statements of doctor, prune, counters and backup that differ by backend. */
+  readonly maintenance: MaintenanceDriver;
   /**
    * Every read and write of the protocol, as this backend runs it (the one seam between
    * the protocol and the SQL; see backend/statements.ts).
@@ -47,8 +37,20 @@ export interface Store {
    * Runs `fn` in one write transaction with an {@link Executor} for prepared statements:
    * the protocol's hot path (claim, apply, fail). Same commit/rollback rules as
    * {@link writeTransaction}.
+   *
+   * With `within`, `fn` runs inside that transaction of the caller's instead, on the
+   * caller's connection and in a savepoint of it: nothing commits until the caller
+   * commits, a throw rolls back the savepoint (never the caller's own writes) and is
+   * rethrown, and nothing is retried (driver/caller-transaction.ts).
    */
-  transact<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
+  transact<T>(fn: (x: Executor) => Promise<T>, within?: CallerTransaction): Promise<T>;
+  /**
+   * Runs `fn` with an {@link Executor} whose statements each commit by themselves: no
+   * write transaction, no write lock held between them (SQLite: no `BEGIN`; PostgreSQL:
+   * one pooled connection, autocommit). For reads and for what must run outside a
+   * transaction (`VACUUM`).
+   */
+  read<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
   /**
    * Runs one prepared statement as a transaction of its own (no BEGIN/COMMIT round
    * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.

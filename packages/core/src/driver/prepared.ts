@@ -1,6 +1,6 @@
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.ts';
-import type { BackendCapabilities } from './backend.ts';
+import type { Capabilities } from './driver.ts';
 import { numberPlaceholders, type Source } from './placeholders.ts';
 
 /**
@@ -24,7 +24,7 @@ export interface BuildContext {
   readonly p: Slots;
   /** How many messages the statement handles (IN lists, multi-row inserts). */
   readonly n: number;
-  readonly capabilities: BackendCapabilities;
+  readonly capabilities: Capabilities;
   /** PostgreSQL: the schema the store's tables live in; undefined on SQLite. */
   readonly schema: string | undefined;
 }
@@ -71,7 +71,7 @@ export interface CompiledStatement {
 
 function compileStatement(
   db: Kysely<Database>,
-  capabilities: BackendCapabilities,
+  capabilities: Capabilities,
   statement: Statement<unknown>,
   n: number,
   schema: string | undefined,
@@ -137,7 +137,7 @@ const compiledByDialect = new WeakMap<object, Map<string, CompiledByStatement>>(
 
 function sharedCompiled(
   db: Kysely<Database>,
-  capabilities: BackendCapabilities,
+  capabilities: Capabilities,
   schema: string | undefined,
 ): CompiledByStatement {
   // The adapter's class names the dialect (SQLite's or PostgreSQL's compiler).
@@ -162,10 +162,10 @@ function sharedCompiled(
  */
 export class StatementCache {
   readonly #db: Kysely<Database>;
-  readonly #capabilities: BackendCapabilities;
+  readonly #capabilities: Capabilities;
   readonly #schema: string | undefined;
   readonly #compiled: CompiledByStatement;
-  constructor(db: Kysely<Database>, capabilities: BackendCapabilities, schema?: string) {
+  constructor(db: Kysely<Database>, capabilities: Capabilities, schema?: string) {
     this.#db = db;
     this.#capabilities = capabilities;
     this.#schema = schema;
@@ -192,4 +192,13 @@ export interface Executor {
   rows<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
   /** Number of rows an UPDATE/INSERT/DELETE changed. */
   changes(statement: Statement<unknown>, values: SlotValues, arity?: number): Promise<number>;
+  /**
+   * Hand-written SQL in the backend's own placeholder style (SQLite `?N`, PostgreSQL
+   * `$N`): the maintenance operations' door (driver/driver.ts). Rows when the statement
+   * returns any, and how many rows it changed.
+   */
+  query<Row>(
+    text: string,
+    parameters?: readonly unknown[],
+  ): Promise<{ rows: Row[]; changes: number }>;
 }

@@ -30,8 +30,10 @@ export interface ParsedBatch {
   entries: BatchEntry[];
   /** Lines repeating an earlier line's event_id with the same canonical payload. */
   duplicates: number;
-  /** Non-empty lines. */
+  /** Non-empty lines (event objects: the events given). */
   lines: number;
+  /** What a rejection's numbers count: JSONL lines (default), or event objects' positions. */
+  unit?: 'line' | 'event';
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

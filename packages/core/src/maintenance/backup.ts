@@ -5,7 +5,6 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { sql } from 'kysely';
 import type { Store } from '../driver/backend.ts';
 import { OnceqError } from '../errors.ts';
 import { MESSAGE_STATES, type MessageState } from '../states.ts';
@@ -40,7 +39,7 @@ export interface BackupResult {
  * directory; nothing is written then.
  */
 export async function backup(store: Store, file: string): Promise<BackupResult> {
-  if (store.kind !== 'sqlite') {
+  if (!store.capabilities.backup) {
     throw new BackupRefusedError(
       'backup copies SQLite stores only; back up a PostgreSQL store with pg_dump (see docs/operations.md), nothing was written',
     );
@@ -54,7 +53,7 @@ export async function backup(store: Store, file: string): Promise<BackupResult> 
   }
   const temporary = `${file}.partial-${process.pid}-${Date.now()}`;
   try {
-    await sql`VACUUM INTO ${temporary}`.execute(store.db);
+    await store.read((x) => store.maintenance.copyTo(x, temporary));
     try {
       linkSync(temporary, file);
     } catch (error) {

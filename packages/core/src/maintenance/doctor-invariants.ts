@@ -1,9 +1,15 @@
 /**
- * The doctor's data checks: the protocol's invariants, read with plain SQL so a row
- * written around the protocol (direct SQL, a restored file, a dropped CHECK) is caught.
+ * The doctor's data checks: the protocol's invariants, read with plain SQL
+ * (driver/sql/invariants.ts) so a row written around the protocol (direct SQL, a
+ * restored file, a dropped CHECK) is caught.
  */
-import { type RawBuilder, sql } from 'kysely';
 import type { Store } from '../driver/backend.ts';
+import {
+  expiredLeases,
+  INVARIANT_ROWS,
+  type InvariantCheck,
+  violations,
+} from '../driver/sql/invariants.ts';
 import type { Finding } from './doctor-types.ts';
 import { formatIdPolicy, parseIdPolicy } from './id-policy.ts';
 import { findOffenders, ID_POLICY_KEY } from './meta.ts';
@@ -12,69 +18,40 @@ import { findOffenders, ID_POLICY_KEY } from './meta.ts';
 const EXAMPLES = 5;
 
 interface Invariant {
-  check: string;
+  check: InvariantCheck;
   /** What the rows are: `message` or `effect`. */
   noun: 'message' | 'effect';
   /** What is wrong with each row found, completing "N messages …". */
   what: string;
-  /** Selects `event_id` of every violating row. */
-  rows: (store: Store) => RawBuilder<{ event_id: string }>;
 }
 
-const hexMismatch = (store: Store) =>
-  store.kind === 'sqlite'
-    ? sql`(length(payload_sha256) <> 64 OR payload_sha256 GLOB '*[^0-9a-f]*')`
-    : sql`payload_sha256 !~ '^[0-9a-f]{64}$'`;
-
-/** Every invariant the protocol keeps, as "rows that break it". */
+/** Every invariant the protocol keeps; its SQL is `INVARIANT_ROWS[check]`. */
 export const INVARIANTS: readonly Invariant[] = [
   {
     check: 'done_without_effect',
     noun: 'message',
     what: 'done without an effect (every done message has exactly one)',
-    rows: () => sql`select m.event_id from messages m left join effects e on e.event_id = m.event_id
-      where m.state = 'done' and e.event_id is null`,
   },
   {
     check: 'effect_without_done',
     noun: 'message',
     what: 'with an effect but not done (only done messages have one)',
-    rows: () => sql`select m.event_id from effects e join messages m on m.event_id = e.event_id
-      where m.state <> 'done'`,
   },
-  {
-    check: 'effect_without_message',
-    noun: 'effect',
-    what: 'without a message',
-    rows: () => sql`select e.event_id from effects e left join messages m on m.event_id = e.event_id
-      where m.event_id is null`,
-  },
+  { check: 'effect_without_message', noun: 'effect', what: 'without a message' },
   {
     check: 'lease_mismatch',
     noun: 'message',
     what: "breaking leased ⇔ lease_until (a lease_until exactly when state = 'leased')",
-    rows: () => sql`select event_id from messages
-      where (state = 'leased' and lease_until is null) or (state <> 'leased' and lease_until is not null)`,
   },
   {
     check: 'attempts_out_of_bounds',
     noun: 'message',
     what: 'with attempts out of bounds (0 ≤ attempts ≤ max attempts and ≤ generation; ready below max)',
-    rows: (store) => {
-      const max = store.protocol.maxAttempts;
-      return sql`select event_id from messages
-        where attempts < 0 or attempts > ${max} or generation < attempts
-          or (state = 'ready' and attempts >= ${max})`;
-    },
   },
   {
     check: 'tombstone_inconsistent',
     noun: 'message',
     what: 'with an inconsistent tombstone (pruned: no payload, a 64-hex SHA-256, done or dead; else a payload, no hash)',
-    rows: (store) => sql`select event_id from messages
-      where (pruned_at is not null and (payload is not null or payload_sha256 is null
-          or state not in ('done', 'dead') or ${hexMismatch(store)}))
-        or (pruned_at is null and (payload is null or payload_sha256 is not null))`,
   },
 ];
 
@@ -82,14 +59,9 @@ export const INVARIANTS: readonly Invariant[] = [
 export async function checkInvariants(store: Store): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const invariant of INVARIANTS) {
-    const query = invariant.rows(store);
-    const { rows } = await sql<{ n: number | string; examples: string | null }>`
-      select count(*) as n from (${query}) v`.execute(store.db);
-    const n = Number(rows[0]?.n ?? 0);
+    const rows = INVARIANT_ROWS[invariant.check](store.protocol.maxAttempts);
+    const { n, ids } = await store.read((x) => violations(x, rows, EXAMPLES));
     if (n === 0) continue;
-    const examples = await sql<{ event_id: string }>`
-      select event_id from (${query}) v order by event_id limit ${EXAMPLES}`.execute(store.db);
-    const ids = examples.rows.map((r) => r.event_id);
     findings.push({
       check: invariant.check,
       severity: 'problem',
@@ -129,15 +101,9 @@ export async function checkIdPolicy(store: Store): Promise<Finding[]> {
  */
 export async function checkStaleLeases(store: Store, staleSeconds: number): Promise<Finding[]> {
   const cutoff = store.clock() - staleSeconds;
-  const row = await store.db
-    .selectFrom('messages')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('lease_until').as('oldest')])
-    .where('state', '=', 'leased')
-    .where('lease_until', '<', cutoff)
-    .executeTakeFirstOrThrow();
-  const n = Number(row.n);
+  const { n, oldest } = await store.read((x) => expiredLeases(x, cutoff));
   if (n === 0) return [];
-  const age = store.clock() - Number(row.oldest);
+  const age = store.clock() - oldest;
   return [
     {
       check: 'stale_leases',

@@ -9,7 +9,11 @@ import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from './id-policy.
  * from `onceq_meta`; a store without the row is `lesson`). Each issue names the line
  * and the policy.
  */
-export function checkIds(entries: readonly BatchEntry[], policyText: string | undefined): void {
+export function checkIds(
+  entries: readonly BatchEntry[],
+  policyText: string | undefined,
+  unit: 'line' | 'event' = 'line',
+): void {
   const policy = policyText === undefined ? LESSON_POLICY : parseIdPolicy(policyText);
   const fits = idMatcher(policy);
   const issues: BatchIssue[] = [];
@@ -24,7 +28,7 @@ export function checkIds(entries: readonly BatchEntry[], policyText: string | un
       reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
     });
   }
-  if (issues.length > 0) throw new BatchRejectedError(issues);
+  if (issues.length > 0) throw new BatchRejectedError(issues, { unit });
 }
 
 /** Hex SHA-256 of a canonical payload's UTF-8 bytes: what a tombstone keeps. */

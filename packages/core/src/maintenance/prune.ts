@@ -124,14 +124,8 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
       ? await countPrunable(store, state, before)
       : await pruneState(store, state, before, now, chunk, pace);
   }
-  if (
-    options.vacuum &&
-    !options.dryRun &&
-    store.kind === 'sqlite' &&
-    result.done + result.dead > 0
-  ) {
-    await sql`VACUUM`.execute(store.db);
-    result.vacuumed = true;
+  if (options.vacuum && !options.dryRun && result.done + result.dead > 0) {
+    result.vacuumed = await store.read((x) => store.maintenance.vacuum(x));
   }
   return result;
 }

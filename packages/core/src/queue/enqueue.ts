@@ -1,16 +1,42 @@
 import type { Store } from '../driver/backend.ts';
+import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { Executor } from '../driver/prepared.ts';
 import type { StoredForEnqueue } from '../driver/statements.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
+import { type EventInput, parseEvents } from '../input/events.ts';
 import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
-import { formatIdPolicy, type IdPolicy, parseIdPolicy } from '../maintenance/id-policy.ts';
+import {
+  formatIdPolicy,
+  GENERAL_POLICY,
+  type IdPolicy,
+  parseIdPolicy,
+} from '../maintenance/id-policy.ts';
 import { getIdPolicy, readIdPolicyRow } from '../maintenance/meta.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
 
+/** What {@link enqueue} stores: JSONL bytes or text, event objects, or a parsed batch. */
+export type EnqueueInput = Uint8Array | string | readonly EventInput[] | ParsedBatch;
+
+export interface EnqueueOptions {
+  /**
+   * A transaction the caller holds open on the store's database (a Kysely transaction on
+   * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
+   * `BEGIN`): the events are written in it, so they exist if and only if it commits. A
+   * rejected batch rolls back what enqueue wrote (a savepoint) and throws; the caller's
+   * own writes are rolled back when the caller lets the error end its transaction.
+   * Nothing is retried. Default: enqueue's own write transaction. docs/handlers.md,
+   * "Enqueue in your transaction".
+   */
+  transaction?: CallerTransaction;
+}
+
 /**
- * Validates and stores a JSONL batch, all or nothing (docs/protocol.md §2).
+ * Validates and stores a batch of events, all or nothing (docs/protocol.md §2): JSONL
+ * bytes or text, or event objects `{ eventId, payload }` (input/events.ts: the same
+ * rules and canonical form; a JS number is an integer when integral, else a float, and
+ * `JsonFloat` writes a float such as `10000.0`).
  *
  * The whole envelope is validated before any transaction. Then, in one write
  * transaction: an event id already stored with the same canonical payload (whatever its
@@ -29,24 +55,40 @@ import type { EnqueueResult } from '../types.ts';
  */
 export async function enqueue(
   store: Store,
-  input: Uint8Array | string | ParsedBatch,
+  input: EnqueueInput,
+  options: EnqueueOptions = {},
 ): Promise<EnqueueResult> {
+  const within = options.transaction;
   // Parsed here with the store's policy, so id and envelope problems are reported
   // together; checked again inside the transaction against the policy as it is then.
-  const batch = isParsed(input) ? input : await parseWithPolicy(store, input);
+  // In the caller's transaction nothing is read on the store's own connection (on SQLite
+  // that may be the very connection the caller's transaction holds): the last policy
+  // seen, else the widest, and the check inside the transaction decides.
+  const batch = isParsed(input)
+    ? input
+    : within === undefined
+      ? await parseWithPolicy(store, input)
+      : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
+  const unit = batch.unit ?? 'line';
   return store.transact(async (x) => {
     const now = store.clock();
     const [policyRow] = await x.rows(readIdPolicyRow, {});
     remember(store, policyRow?.value);
-    checkIds(batch.entries, policyRow?.value);
-    const accepted = await insertNew(store, x, batch.entries, now);
+    checkIds(batch.entries, policyRow?.value, unit);
+    const accepted = await insertNew(store, x, batch.entries, now, unit);
     if (accepted > 0) await store.statements.wake(x);
     crashPoint('mid-enqueue');
     return {
       accepted,
       duplicates: batch.duplicates + (batch.entries.length - accepted),
     };
-  });
+  }, within);
+}
+
+function parseInput(input: Uint8Array | string | readonly EventInput[], policy: IdPolicy) {
+  return Array.isArray(input)
+    ? parseEvents(input, policy)
+    : parseBatch(input as Uint8Array | string, policy);
 }
 
 /** Lines inserted before enqueue decides how to go on: one full INSERT statement. */
@@ -71,17 +113,23 @@ async function insertNew(
   x: Executor,
   entries: readonly BatchEntry[],
   now: number,
+  unit: Unit,
 ): Promise<number> {
   const head = entries.slice(0, PROBE_LINES);
   const rest = entries.slice(PROBE_LINES);
   const inserted = await store.statements.insertMessages(x, head, now);
-  if (inserted === head.length) return inserted + (await insertChecked(store, x, rest, now));
+  if (inserted === head.length) {
+    return inserted + (await insertChecked(store, x, rest, now, unit));
+  }
   const stored = await readStored(store, x, entries);
-  rejectConflicts(entries, stored);
+  rejectConflicts(entries, stored, unit);
   const storedIds = new Set(stored.map((row) => row.event_id));
   const fresh = rest.filter((entry) => !storedIds.has(entry.eventId));
-  return inserted + (await insertChecked(store, x, fresh, now));
+  return inserted + (await insertChecked(store, x, fresh, now, unit));
 }
+
+/** What a rejection's numbers count: JSONL lines, or positions of event objects. */
+type Unit = 'line' | 'event';
 
 /** Inserts `entries`; when some were skipped, reads their stored rows and rejects conflicts. */
 async function insertChecked(
@@ -89,10 +137,13 @@ async function insertChecked(
   x: Executor,
   entries: readonly BatchEntry[],
   now: number,
+  unit: Unit,
 ): Promise<number> {
   if (entries.length === 0) return 0;
   const inserted = await store.statements.insertMessages(x, entries, now);
-  if (inserted < entries.length) rejectConflicts(entries, await readStored(store, x, entries));
+  if (inserted < entries.length) {
+    rejectConflicts(entries, await readStored(store, x, entries), unit);
+  }
   return inserted;
 }
 
@@ -107,9 +158,13 @@ function readStored(
   );
 }
 
-function rejectConflicts(entries: readonly BatchEntry[], stored: readonly StoredForEnqueue[]) {
+function rejectConflicts(
+  entries: readonly BatchEntry[],
+  stored: readonly StoredForEnqueue[],
+  unit: Unit,
+) {
   const conflicts = findConflicts(entries, stored);
-  if (conflicts.length > 0) throw new BatchRejectedError(conflicts);
+  if (conflicts.length > 0) throw new BatchRejectedError(conflicts, { unit });
 }
 
 /**
@@ -159,19 +214,27 @@ function remember(store: Store, text: string | undefined): void {
   }
 }
 
-async function parseWithPolicy(store: Store, input: Uint8Array | string): Promise<ParsedBatch> {
+async function parseWithPolicy(
+  store: Store,
+  input: Uint8Array | string | readonly EventInput[],
+): Promise<ParsedBatch> {
   const guess = lastPolicy.get(store);
-  if (guess === undefined) return parseBatch(input, await getIdPolicy(store));
+  if (guess === undefined) return parseInput(input, await getIdPolicy(store));
   try {
-    return parseBatch(input, guess.policy);
+    return parseInput(input, guess.policy);
   } catch (error) {
     if (!(error instanceof BatchRejectedError)) throw error;
     const current = await getIdPolicy(store);
     if (formatIdPolicy(current) === guess.text) throw error;
-    return parseBatch(input, current);
+    return parseInput(input, current);
   }
 }
 
-function isParsed(input: Uint8Array | string | ParsedBatch): input is ParsedBatch {
-  return typeof input === 'object' && !(input instanceof Uint8Array) && 'entries' in input;
+function isParsed(input: EnqueueInput): input is ParsedBatch {
+  return (
+    typeof input === 'object' &&
+    !(input instanceof Uint8Array) &&
+    !Array.isArray(input) &&
+    'entries' in input
+  );
 }

@@ -1,22 +1,33 @@
 import type { Store } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
-import { extendMany } from '../queue/extend.ts';
+import { type ExtendedLease, extendMany } from '../queue/extend.ts';
 import type { LeaseRef } from '../types.ts';
 
 export interface HeartbeatEvents {
-  /** Leases renewed by one beat. */
-  extended(count: number): void;
+  /** Leases renewed by one beat, each valid until its new `leaseUntil`. */
+  extended(extended: readonly ExtendedLease[]): void;
   /** Leases an extension was refused for: their handlers must stop, their ACK would fail. */
   lost(lost: readonly LeaseLostError[]): void;
   /** A beat failed as a whole (store unreachable): the next beat tries again. */
   failed(error: unknown): void;
 }
 
+export interface Heartbeat {
+  /**
+   * Resolves once no beat is running. The worker awaits it before it records or releases
+   * leases, so a beat never extends a lease its own ACK has just closed (the extension
+   * would be refused and the message wrongly counted lost).
+   */
+  settled(): Promise<void>;
+  /** Stops the timer and waits for a running beat. */
+  stop(): Promise<void>;
+}
+
 /**
- * Keeps the leases of a batch alive while its handlers run: every third of the lease it
- * extends every lease `held()` returns to `now + leaseSeconds`, in one transaction, each
- * fenced on its own. A refused extension is reported once per lease. A beat never
- * overlaps the previous one. Returns `stop`, which waits for a running beat to end.
+ * Keeps the worker's held leases alive while their handlers run: every third of the
+ * lease it extends every lease `held()` returns to `now + leaseSeconds`, in one
+ * transaction, each fenced on its own. A refused extension is reported once per lease.
+ * A beat never overlaps the previous one, and with nothing held a beat costs nothing.
  *
  * A third leaves two beats of slack: one slow or failed beat does not lose the lease.
  */
@@ -25,14 +36,14 @@ export function startHeartbeat(
   held: () => readonly LeaseRef[],
   leaseSeconds: number,
   events: HeartbeatEvents,
-): () => Promise<void> {
+): Heartbeat {
   let running: Promise<void> | undefined;
   const beat = async () => {
     const leases = held();
     if (leases.length === 0) return;
     try {
       const { extended, lost } = await extendMany(store, leases, leaseSeconds);
-      if (extended.length > 0) events.extended(extended.length);
+      if (extended.length > 0) events.extended(extended);
       if (lost.length > 0) events.lost(lost);
     } catch (error) {
       events.failed(error);
@@ -47,8 +58,13 @@ export function startHeartbeat(
     },
     Math.max(50, (leaseSeconds * 1000) / 3),
   );
-  return async () => {
-    clearInterval(timer);
-    await running;
+  return {
+    settled: async () => {
+      await running;
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
   };
 }

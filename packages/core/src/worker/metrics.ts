@@ -126,8 +126,17 @@ export function serveMetrics(
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port,
+    // Never Bun's development page (working directory, source lines) nor its multi-line
+    // dump on stderr: a request that cannot be read is a plain 400.
+    development: false,
+    error: () => new Response('internal error\n', { status: 500 }),
     async fetch(request) {
-      const path = new URL(request.url).pathname;
+      let path: string;
+      try {
+        path = new URL(request.url).pathname;
+      } catch {
+        return new Response('malformed request: it names no valid Host\n', { status: 400 });
+      }
       if (path === '/metrics') {
         try {
           return new Response(await metrics.render(), {

@@ -1,29 +1,57 @@
 import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
+import type { ApplyManyResult } from '../queue/apply.ts';
 import { claimMany } from '../queue/claim.ts';
 import { nextDue } from '../queue/due.ts';
+import type { ExtendedLease } from '../queue/extend.ts';
 import { releaseMany } from '../queue/release.ts';
-import { type HandlerResult, runHandler } from '../queue/settle.ts';
+import type { HandlerResult } from '../queue/settle.ts';
 import { settleClaimed } from '../queue/settle-batch.ts';
+import { type ClaimedLease, settleOne } from '../queue/settle-one.ts';
 import type { ApplyOutcome, AsyncHandler, Lease } from '../types.ts';
-import { startHeartbeat } from './heartbeat.ts';
+import { FairShare } from './fair-share.ts';
+import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
+import { Held, runHandlers } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
 import { Wakeup } from './wakeup.ts';
-import { DEFAULT_BATCH } from './work.ts';
+
+/**
+ * Messages per claim and per record transaction when the caller does not say. 100 was
+ * chosen from `bun run bench`: on SQLite with synchronous=FULL it gave ~22,500 msg/s
+ * (21x per-message mode) with p99 claim-to-ACK of ~9 ms; 200 added 9-33 % but p99
+ * went to ~35 ms; 500 was no faster. Every message is still fenced on its own.
+ */
+export const DEFAULT_BATCH = 100;
+
+/** `/healthz` reports a worker that holds work and settled nothing for this many leases. */
+export const STUCK_AFTER_LEASES = 3;
 
 export interface WorkerOptions {
-  /** Messages per claim (and per settle transaction). Default {@link DEFAULT_BATCH} (100). */
+  /** Messages per claim (and per record transaction). Default {@link DEFAULT_BATCH} (100). */
   batch?: number;
   /** Lease length in seconds; heartbeats renew it every third. Default: the store's (30). */
   leaseSeconds?: number;
   /** Handlers running at once (each message still fenced on its own). Default 1. */
   concurrency?: number;
-  /** Stop once nothing is claimable now (`onceq work` semantics). Default false: run until stopped. */
+  /**
+   * Claim the next batch while this one is handled (at batch 1: while its ACK is written),
+   * so the client and the server work at the same time. Only where the backend takes
+   * concurrent claimers (PostgreSQL's `SKIP LOCKED`); ignored on SQLite, whose one write
+   * lock serializes them anyway. Default true.
+   */
+  claimAhead?: boolean;
+  /** Stop once nothing is claimable now (`onceq work`). Default false: run until stopped. */
   drain?: boolean;
-  /** Stop after this many claimed messages (with `drain`). Default: no limit. */
+  /** Stop after this many claimed messages. Default: no limit. */
   max?: number;
+  /**
+   * A handler's deadline, ms: past it its `signal` is aborted and the message gets a
+   * temporary failure `handler_timeout` (retried after backoff, dead on the last
+   * attempt). Default: none.
+   */
+  handlerTimeoutMs?: number;
   /** Longest idle poll, ms. Default 1000, or 5000 where the store has LISTEN/NOTIFY. */
   pollMaxMs?: number;
   /** Where the worker's lines go. Default: nowhere. */
@@ -32,6 +60,8 @@ export interface WorkerOptions {
   metrics?: WorkerMetrics;
   /** Prune on a schedule, in the background between claims ({@link ScheduledPrune}). Default: never. */
   prune?: PruneSchedule;
+  /** Called after every recorded batch with the running counts (progress output). */
+  onProgress?: (summary: Readonly<WorkerSummary>) => void;
 }
 
 export interface WorkerSummary {
@@ -41,7 +71,7 @@ export interface WorkerSummary {
   dead: number;
   /** Leases found lost (refused heartbeat or refused ACK): nothing of them was written. */
   lost: number;
-  /** Claimed but unstarted messages given back at shutdown, attempts not spent. */
+  /** Claimed but unstarted messages given back at a stop, attempts not spent. */
   released: number;
   /** Successful lease extensions. */
   extended: number;
@@ -58,33 +88,38 @@ export interface StopResult {
   graceful: boolean;
   /** Messages whose handlers were abandoned: their leases expire and are recovered (a silent death). */
   abandoned: number;
+  /** Those leases, each valid until its `leaseUntil` as last extended. */
+  abandonedLeases: readonly ExtendedLease[];
   summary: WorkerSummary;
 }
 
-type ItemState = 'waiting' | 'running' | 'finished' | 'lost';
-
-interface Item {
-  lease: Lease;
-  controller: AbortController;
-  state: ItemState;
-  result?: HandlerResult;
-  startedAt: number;
-}
-
 /**
- * onceq as a long-running service (graphile-worker's Worker, pg-boss's `stop({ graceful,
- * timeout })`, River's heartbeats): claims a batch, runs up to `concurrency` handlers at
- * once **outside** any transaction, keeps the batch's leases alive with heartbeats, then
- * records every result with a fenced ACK at the generation it ran under
- * ({@link settleClaimed}: on PostgreSQL the successes are one fenced effect + ACK
- * statement, no read in front), and looks again. Idle, it sleeps adaptively until new work is
- * due, a NOTIFY arrives (PostgreSQL) or it is stopped.
+ * The one worker loop of onceq (graphile-worker's runner, River's producer): `onceq work`
+ * is it in drain mode, `onceq worker` runs it until stopped. One turn:
+ *
+ * 1. **Claim** up to `batch` messages in one short transaction (lazy recovery first).
+ *    With claim-ahead (PostgreSQL) the claim of the next batch goes out now, while this
+ *    one is handled: the worker holds at most two batches, the one being recorded or
+ *    handled and the one claimed ahead.
+ * 2. **Handle**: up to `concurrency` handlers at once, **outside** any transaction, each
+ *    on the payload its claim read under its generation (docs/worker.md says why that
+ *    stays exactly-once), each with its optional deadline. One heartbeat for the worker's
+ *    life extends every held lease each third of the lease.
+ * 3. **Record** every result through {@link Worker.#record}, fenced at the generation it
+ *    ran under: the effect and the ACK in one write, or the failure. Unstarted messages
+ *    of a stopping worker are released instead.
+ * 4. **Share** ({@link FairShare}): on SQLite step aside after lock waits so a second
+ *    process gets the write lock; always let signals and timers in.
+ *
+ * Idle, it sleeps adaptively until new work is due, a NOTIFY arrives (PostgreSQL) or it
+ * is stopped; in drain mode it ends instead.
  *
  * Shutdown has two stages. {@link stop}: claim nothing more, let running handlers finish
  * and record them, **release** the claimed-but-unstarted messages (ready now, attempts
  * given back). If `timeoutMs` runs out, or {@link forceStop} is called (a second
- * signal), the running handlers' signals are aborted and the worker ends at once: those
- * leases expire and are recovered later as silent deaths.
+ * signal), the running handlers' signals are aborted and the worker ends without them:
+ * finished results are still recorded and unstarted messages still released, only the
+ * running ones are abandoned (their leases expire and are recovered as silent deaths).
  */
 export class Worker {
   readonly #store: Store;
@@ -92,11 +127,15 @@ export class Worker {
   readonly #batch: number;
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
+  readonly #claimAhead: boolean;
   readonly #drain: boolean;
   readonly #max: number;
+  readonly #timeoutMs: number | undefined;
   readonly #log: WorkerLog;
   readonly #metrics: WorkerMetrics | undefined;
+  readonly #onProgress: ((summary: Readonly<WorkerSummary>) => void) | undefined;
   readonly #wakeup: Wakeup;
+  readonly #fair: FairShare;
   readonly #pruner: ScheduledPrune | undefined;
   readonly #summary: WorkerSummary = {
     claimed: 0,
@@ -109,12 +148,17 @@ export class Worker {
   };
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #forced = false;
-  #items: Item[] = [];
+  /** Every message claimed and not yet recorded, released or abandoned, by `id/generation`. */
+  readonly #held = new Map<string, Held>();
+  #abandoned: ExtendedLease[] = [];
+  /** performance.now() of the last recorded batch, or of taking work while holding none. */
+  #progressAt = performance.now();
+  #heartbeat: Heartbeat | undefined;
   #loop: Promise<void> | undefined;
   #listener: WakeListener | undefined;
   #storeError: string | undefined;
-  #forceNow: (() => void) | undefined;
-  readonly #forcedSignal: Promise<void>;
+  /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
+  #handlersDone: (() => void) | undefined;
 
   constructor(store: Store, handler: AsyncHandler, options: WorkerOptions = {}) {
     this.#store = store;
@@ -123,17 +167,21 @@ export class Worker {
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
     store.sizePool?.(this.#concurrency + 1);
+    this.#claimAhead = (options.claimAhead ?? true) && store.capabilities.skipLocked;
     this.#drain = options.drain ?? false;
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
+    this.#timeoutMs =
+      options.handlerTimeoutMs === undefined
+        ? undefined
+        : positive(options.handlerTimeoutMs, 'handler timeout');
     this.#log = options.log ?? silentLog;
     this.#metrics = options.metrics;
+    this.#onProgress = options.onProgress;
+    this.#fair = new FairShare(store);
     this.#pruner =
       options.prune === undefined ? undefined : new ScheduledPrune(store, options.prune, this.#log);
     const notifies = store.listen !== undefined;
     this.#wakeup = new Wakeup({ maxMs: options.pollMaxMs ?? (notifies ? 5000 : 1000) });
-    this.#forcedSignal = new Promise((resolve) => {
-      this.#forceNow = resolve;
-    });
   }
 
   /** Running counts since start. */
@@ -145,10 +193,22 @@ export class Worker {
     return this.#state;
   }
 
-  /** `true` while running with a working store, else why not (for `/healthz`). */
+  /**
+   * `true` while running with a working store that makes progress, else why not (for
+   * `/healthz`): stopped, a store error, or holding work while settling nothing for
+   * {@link STUCK_AFTER_LEASES} leases (a handler that never returns: heartbeats would
+   * keep its lease forever).
+   */
   health(): string | true {
     if (this.#state !== 'running') return `worker is ${this.#state}`;
-    return this.#storeError === undefined ? true : `store error: ${this.#storeError}`;
+    if (this.#storeError !== undefined) return `store error: ${this.#storeError}`;
+    const quietMs = performance.now() - this.#progressAt;
+    if (this.#held.size > 0 && quietMs >= STUCK_AFTER_LEASES * this.#leaseSeconds * 1000) {
+      const running = [...this.#held.values()].filter((h) => h.state === 'running');
+      const ids = running.slice(0, 5).map((h) => h.lease.eventId);
+      return `stuck: settled nothing for ${Math.floor(quietMs / 1000)} s (${STUCK_AFTER_LEASES} leases of ${this.#leaseSeconds} s) while holding ${plural(this.#held.size, 'message')}${ids.length > 0 ? `; handlers still running: ${ids.join(', ')}${running.length > ids.length ? ', …' : ''}` : ''}`;
+    }
+    return true;
   }
 
   /**
@@ -172,13 +232,15 @@ export class Worker {
     }
     this.#log.write(
       'start',
-      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s, wake-up ${this.#listener ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
+      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s${this.#timeoutMs === undefined ? '' : `, handler timeout ${this.#timeoutMs / 1000} s`}${this.#claimAhead ? ', claim-ahead' : ''}, wake-up ${this.#listener ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
       {
         store: this.#store.location,
         backend: this.#store.kind,
         batch: this.#batch,
         concurrency: this.#concurrency,
         lease_seconds: this.#leaseSeconds,
+        handler_timeout_ms: this.#timeoutMs ?? null,
+        claim_ahead: this.#claimAhead,
       },
     );
     if (this.#pruner !== undefined) {
@@ -193,10 +255,18 @@ export class Worker {
         },
       );
     }
+    this.#heartbeat = startHeartbeat(this.#store, () => this.#renewable(), this.#leaseSeconds, {
+      extended: (extended) => this.#extended(extended),
+      lost: (errors) => this.#lost(errors, true),
+      failed: (error) => this.#log.write('heartbeat_failed', describe(error)),
+    });
+    this.#progressAt = performance.now();
     this.#loop = this.#run();
+    // Awaited by finished() and stop(); a drain that fails rejects there, not as unhandled.
+    this.#loop.catch(() => {});
   }
 
-  /** Resolves when the loop ended by itself (drain mode) or after a stop. */
+  /** Resolves when the loop ended by itself (drain mode) or after a stop; rejects when a drain failed. */
   async finished(): Promise<WorkerSummary> {
     await this.#loop;
     return this.#summary;
@@ -209,72 +279,129 @@ export class Worker {
   async stop(options: StopOptions = {}): Promise<StopResult> {
     if (this.#state === 'new') {
       this.#state = 'stopped';
-      return { graceful: true, abandoned: 0, summary: this.#summary };
+      return this.#result();
     }
     if (this.#state === 'running') this.#state = 'stopping';
     this.#wakeup.wake();
-    const timeoutMs = options.timeoutMs ?? 30_000;
+    const loop = (this.#loop ?? Promise.resolve()).then(
+      () => 'ended' as const,
+      () => 'ended' as const,
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      timer = setTimeout(() => resolve('timeout'), options.timeoutMs ?? 30_000);
     });
-    const ended = await Promise.race([
-      (this.#loop ?? Promise.resolve()).then(() => 'ended' as const),
-      this.#forcedSignal.then(() => 'forced' as const),
-      timedOut,
-    ]);
+    const ended = await Promise.race([loop, timedOut]);
     clearTimeout(timer);
-    if (ended === 'ended' && !this.#forced) return this.#end(true, 0);
-    return this.#end(false, this.#abandon());
+    if (ended === 'timeout') this.forceStop();
+    await loop;
+    return this.#result();
   }
 
-  /** Immediate stop (a second signal): aborts running handlers and records nothing more. */
+  /**
+   * Immediate stop (a second signal): aborts running handlers and stops waiting for them;
+   * finished results are still recorded and unstarted messages released.
+   */
   forceStop(): void {
     if (this.#state === 'running') this.#state = 'stopping';
-    this.#abandon();
-    this.#wakeup.wake();
-    this.#forceNow?.();
-  }
-
-  #abandon(): number {
     this.#forced = true;
-    const open = this.#items.filter((i) => i.state === 'running' || i.state === 'waiting');
-    for (const item of this.#items) item.controller.abort(new Error('worker stopped'));
-    return open.length;
+    for (const held of this.#held.values()) {
+      if (held.state === 'running') held.abort(new Error('worker stopped'));
+    }
+    this.#wakeup.wake();
+    this.#handlersDone?.();
   }
 
-  async #end(graceful: boolean, abandoned: number): Promise<StopResult> {
-    this.#state = 'stopped';
-    await this.#pruner?.stop();
-    await this.#listener?.close();
-    this.#listener = undefined;
-    return { graceful, abandoned, summary: this.#summary };
+  #result(): StopResult {
+    return {
+      graceful: !this.#forced,
+      abandoned: this.#abandoned.length,
+      abandonedLeases: this.#abandoned,
+      summary: this.#summary,
+    };
   }
 
   async #run(): Promise<void> {
-    while (this.#state === 'running' && this.#summary.claimed < this.#max) {
-      this.#pruner?.tick();
-      try {
-        const leases = await claimMany(this.#store, {
-          limit: Math.min(this.#batch, this.#max - this.#summary.claimed),
-          leaseSeconds: this.#leaseSeconds,
-        });
-        this.#storeError = undefined;
-        if (leases.length > 0) {
-          this.#wakeup.busy();
-          await this.#process(leases);
-          continue;
+    let recording: Promise<void> = Promise.resolve();
+    let ahead: Promise<Held[]> | null = null;
+    try {
+      while (this.#state === 'running' && this.#summary.claimed < this.#max) {
+        this.#pruner?.tick();
+        this.#fair.begin();
+        try {
+          // The previous batch is recorded before anything new is claimed: a failed write
+          // stops a drain before it claims more, and at most two batches are ever held.
+          await recording;
+          const batch = await (ahead ?? this.#claim());
+          ahead = null;
+          this.#storeError = undefined;
+          if (batch.length === 0) {
+            if (this.#drain) break;
+            await this.#idle();
+            continue;
+          }
+          const started = performance.now();
+          if (this.#claimAhead && this.#state === 'running' && this.#summary.claimed < this.#max) {
+            ahead = quiet(this.#claim());
+          }
+          // A forced stop does not wait for running handlers: their leases are abandoned.
+          await new Promise<void>((resolve) => {
+            this.#handlersDone = resolve;
+            if (this.#forced) resolve();
+            runHandlers(batch, {
+              handler: this.#handler,
+              concurrency: this.#concurrency,
+              timeoutMs: this.#timeoutMs,
+              mayStart: () => this.#state === 'running',
+            }).then(resolve);
+          });
+          this.#handlersDone = undefined;
+          recording = quiet(this.#settle(batch, started));
+          if (!this.#claimAhead || this.#forced) await recording;
+          await this.#fair.end();
+        } catch (error) {
+          recording = Promise.resolve();
+          if (this.#drain) throw error;
+          const why = describe(error);
+          if (this.#storeError !== why) this.#log.write('store_error', `${why}; retrying`);
+          this.#storeError = why;
+          await this.#wakeup.sleep(null);
         }
-        if (this.#drain) break;
-        await this.#idle();
-      } catch (error) {
-        const why = describe(error);
-        if (this.#storeError !== why) this.#log.write('store_error', `${why}; retrying`);
-        this.#storeError = why;
-        await this.#wakeup.sleep(null);
       }
+      await recording;
+      // Claimed ahead but never handled (a stop): give back, attempts not spent.
+      const left = ahead === null ? [] : await ahead;
+      if (left.length > 0) await this.#settle(left, performance.now());
+    } finally {
+      await this.#end();
     }
-    if (this.#state === 'running') await this.#end(true, 0);
+  }
+
+  /**
+   * Claims the next batch and holds it at once: a batch claimed ahead is renewed by the
+   * heartbeat from its claim on, like the one being handled.
+   */
+  async #claim(): Promise<Held[]> {
+    const leases = await claimMany(this.#store, {
+      limit: Math.min(this.#batch, this.#max - this.#summary.claimed),
+      leaseSeconds: this.#leaseSeconds,
+    });
+    return this.#hold(leases);
+  }
+
+  /** Takes claimed leases into the worker's hands. */
+  #hold(leases: readonly Lease[]): Held[] {
+    if (this.#held.size === 0) this.#progressAt = performance.now();
+    this.#summary.claimed += leases.length;
+    const claimedAt = this.#store.clock();
+    const batch = leases.map((lease) => {
+      const held = new Held(lease);
+      this.#held.set(key(lease), held);
+      this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
+      return held;
+    });
+    this.#wakeup.busy();
+    return batch;
   }
 
   /**
@@ -294,125 +421,136 @@ export class Worker {
     }
   }
 
-  async #process(leases: Lease[]): Promise<void> {
-    const started = performance.now();
-    const claimedAt = this.#store.clock();
-    this.#summary.claimed += leases.length;
-    for (const lease of leases) {
-      this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
+  /**
+   * Closes a batch: abandons the handlers still running after a forced stop, releases
+   * the unstarted messages, records every result, and logs the batch.
+   */
+  async #settle(batch: readonly Held[], started: number): Promise<void> {
+    // A heartbeat running now must not extend a lease this write is about to close.
+    await this.#heartbeat?.settled();
+    const unstarted: Held[] = [];
+    const ran: Held[] = [];
+    for (const held of batch) {
+      if (held.state === 'running') {
+        // Forced stop: the handler is abandoned, its lease left to expire.
+        this.#abandoned.push({
+          eventId: held.lease.eventId,
+          generation: held.lease.generation,
+          leaseUntil: held.leaseUntil,
+        });
+        this.#held.delete(key(held.lease));
+        continue;
+      }
+      if (held.state === 'waiting') unstarted.push(held);
+      else if (held.result !== undefined) ran.push(held);
+      if (held.state !== 'lost') held.state = 'recording';
     }
-    const items: Item[] = leases.map((lease) => ({
-      lease,
-      controller: new AbortController(),
-      state: 'waiting',
-      startedAt: 0,
-    }));
-    this.#items = items;
-    const lostOnce = new Set<string>();
-    const markLost = (errors: readonly LeaseLostError[]) => {
-      for (const error of errors) {
-        if (lostOnce.has(error.eventId)) continue;
-        lostOnce.add(error.eventId);
-        this.#summary.lost++;
-        this.#metrics?.leaseLost.inc();
-        this.#metrics?.processed.inc({ outcome: 'lost' });
-        this.#log.write('lease_lost', error.message, {
-          event_id: error.eventId,
-          generation: error.generation,
-        });
-      }
-    };
-    const stopHeartbeat = startHeartbeat(
-      this.#store,
-      () => items.filter((i) => i.state !== 'lost').map((i) => i.lease),
-      this.#leaseSeconds,
-      {
-        extended: (n) => {
-          this.#summary.extended += n;
-          this.#metrics?.extended.inc(n);
-        },
-        lost: (errors) => {
-          for (const error of errors) {
-            const item = items.find((i) => i.lease.eventId === error.eventId);
-            if (item === undefined) continue;
-            item.state = 'lost';
-            item.controller.abort(error);
-          }
-          markLost(errors);
-        },
-        failed: (error) => this.#log.write('heartbeat_failed', describe(error)),
-      },
-    );
-
-    let next = 0;
-    const lane = async () => {
-      while (this.#state === 'running' && next < items.length) {
-        const item = items[next++] as Item;
-        if (item.state !== 'waiting') continue;
-        item.state = 'running';
-        item.startedAt = performance.now();
-        item.result = await runHandler(this.#handler, item.lease.payload, {
-          eventId: item.lease.eventId,
-          generation: item.lease.generation,
-          attempt: item.lease.attempt,
-          signal: item.controller.signal,
-        });
-        if (item.state === 'running') item.state = 'finished';
-      }
-    };
-    const lanes = Array.from({ length: Math.min(this.#concurrency, items.length) }, lane);
-    const allDone = Promise.all(lanes);
-    // A forced stop does not wait for handlers: their leases are left to expire.
-    await Promise.race([allDone, this.#forcedSignal]);
-    await stopHeartbeat();
-    if (this.#forced) return;
-
-    const unstarted = items.filter((i) => i.state === 'waiting');
-    if (unstarted.length > 0) {
-      const { released, lost } = await releaseMany(
-        this.#store,
-        unstarted.map((i) => i.lease),
-      );
-      this.#summary.released += released.length;
-      this.#metrics?.released.inc(released.length);
-      if (released.length > 0) {
+    try {
+      if (unstarted.length > 0) await this.#release(unstarted);
+      // Lost items are recorded too: the fence refuses their late ACK (counted once).
+      const { outcomes, lost } = await this.#record(ran);
+      this.#lost(lost, false);
+      const settledAt = performance.now();
+      for (const outcome of outcomes) this.#count(outcome);
+      for (const held of ran)
+        this.#metrics?.handlerToAck.observe((settledAt - held.startedAt) / 1000);
+      const lostHere = batch.filter((h) => h.lostCounted).length;
+      const s = this.#summary;
+      const ms = Math.round(settledAt - started);
+      if (ran.length > 0 && this.#log !== silentLog) {
         this.#log.write(
-          'release',
-          `released ${released.length} claimed but unstarted message${released.length === 1 ? '' : 's'} (attempts not spent): ${released.join(', ')}`,
-          { released: released.length },
+          'batch',
+          `claimed ${batch.length}: ${count(outcomes, 'done')} done, ${count(outcomes, 'retry')} retried, ${count(outcomes, 'dead')} dead, ${lostHere} lost, ${unstarted.length} released (${ms} ms; totals: ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost)`,
+          {
+            claimed: batch.length,
+            done: count(outcomes, 'done'),
+            retried: count(outcomes, 'retry'),
+            dead: count(outcomes, 'dead'),
+            lost: lostHere,
+            released: unstarted.length,
+            ms,
+          },
         );
       }
-      markLost(lost);
+      this.#progressAt = performance.now();
+      this.#onProgress?.(s);
+    } finally {
+      for (const held of batch) this.#held.delete(key(held.lease));
     }
-    // Lost items are settled too: the fence refuses their late ACK (counted once above).
-    // Every handler ran on the payload our claim read, so the successes can be one fenced
-    // effect + ACK statement with no read in front where the backend has one
-    // (settleClaimed: PostgreSQL); SQLite settles in one transaction as before.
-    const ran = items.filter((i) => i.result !== undefined);
-    const { outcomes, lost } = await settleClaimed(
+  }
+
+  /**
+   * The one place the loop writes handler results, each fenced at the generation it ran
+   * under: one result as one fenced write with no read in front, a batch as the backend's
+   * batch write (on PostgreSQL the successes are one fenced effect + ACK statement).
+   */
+  #record(ran: readonly Held[]): Promise<ApplyManyResult> {
+    if (ran.length === 0) return Promise.resolve({ outcomes: [], lost: [] });
+    const [only] = ran;
+    if (ran.length === 1 && only !== undefined) {
+      return settleOne(this.#store, claimedLease(only), only.result as HandlerResult);
+    }
+    return settleClaimed(
       this.#store,
-      ran.map((i) => ({ lease: i.lease, result: i.result as HandlerResult })),
+      ran.map((held) => ({ lease: held.lease, result: held.result as HandlerResult })),
     );
-    const settledAt = performance.now();
-    markLost(lost);
-    for (const outcome of outcomes) this.#count(outcome);
-    for (const item of ran)
-      this.#metrics?.handlerToAck.observe((settledAt - item.startedAt) / 1000);
-    const s = this.#summary;
-    this.#log.write(
-      'batch',
-      `claimed ${leases.length}: ${count(outcomes, 'done')} done, ${count(outcomes, 'retry')} retried, ${count(outcomes, 'dead')} dead, ${lostOnce.size} lost, ${unstarted.length} released (${Math.round(settledAt - started)} ms; totals: ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost)`,
-      {
-        claimed: leases.length,
-        done: count(outcomes, 'done'),
-        retried: count(outcomes, 'retry'),
-        dead: count(outcomes, 'dead'),
-        lost: lostOnce.size,
-        released: unstarted.length,
-        ms: Math.round(settledAt - started),
-      },
+  }
+
+  async #release(unstarted: readonly Held[]): Promise<void> {
+    const { released, lost } = await releaseMany(
+      this.#store,
+      unstarted.map((h) => h.lease),
     );
-    this.#items = [];
+    this.#summary.released += released.length;
+    this.#metrics?.released.inc(released.length);
+    if (released.length > 0) {
+      this.#log.write(
+        'release',
+        `released ${plural(released.length, 'claimed but unstarted message')} (attempts not spent): ${released.join(', ')}`,
+        { released: released.length },
+      );
+    }
+    this.#lost(lost, false);
+  }
+
+  /** The leases a heartbeat renews: claimed and not yet being recorded, released or lost. */
+  #renewable(): Lease[] {
+    const leases: Lease[] = [];
+    for (const held of this.#held.values()) {
+      if (held.state === 'waiting' || held.state === 'running' || held.state === 'finished') {
+        leases.push(held.lease);
+      }
+    }
+    return leases;
+  }
+
+  #extended(extended: readonly ExtendedLease[]): void {
+    for (const lease of extended) {
+      const held = this.#held.get(key(lease));
+      if (held !== undefined) held.leaseUntil = lease.leaseUntil;
+    }
+    this.#summary.extended += extended.length;
+    this.#metrics?.extended.inc(extended.length);
+  }
+
+  /** Counts and logs each lost lease once; a refused heartbeat also stops its handler. */
+  #lost(errors: readonly LeaseLostError[], byHeartbeat: boolean): void {
+    for (const error of errors) {
+      const held = this.#held.get(key(error));
+      if (held === undefined || held.lostCounted) continue;
+      held.lostCounted = true;
+      if (byHeartbeat) {
+        if (held.state !== 'recording') held.state = 'lost';
+        held.abort(error);
+      }
+      this.#summary.lost++;
+      this.#metrics?.leaseLost.inc();
+      this.#metrics?.processed.inc({ outcome: 'lost' });
+      this.#log.write('lease_lost', error.message, {
+        event_id: error.eventId,
+        generation: error.generation,
+      });
+    }
   }
 
   #count(outcome: ApplyOutcome): void {
@@ -423,18 +561,55 @@ export class Worker {
       this.#log.write(
         'dead',
         `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail}`,
-        {
-          event_id: outcome.eventId,
-          code: outcome.code,
-        },
+        { event_id: outcome.eventId, code: outcome.code },
       );
     }
     this.#metrics?.processed.inc({ outcome: outcome.outcome });
   }
+
+  async #end(): Promise<void> {
+    this.#state = 'stopped';
+    await this.#heartbeat?.stop();
+    await this.#pruner?.stop();
+    await this.#listener?.close();
+    this.#listener = undefined;
+    const { graceful, abandoned, abandonedLeases } = this.#result();
+    const s = this.#summary;
+    this.#log.write(
+      'stopped',
+      `worker stopped ${graceful ? 'gracefully' : `at once, ${plural(abandoned, 'message')} abandoned to lease expiry${abandonedLeases.length > 0 ? ` (${abandonedLeases.map((l) => `${l.eventId} until ${l.leaseUntil}`).join(', ')})` : ''}`}: claimed ${s.claimed}, ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost, ${s.released} released, ${s.extended} extended`,
+      { graceful, abandoned, ...s },
+    );
+  }
+}
+
+function key(lease: { eventId: string; generation: number }): string {
+  return `${lease.eventId}/${lease.generation}`;
+}
+
+/** The lease as the claim returned it, with its end as this worker's heartbeats moved it. */
+function claimedLease(held: Held): ClaimedLease {
+  const { eventId, generation, attempt } = held.lease;
+  return { eventId, generation, attempt, leaseUntil: held.leaseUntil };
+}
+
+/**
+ * Marks a promise as handled now, so its rejection (awaited later, after other work) is
+ * not reported as unhandled in between; awaiting the returned promise still throws.
+ */
+function quiet<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
 }
 
 function count(outcomes: readonly ApplyOutcome[], kind: ApplyOutcome['outcome']): number {
-  return outcomes.filter((o) => o.outcome === kind).length;
+  let n = 0;
+  for (const o of outcomes) if (o.outcome === kind) n++;
+  return n;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function positive(n: number, name: string): number {

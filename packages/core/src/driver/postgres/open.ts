@@ -6,10 +6,13 @@ import { MIGRATIONS, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
-import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { inCallerTransaction } from '../caller-transaction.ts';
+import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { postgresCaller } from './caller-transaction.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
+import { postgresMaintenance } from './maintenance.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
 import { postgresStatements, WAKE_CHANNEL } from './statements.ts';
@@ -114,7 +117,7 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
-  const capabilities = { skipLocked: true, maxParameters: 65_535 };
+  const capabilities = { skipLocked: true, maxParameters: 65_535, backup: false };
   // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
   // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
   const qualified = db
@@ -123,6 +126,8 @@ export async function openPostgresStore(
   const cache = new StatementCache(qualified, capabilities, schema);
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
+  // The schema name was validated by assertSchemaName: safe to interpolate.
+  const beginScoped = `BEGIN; SET LOCAL search_path TO ${schema}`;
   const writeTransaction: Store['writeTransaction'] = async (fn) => {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -152,6 +157,18 @@ export async function openPostgresStore(
         : { text: compiled.sql, values: parameters },
     );
   };
+  /** An executor on one checked-out client: its statements run in whatever it has open. */
+  const executorOn = (client: pg.PoolClient): Executor => ({
+    rows: async (statement, values, arity = 1) =>
+      (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
+    changes: async (statement, values, arity = 1) =>
+      (await run(client, statement, values, arity)).rowCount ?? 0,
+    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+      options.onQuery?.(text, parameters);
+      const result = await client.query(text, [...parameters]);
+      return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+    },
+  });
   /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
   const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
@@ -187,23 +204,29 @@ export async function openPostgresStore(
    * named statements, so the server parses and plans each once per connection and no
    * query builder or executor runs per message. Same retry rules as writeTransaction.
    */
-  const transact: Store['transact'] = (fn) =>
-    onClient(async (client) => {
-      await client.query('BEGIN');
-      try {
-        const result = await fn({
-          rows: async (statement, values, arity = 1) =>
-            (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
-          changes: async (statement, values, arity = 1) =>
-            (await run(client, statement, values, arity)).rowCount ?? 0,
-        });
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    });
+  const transact: Store['transact'] = (fn, within) => {
+    if (within !== undefined) {
+      const caller = postgresCaller(within, schema);
+      return inCallerTransaction(caller.run, cache, fn, caller.hooks, options.onQuery);
+    }
+    return onClient((client) => inTransaction(client, fn));
+  };
+  /**
+   * `fn` between BEGIN and COMMIT on `client`. The one round trip of BEGIN also scopes
+   * `search_path` to the schema for this transaction only, so raw statements (`x.query`)
+   * that name their tables unqualified work behind a transaction-mode pooler too.
+   */
+  const inTransaction = async <T>(client: pg.PoolClient, fn: (x: Executor) => Promise<T>) => {
+    await client.query(beginScoped);
+    try {
+      const result = await fn(executorOn(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  };
   /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
   const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
     onClient(
@@ -214,6 +237,7 @@ export async function openPostgresStore(
     kind: 'postgres',
     db,
     capabilities,
+    maintenance: postgresMaintenance,
     statements: postgresStatements,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
@@ -221,6 +245,7 @@ export async function openPostgresStore(
     writeTransaction,
     transact,
     autocommit,
+    read: (fn) => onClient((client) => inTransaction(client, fn)),
     busyRetries: () => retries,
     sizePool(connections) {
       if (settings.poolMax === undefined) {

@@ -22,36 +22,56 @@ export interface PostgresTarget {
   user: string;
 }
 
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
 /**
- * The URL with its password replaced by `***`: in the user info and in any query
- * parameter whose name contains `password`. Works on text that is not a valid URL too
- * (it never echoes what it cannot parse as a URL's user info).
+ * A URL split where its user info ends: at the LAST `@` of the text. A password may
+ * hold any character (`/ ? # @ : ' "`, a space, `%`, any letter), written raw or
+ * percent-encoded, so no earlier delimiter can be trusted to end it. When an `@` in a
+ * query value is the last one, the split takes the host and database into the hidden
+ * part: that over-hides, never leaks.
+ */
+function splitUserInfo(
+  url: string,
+): { scheme: string; user: string; password: string | null; rest: string } | null {
+  const scheme = SCHEME.exec(url)?.[0];
+  if (scheme === undefined) return null;
+  const body = url.slice(scheme.length);
+  const at = body.lastIndexOf('@');
+  if (at === -1) return { scheme, user: '', password: null, rest: body };
+  const userInfo = body.slice(0, at);
+  const colon = userInfo.indexOf(':');
+  return {
+    scheme,
+    user: colon === -1 ? userInfo : userInfo.slice(0, colon),
+    password: colon === -1 ? null : userInfo.slice(colon + 1),
+    rest: body.slice(at),
+  };
+}
+
+/**
+ * The URL with its password replaced by `***`: in the user info (everything between the
+ * first `:` after the scheme's user and the last `@`) and in any query parameter whose
+ * name contains `password`. The one redaction of onceq: every place that shows a store
+ * (messages, `--version`, logs, the console) goes through it or through
+ * {@link describeTarget}. Text that is not a URL gives `***`.
  */
 export function redactUrl(url: string): string {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
-  if (scheme === undefined) return REDACTED;
-  const rest = url.slice(scheme.length);
-  // The authority ends at the first '/', '?' or '#'; the user info ends at its last '@'.
-  const authorityEnd = rest.search(/[/?#]/);
-  const authority = authorityEnd === -1 ? rest : rest.slice(0, authorityEnd);
-  const tail = authorityEnd === -1 ? '' : rest.slice(authorityEnd);
-  const at = authority.lastIndexOf('@');
-  let safeAuthority = authority;
-  if (at !== -1) {
-    const userInfo = authority.slice(0, at);
-    const colon = userInfo.indexOf(':');
-    if (colon !== -1)
-      safeAuthority = `${userInfo.slice(0, colon)}:${REDACTED}${authority.slice(at)}`;
-  }
-  const safeTail = tail
-    .replace(/([?&][^=&#]*password[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`)
+  const parts = splitUserInfo(url);
+  if (parts === null) return REDACTED;
+  const head =
+    parts.password === null
+      ? `${parts.scheme}${parts.user}`
+      : `${parts.scheme}${parts.user}:${REDACTED}`;
+  const tail = parts.rest
+    .replace(/([?&;][^=&#]*password[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`)
     // The LISTEN connection's own URL, percent-encoded inside this one.
     .replace(
       /([?&]listen_url=)([^&#]*)/gi,
       (_, name: string, value: string) =>
         `${name}${encodeURIComponent(redactUrl(safeDecode(value)))}`,
     );
-  return `${scheme}${safeAuthority}${safeTail}`;
+  return head + tail;
 }
 
 /** The host, port, database and user a URL names, without its password. */
@@ -88,17 +108,20 @@ export function describeTarget(url: string): string {
  */
 export function passwordsIn(url: string): string[] {
   const found = new Set<string>();
+  const parts = splitUserInfo(url);
+  const raws = parts?.password == null ? [] : [parts.password];
   try {
     const parsed = new URL(url);
     const listen = parsed.searchParams.get('listen_url');
-    if (listen !== null) for (const nested of passwordsIn(listen)) found.add(nested);
-    for (const raw of [parsed.password, ...queryPasswords(parsed)]) {
-      if (raw === '') continue;
-      found.add(raw);
-      found.add(safeDecode(raw));
-    }
+    if (listen !== null) for (const nested of passwordsIn(listen)) raws.push(nested);
+    raws.push(...queryPasswords(parsed));
   } catch {
-    // Not a URL: nothing can be told apart from the rest, the caller prints no part of it.
+    // Not a WHATWG URL (a raw `/` or `#` in the password): the user info above still counts.
+  }
+  for (const raw of raws) {
+    if (raw === '') continue;
+    found.add(raw);
+    found.add(safeDecode(raw));
   }
   return [...found].filter((p) => p.length > 0).sort((a, b) => b.length - a.length);
 }

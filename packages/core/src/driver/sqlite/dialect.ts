@@ -26,7 +26,7 @@ import { asStorageError } from './storage.ts';
  *   store leaves no `-wal` file behind;
  * - `SQLITE_BUSY` on `BEGIN IMMEDIATE` and on autocommit statements is retried with
  *   jittered backoff up to `busyTimeoutMs`, instead of SQLite's own sleep schedule,
- *   which starves a second process (see README, "Fair sharing").
+ *   which starves a second process.
  */
 export interface BunSqliteDialectConfig {
   database: BunDatabase;
@@ -160,6 +160,34 @@ export class BunSqliteConnection implements DatabaseConnection {
     }
   }
 
+  /**
+   * Runs `fn` holding the connection but no transaction: each statement it runs commits
+   * by itself (`Store.read`).
+   */
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    await this.lock.acquire();
+    try {
+      return await fn();
+    } catch (error) {
+      throw asStorageError(error, this.#location);
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /**
+   * {@link run}, retried while the database is busy when no transaction is open (inside
+   * `BEGIN IMMEDIATE` the write lock is ours: nothing there can be busy).
+   */
+  async runRetrying(
+    sql: string,
+    parameters: unknown[],
+  ): Promise<{ rows: unknown[]; changes: number }> {
+    return this.#inTransaction
+      ? this.run(sql, parameters)
+      : await this.#retryBusy(() => this.run(sql, parameters));
+  }
+
   /** The cached prepared statement of `sql`, for hand-written SQL (`SqliteExecutor`). */
   statement(sql: string): Statement {
     return this.#prepared(sql).statement;
@@ -242,8 +270,8 @@ export class BunSqliteConnection implements DatabaseConnection {
   async #retryBusy<T>(operation: () => T): Promise<T> {
     const deadline = performance.now() + this.#busyTimeoutMs;
     // Short ceilings keep a waiting process close to the lock: with SQLite's own
-    // schedule (or a 25 ms cap) one of two workers got 0-7 % of 10,000 messages; with
-    // 2 ms and the worker's step-aside both got 37-45 % (bun run bench, README).
+    // schedule (or a long cap) one of two workers gets almost none of the messages; a
+    // 2 ms cap and the worker's step-aside share them (the fair-share benchmark).
     let ceilingMs = 0.5;
     for (;;) {
       try {

@@ -46,6 +46,15 @@ export class SqliteExecutor implements Executor {
     return this.compiled(statement, values, arity).changes;
   }
 
+  async query<Row>(
+    text: string,
+    parameters: readonly unknown[] = [],
+  ): Promise<{ rows: Row[]; changes: number }> {
+    this.onQuery?.(text, parameters);
+    const result = await this.connection.runRetrying(text, [...parameters]);
+    return { rows: result.rows as Row[], changes: result.changes };
+  }
+
   /** The rows of a hand-written statement, `parameters` bound in `?N` order. */
   all<Row>(statement: SqlText, parameters: readonly SQLQueryBindings[]): Row[] {
     return this.prepared(statement, parameters).all(...(parameters as never[])) as Row[];

@@ -6,9 +6,12 @@ import { isSchemaCurrent, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
+import { inCallerTransaction } from '../caller-transaction.ts';
 import { StatementCache } from '../prepared.ts';
+import { sqliteCallerRunner } from './caller-transaction.ts';
 import { BunSqliteDialect } from './dialect.ts';
 import { SqliteExecutor } from './executor.ts';
+import { sqliteMaintenance } from './maintenance.ts';
 import { sqliteStatements } from './statements.ts';
 import { asStorageError } from './storage.ts';
 
@@ -46,19 +49,25 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = { skipLocked: false, maxParameters: 32_766 };
+  const capabilities = { skipLocked: false, maxParameters: 32_766, backup: true };
   const connection = dialect.connection;
-  const executor = new SqliteExecutor(connection, new StatementCache(db, capabilities), onQuery);
+  const cache = new StatementCache(db, capabilities);
+  const executor = new SqliteExecutor(connection, cache, onQuery);
   return {
     kind: 'sqlite',
     db,
     capabilities,
+    maintenance: sqliteMaintenance,
     statements: sqliteStatements,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,
     writeTransaction: (fn) => db.transaction().execute(fn),
-    transact: (fn) => dialect.connection.transact(() => fn(executor)),
+    transact: (fn, within) =>
+      within === undefined
+        ? dialect.connection.transact(() => fn(executor))
+        : inCallerTransaction(sqliteCallerRunner(within), cache, fn, {}, onQuery),
+    read: (fn) => dialect.connection.read(() => fn(executor)),
     autocommit: (statement, values, arity) =>
       dialect.connection.transact(() => executor.rows(statement, values, arity)),
     busyRetries: () => dialect.connection.busy.retries,

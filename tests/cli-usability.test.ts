@@ -1,5 +1,5 @@
 /**
- * Everyday use of the real `onceq` process (issue 12's friction points): each test
+ * Everyday use of the real `onceq` process: each test
  * shows the friendly behaviour and, where it is a guard, the bad case it catches.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
@@ -44,7 +44,7 @@ async function inTerminal(command: string, input: string, env: Record<string, st
   return { code, stdout };
 }
 
-describe('1. work says which handler it uses and where that came from', () => {
+describe('work says which handler it uses and where that came from', () => {
   test('default, config, flag', async () => {
     await box.run(['enqueue', DEMO_JSONL]);
     const byDefault = await box.run(['work', '--max', '1']);
@@ -59,7 +59,7 @@ describe('1. work says which handler it uses and where that came from', () => {
   });
 });
 
-describe('2. read-only commands refuse a missing store and never write', () => {
+describe('read-only commands refuse a missing store and never write', () => {
   test('status, show, dlq, list on a mistyped --db: exit 2 naming the path, no file', async () => {
     for (const args of [['status'], ['show', 'E0001'], ['dlq'], ['list']]) {
       const r = await box.run([...args, '--db', 'typo.db']);
@@ -95,7 +95,7 @@ const canFreeze = (() => {
   return ok;
 })();
 
-describe('2b. read-only commands on read-only media', () => {
+describe('read-only commands on read-only media', () => {
   test.skipIf(!canFreeze)(
     'status and list read an immutable store in an immutable directory',
     async () => {
@@ -118,7 +118,7 @@ describe('2b. read-only commands on read-only media', () => {
   );
 });
 
-describe('3. store paths that cannot work get a cause', () => {
+describe('store paths that cannot work get a cause', () => {
   test('a missing directory, a directory as the store', async () => {
     const r = await box.run(['enqueue', DEMO_JSONL, '--db', 'no/such/dir/q.db']);
     expect(r.code).toBe(2);
@@ -129,7 +129,7 @@ describe('3. store paths that cannot work get a cause', () => {
   });
 });
 
-describe('4. a rejected batch counts every problem; --json prints them on stdout', () => {
+describe('a rejected batch counts every problem; --json prints them on stdout', () => {
   test('30 bad lines: (30 problems), 20 listed, one JSON document, exit 3', async () => {
     const lines = Array.from({ length: 30 }, (_, i) => line(i + 1, '[]'));
     writeFileSync(join(box.cwd, 'bad.jsonl'), `${lines.join('\n')}\n`);
@@ -152,7 +152,7 @@ describe('4. a rejected batch counts every problem; --json prints them on stdout
   });
 });
 
-describe('5. large batches: a hint, and enqueue --split', () => {
+describe('large batches: a hint, and enqueue --split', () => {
   const big = (n: number, conflictAt?: number) =>
     `${Array.from({ length: n }, (_, i) =>
       line(i + 1, i + 1 === conflictAt ? '{"category":"pen","amount_cents":1}' : undefined),
@@ -213,7 +213,7 @@ describe('5. large batches: a hint, and enqueue --split', () => {
   });
 });
 
-describe('6. times for people, epoch seconds for machines', () => {
+describe('times for people, epoch seconds for machines', () => {
   test('claim prints local and relative time; --json keeps seconds', async () => {
     await box.run(['enqueue', DEMO_JSONL, '--now', '1796022332']);
     const env = { env: { TZ: 'UTC' } };
@@ -226,7 +226,7 @@ describe('6. times for people, epoch seconds for machines', () => {
   });
 });
 
-describe('7. inspection that scales', () => {
+describe('inspection that scales', () => {
   test('list pages by id with --state, --limit, --after; dlq --limit; payloads truncated', async () => {
     const long = `{"category":"toy","amount_cents":1,"note":"${'x'.repeat(200)}"}`;
     const lines = [1, 2, 3, 4, 5].map((i) => line(i, i > 3 ? long : undefined));
@@ -255,7 +255,7 @@ describe('7. inspection that scales', () => {
   });
 });
 
-describe('8. terminal hints and Ctrl-C', () => {
+describe('terminal hints and Ctrl-C', () => {
   test('enqueue - in a terminal says how to end the input', async () => {
     const lines = readFileSync(DEMO_JSONL, 'utf8');
     const r = await inTerminal(`bun ${BIN} enqueue -`, lines);
@@ -299,7 +299,7 @@ describe('8. terminal hints and Ctrl-C', () => {
   });
 });
 
-describe('8b. Ctrl-C during work', () => {
+describe('Ctrl-C during work', () => {
   test('prints what was done so far and exits 130; nothing half-applied', async () => {
     // 3,000 messages one transaction each, answered between chunks of 500: the interrupt
     // sent as soon as work has started lands before the last chunk.
@@ -342,7 +342,7 @@ describe('8b. Ctrl-C during work', () => {
   });
 });
 
-describe('9. consistency', () => {
+describe('consistency', () => {
   test('complete of an unknown id, --now out of range, near-miss names, demo and ONCEQ_DB', async () => {
     await box.run(['enqueue', DEMO_JSONL]);
     const unknown = await box.run(['complete', 'E9999', '--generation', '1']);
@@ -374,7 +374,7 @@ describe('9. consistency', () => {
   });
 });
 
-describe('10. config secrets and CI mode', () => {
+describe('config secrets and CI mode', () => {
   test('a config holding a password is written 0600, one without 0644', async () => {
     const url = ['postgres://u', 'pw@127.0.0.1:9/x'].join(':');
     const secret = await writeConfig(box.cwd, { db: url });
@@ -390,7 +390,7 @@ describe('10. config secrets and CI mode', () => {
   });
 });
 
-describe('12. shell completion', () => {
+describe('shell completion', () => {
   test('bash completes commands and flags; zsh and fish scripts name every command', async () => {
     const bash = await box.run(['completion', 'bash']);
     const script = join(box.cwd, 'c.bash');
@@ -402,7 +402,7 @@ describe('12. shell completion', () => {
         `source ${script}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _onceq; echo "\${COMPREPLY[*]}"`,
       ]);
     expect((await probe('onceq st')).stdout.trim()).toBe('status');
-    expect((await probe('onceq work --han')).stdout.trim()).toBe('--handler');
+    expect((await probe('onceq work --han')).stdout.trim()).toBe('--handler --handler-timeout');
     for (const shell of ['zsh', 'fish']) {
       const r = await box.run(['completion', shell]);
       for (const name of ['list', 'enqueue', 'completion']) expect(r.stdout).toContain(name);

@@ -1,7 +1,5 @@
 /**
- * Edges of claim, extend, release, enqueue and the redrive preview that the mutation run
- * (`bun run mutation -- --scope queue`, VALIDATION.md "Mutation score (issue 9 item 6)")
- * found untested: the argument checks (a lease or a limit below 1 or not whole is
+ * The arguments of claim, extend, release, enqueue and the redrive preview: the checks (a lease or a limit below 1 or not whole is
  * refused before anything is written, exactly 1 is fine), empty lists, an already parsed
  * batch, and what a preview's handler is told. Both backends.
  */
@@ -20,23 +18,11 @@ import {
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { freshStore, mustClaim, snapshot } from './conformance/harness.ts';
-import {
-  type BackendFactory,
-  batch,
-  line,
-  nEvents,
-  paid,
-  postgresFactory,
-  sqliteFactory,
-} from './support/factories.ts';
+import { forEachBackend } from './support/backends.ts';
+import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';
 
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-
-function queueEdges(factory: BackendFactory): void {
-  const available = factory.available();
-  const skip = available !== true && !REQUIRED;
-  if (skip) console.warn(`queue-edges.test.ts: ${factory.name} skipped: ${available}`);
-  describe.skipIf(skip)(`${factory.name}: queue edges`, () => {
+function queueArguments(factory: BackendFactory): void {
+  describe(`${factory.name}: queue arguments`, () => {
     const env = freshStore(factory);
 
     test('claimMany refuses a limit or a lease below 1 or not whole, writing nothing', async () => {
@@ -100,5 +86,4 @@ function queueEdges(factory: BackendFactory): void {
   });
 }
 
-queueEdges(sqliteFactory);
-queueEdges(postgresFactory);
+forEachBackend('queue arguments', queueArguments);

@@ -1,7 +1,5 @@
 /**
- * The edges of the JSONL envelope that the mutation run (`bun run mutation -- --scope
- * batch`, VALIDATION.md "Mutation score (issue 9 item 6)") found untested: the exact
- * byte and line named for invalid UTF-8 (after valid sequences at both ends of every
+ * What a rejected JSONL envelope says, exactly: the byte and line named for invalid UTF-8 (after valid sequences at both ends of every
  * UTF-8 range), the counts in the file-level sentences, and how a wrong value's kind
  * and a long key are named.
  */

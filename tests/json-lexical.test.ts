@@ -1,7 +1,5 @@
 /**
- * The edges of the strict JSON parser and the canonical form that the mutation run
- * (`bun run mutation -- --scope json`, VALIDATION.md "Mutation score (issue 9 item 6)")
- * found untested: where an error points (`column`, 1-based, the start of the offending
+ * The lexical rules of the strict JSON parser and the canonical form: where an error points (`column`, 1-based, the start of the offending
  * token), which sentence a truncated text gets, the exact ranges of hex digits and
  * surrogates, escaping in the canonical form, and key order by code point around the
  * surrogates. Example based; json-properties.test.ts covers the same rules on random

@@ -1,6 +1,5 @@
 /**
- * Edges the mutation run (`bun run mutation`) found untested, on both backends:
- * redriving some dead messages leaves the other dead ones dead, a lease naming an event
+ * Redrive and failure details, on both backends: redriving some dead messages leaves the other dead ones dead, a lease naming an event
  * id the store does not have is refused (lease lost) with nothing written, and what a
  * failure stores as its detail (the default sentence of its kind, at most 500 characters).
  */
@@ -17,22 +16,11 @@ import {
 } from '../packages/core/src/index.ts';
 import { handlers } from '../packages/handler/src/index.ts';
 import { enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './conformance/harness.ts';
-import {
-  type BackendFactory,
-  batch,
-  line,
-  paid,
-  postgresFactory,
-  sqliteFactory,
-} from './support/factories.ts';
+import { forEachBackend } from './support/backends.ts';
+import { type BackendFactory, batch, line, paid } from './support/factories.ts';
 
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1';
-
-function edges(factory: BackendFactory): void {
-  const available = factory.available();
-  const skip = available !== true && !REQUIRED;
-  if (skip) console.warn(`protocol-edges.test.ts: ${factory.name} skipped: ${available}`);
-  describe.skipIf(skip)(`${factory.name}: protocol edges`, () => {
+function redriveAndFail(factory: BackendFactory): void {
+  describe(`${factory.name}: redrive and fail`, () => {
     const env = freshStore(factory);
 
     test('redriving one dead message leaves the other dead messages dead', async () => {
@@ -77,5 +65,4 @@ function edges(factory: BackendFactory): void {
   });
 }
 
-edges(sqliteFactory);
-edges(postgresFactory);
+forEachBackend('redrive and fail', redriveAndFail);

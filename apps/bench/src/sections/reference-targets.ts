@@ -1,17 +1,17 @@
 /**
- * The targets of issue 13 in one table, each next to its reference from the same run:
- * onceq's figure, the reference's, the ratio, met or missed, and for a miss one line of
- * why and what would close it (the profile behind each line: README, "Targets of issue
- * 13", and VALIDATION.md). Reads what the other sections left in `results`; a target
- * whose section did not run says so instead of guessing.
+ * The throughput and latency targets in one table, each next to its reference from the
+ * same run: onceq's figure, the reference's, the ratio, met or missed, and for a miss
+ * one line of why and what would close it (the profile behind each line: docs/benchmarks.md).
+ * Reads what the other sections left in `results`; a target whose section
+ * did not run says so instead of guessing.
  */
 import { graphileKey } from '../anchors/index.ts';
 import type { SectionContext } from '../context.ts';
 import { section, table } from '../report.ts';
 import { fmtMs, fmtRate, type Spread } from '../util.ts';
 
-/** The thresholds of issue 13. */
-export const ISSUE13 = {
+/** The target thresholds: each a ratio to its reference, a rate or a latency. */
+export const REFERENCE_TARGETS = {
   sqliteBatchVsBare: 0.9,
   twoWorkersVsOne: 1.0,
   minShare: 0.3,
@@ -22,7 +22,7 @@ export const ISSUE13 = {
   claimMs: 5,
 } as const;
 
-export interface Issue13Row {
+export interface ReferenceTargetRow {
   target: string;
   onceq: string;
   reference: string;
@@ -62,7 +62,7 @@ interface EnqueueLike {
   floorCpuMsPer1000?: Spread;
 }
 
-const NOT_RUN = (what: string): Omit<Issue13Row, 'target'> => ({
+const NOT_RUN = (what: string): Omit<ReferenceTargetRow, 'target'> => ({
   onceq: '–',
   reference: '–',
   ratio: '–',
@@ -78,7 +78,7 @@ function ratioRow(
   threshold: number,
   why: string,
   extra = '',
-): Issue13Row {
+): ReferenceTargetRow {
   const ratio = onceq / reference;
   const met = Number.isFinite(ratio) ? ratio >= threshold : null;
   return {
@@ -96,7 +96,7 @@ function cpu(row: ProcessingLike | undefined): string {
   return ms === undefined || !Number.isFinite(ms) ? '?' : fmtMs(ms);
 }
 
-function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
+function sqliteRows(processing: readonly ProcessingLike[]): ReferenceTargetRow[] {
   const find = (impl: string, sync: string, workers: number) =>
     processing.find(
       (r) =>
@@ -106,9 +106,9 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
         r.config.workers === workers &&
         r.config.batch === 100,
     );
-  const out: Issue13Row[] = [];
+  const out: ReferenceTargetRow[] = [];
   for (const sync of ['FULL', 'NORMAL']) {
-    const target = `SQLite batch 100, ${sync}, 1 worker: onceq ≥ ${ISSUE13.sqliteBatchVsBare}× bare protocol`;
+    const target = `SQLite batch 100, ${sync}, 1 worker: onceq ≥ ${REFERENCE_TARGETS.sqliteBatchVsBare}× bare protocol`;
     const core = find('core', sync, 1);
     const bare = find('bare', sync, 1);
     if (core === undefined || bare === undefined) {
@@ -121,13 +121,13 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
         core.rate.median,
         bare.rate.median,
         'msg/s',
-        ISSUE13.sqliteBatchVsBare,
-        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same SQL (hand-written, one row per statement, no Kysely compile); the rest is a cold process: the JIT warm-up of core's longer JS path in a run this short (in a warm process core and bare cost the same); closing it: fewer JS layers and allocations per message on apply's path (README, "Targets of issue 13")`,
+        REFERENCE_TARGETS.sqliteBatchVsBare,
+        `CPU per 1000 msg core ${cpu(core)} ms vs bare ${cpu(bare)} ms: SQLite's own work is the same SQL (hand-written, one row per statement, no Kysely compile); the rest is a cold process: the JIT warm-up of core's longer JS path in a run this short (in a warm process core and bare cost the same); closing it: fewer JS layers and allocations per message on apply's path (docs/benchmarks.md)`,
       ),
     );
   }
   for (const sync of ['FULL', 'NORMAL']) {
-    const target = `SQLite batch 100, ${sync}: 2 worker processes ≥ ${ISSUE13.twoWorkersVsOne.toFixed(1)}× one, each ≥ ${ISSUE13.minShare * 100} %, no SQLITE_BUSY`;
+    const target = `SQLite batch 100, ${sync}: 2 worker processes ≥ ${REFERENCE_TARGETS.twoWorkersVsOne.toFixed(1)}× one, each ≥ ${REFERENCE_TARGETS.minShare * 100} %, no SQLITE_BUSY`;
     const one = find('core', sync, 1);
     const two = find('core', sync, 2);
     if (one === undefined || two === undefined) {
@@ -142,11 +142,11 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
       two.rate.median,
       one.rate.median,
       'msg/s',
-      ISSUE13.twoWorkersVsOne,
-      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. One worker already spends 80-99 % of its time inside its write transactions, so a second can overlap little. Closing it: the handler run outside the lock on the payload the claim read (as settleOne does for one message), or one writer process running handlers concurrently (README, "Targets of issue 13")`,
+      REFERENCE_TARGETS.twoWorkersVsOne,
+      `one write lock, so the two processes' transactions run one after the other: a second process adds hand-offs, not capacity, and each hand-off costs CPU. CPU per 1000 msg ${cpu(two)} ms with 2 vs ${cpu(one)} ms with 1: after the other process commits, SQLite drops a connection's page cache and the next transaction re-reads its pages (the same index read measured 528 vs 256 µs); ${two.busyRetries} busy retries at ~12 µs each are a small part. One worker already spends 80-99 % of its time inside its write transactions, so a second can overlap little. Closing it: the handler run outside the lock on the payload the claim read (as settleOne does for one message), or one writer process running handlers concurrently (docs/benchmarks.md)`,
       `, smallest share ${Math.round(two.minShare * 100)} %, ${two.errors.length} errors`,
     );
-    const fair = two.minShare >= ISSUE13.minShare && two.errors.length === 0;
+    const fair = two.minShare >= REFERENCE_TARGETS.minShare && two.errors.length === 0;
     if (row.met === true && !fair) {
       row.met = false;
       row.why = 'faster, but not fair or not error-free: see the fair-sharing row';
@@ -156,14 +156,14 @@ function sqliteRows(processing: readonly ProcessingLike[]): Issue13Row[] {
   return out;
 }
 
-function enqueueRow(enqueue: readonly EnqueueLike[] | undefined): Issue13Row {
-  const target = `enqueue, 1000-line batches, SQLite FULL, validation and dedup included ≥ ${fmtRate(ISSUE13.enqueueLinesPerSecond)} lines/s`;
+function enqueueRow(enqueue: readonly EnqueueLike[] | undefined): ReferenceTargetRow {
+  const target = `enqueue, 1000-line batches, SQLite FULL, validation and dedup included ≥ ${fmtRate(REFERENCE_TARGETS.enqueueLinesPerSecond)} lines/s`;
   const full = enqueue?.find((r) => r.store === 'sqlite FULL');
   if (full === undefined) return { target, ...NOT_RUN('the enqueue section did not run') };
   const row = ratioRow(
     target,
     full.rate.median,
-    ISSUE13.enqueueLinesPerSecond,
+    REFERENCE_TARGETS.enqueueLinesPerSecond,
     'lines/s',
     1,
     enqueueWhy(full),
@@ -192,12 +192,12 @@ function enqueueWhy(full: EnqueueLike): string {
   return `${parse}; plain bun:sqlite inserting the same parsed rows into the same schema, one COMMIT (WAL fsync) per batch, runs at ${fmtRate(bare.median)} lines/s${noTrigger}, so parse + bare insert is a floor of ${fmtRate(full.floorRate.median)} lines/s on this machine before any of onceq's own work${cpu}; closing it: a faster disk (the fsync), a cheaper parser, counter upkeep per batch instead of per row`;
 }
 
-function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
+function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTargetRow[] {
   const rate = (key: string) => anchors?.find((r) => r.key === key)?.rate.median ?? Number.NaN;
-  const out: Issue13Row[] = [];
+  const out: ReferenceTargetRow[] = [];
   for (const workers of [1, 2]) {
-    const batchTarget = `PostgreSQL batch mode, ${workers} worker(s): onceq ≥ ${ISSUE13.pgBatchVsGraphile}× graphile-worker batched`;
-    const oneTarget = `PostgreSQL one message per transaction, ${workers} worker(s): onceq ≥ ${ISSUE13.pgPerMessageVsGraphile.toFixed(1)}× graphile-worker concurrency 1`;
+    const batchTarget = `PostgreSQL batch mode, ${workers} worker(s): onceq ≥ ${REFERENCE_TARGETS.pgBatchVsGraphile}× graphile-worker batched`;
+    const oneTarget = `PostgreSQL one message per transaction, ${workers} worker(s): onceq ≥ ${REFERENCE_TARGETS.pgPerMessageVsGraphile.toFixed(1)}× graphile-worker concurrency 1`;
     if (anchors === undefined) {
       out.push({ target: batchTarget, ...NOT_RUN('run with --anchors (and PostgreSQL)') });
       out.push({ target: oneTarget, ...NOT_RUN('run with --anchors (and PostgreSQL)') });
@@ -212,7 +212,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         best,
         rate(graphileKey(workers, 24, 500)),
         'msg/s',
-        ISSUE13.pgBatchVsGraphile,
+        REFERENCE_TARGETS.pgBatchVsGraphile,
         "graphile-worker (its performance-page settings) writes only its job row per job; onceq also writes an effect row per message, fences each ACK in its WHERE and keeps the status counters (migration 0004's statement triggers), in 2 statements a batch (claim; effect + ACK) with the next claim overlapped (worker-pipeline.ts); what is left is server work per row (the claim's and the ACK's UPDATE each write 3 index entries, 600-770 WAL bytes a row) and a fresh worker's JIT; closing it: fewer index entries per state change (a partial lease index: -4 % claim, -9 % ACK WAL)",
         ` (batch ${best === b500 ? 500 : 100})`,
       ),
@@ -223,7 +223,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
         rate(`onceq/pg/w${workers}/b1`),
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
-        ISSUE13.pgPerMessageVsGraphile,
+        REFERENCE_TARGETS.pgPerMessageVsGraphile,
         "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query (VALIDATION.md, Per-message PostgreSQL)",
       ),
     );
@@ -231,14 +231,14 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): Issue13Row[] {
   return out;
 }
 
-function statusRows(status: readonly StatusLike[] | undefined): Issue13Row[] {
-  const out: Issue13Row[] = [];
+function statusRows(status: readonly StatusLike[] | undefined): ReferenceTargetRow[] {
+  const out: ReferenceTargetRow[] = [];
   for (const backend of ['sqlite', 'pg']) {
     const found = status?.find((s) => s.backend === backend && s.messages === 100_000);
     const name = backend === 'pg' ? 'PostgreSQL' : 'SQLite';
     for (const [what, limit, pick] of [
-      ['status', ISSUE13.statusMs, (s: StatusLike) => s.statusMs],
-      ['claim', ISSUE13.claimMs, (s: StatusLike) => s.claimMs],
+      ['status', REFERENCE_TARGETS.statusMs, (s: StatusLike) => s.statusMs],
+      ['claim', REFERENCE_TARGETS.claimMs, (s: StatusLike) => s.claimMs],
     ] as const) {
       const target = `${what} on 100,000 messages, ${name} < ${limit} ms`;
       if (found === undefined) {
@@ -261,7 +261,7 @@ function statusRows(status: readonly StatusLike[] | undefined): Issue13Row[] {
 }
 
 /** Builds the rows from what the sections measured in this run. */
-export function issue13Rows(results: Record<string, unknown>): Issue13Row[] {
+export function referenceTargetRows(results: Record<string, unknown>): ReferenceTargetRow[] {
   const processing = (results.processing as ProcessingLike[] | undefined) ?? [];
   const anchors = (results.anchors as { rows?: AnchorLike[] } | undefined)?.rows;
   return [
@@ -272,11 +272,11 @@ export function issue13Rows(results: Record<string, unknown>): Issue13Row[] {
   ];
 }
 
-/** Prints the table of issue 13's targets (run after every other section). */
-export function issue13Section(ctx: SectionContext): void {
-  const rows = issue13Rows(ctx.results);
-  ctx.results.issue13 = rows;
-  ctx.out.push(section('Targets of issue 13 (each next to its reference from this run)'));
+/** Prints the table of targets (run after every other section). */
+export function referenceTargetsSection(ctx: SectionContext): void {
+  const rows = referenceTargetRows(ctx.results);
+  ctx.results.targetsWithReferences = rows;
+  ctx.out.push(section('Targets, each next to its reference from this run'));
   ctx.out.push(
     table(
       ['target', 'onceq', 'reference', 'ratio', 'met'],

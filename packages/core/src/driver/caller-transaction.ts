@@ -1,0 +1,120 @@
+/**
+ * Running onceq's statements inside a transaction the caller opened on the same
+ * database (the outbox pattern: `enqueue(store, events, { transaction })`), so that what
+ * onceq writes commits if and only if the caller's transaction commits.
+ *
+ * What a caller may pass (each backend accepts its own; see {@link CallerTransaction}):
+ * a Kysely transaction (both backends), a `bun:sqlite` Database inside a transaction
+ * (SQLite), or a `pg` client inside a transaction (PostgreSQL).
+ *
+ * onceq's statements run inside a SAVEPOINT of that transaction: when they fail (a
+ * conflict, a refused id) the savepoint is rolled back, so nothing of them stays even if
+ * the caller catches the error and commits; the error is rethrown, and a caller that
+ * lets it propagate rolls back its own writes too. No retry happens here: the
+ * transaction is the caller's, and so is the decision to run it again.
+ */
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { Executor, SlotValues, Statement, StatementCache } from './prepared.ts';
+
+/** A `pg` client (`Client` or a checked-out `PoolClient`), by the one method onceq calls. */
+export interface PgClientLike {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/** A `bun:sqlite` Database, by what onceq reads and calls. */
+export interface BunSqliteLike {
+  readonly inTransaction: boolean;
+  query(sql: string): {
+    all(...parameters: never[]): unknown[];
+    run(...parameters: never[]): { changes: number };
+  };
+}
+
+/**
+ * A transaction the caller holds open on the store's database: a Kysely transaction
+ * (`db.transaction().execute(async (trx) => …)` or `startTransaction()`) on either
+ * backend; on SQLite a `bun:sqlite` Database with a transaction open; on PostgreSQL a
+ * `pg` client after `BEGIN`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a caller's Kysely has its own schema type.
+export type CallerTransaction = Transaction<any> | BunSqliteLike | PgClientLike;
+
+/** One statement on the caller's connection: its rows, and how many rows it changed. */
+export type RunSql = (
+  sql: string,
+  parameters: readonly unknown[],
+) => Promise<{ rows: unknown[]; changes: number }>;
+
+/** A Kysely transaction, told apart from a Kysely instance that is not in one. */
+export function isKysely(value: unknown): value is Kysely<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Kysely<unknown>).executeQuery === 'function' &&
+    typeof (value as Kysely<unknown>).isTransaction === 'boolean'
+  );
+}
+
+/** Statements on a Kysely transaction: its own dialect's driver runs the text as compiled. */
+export function kyselyRunner(trx: Kysely<unknown>): RunSql {
+  if (!trx.isTransaction) {
+    throw new TypeError(
+      'enqueue: the transaction option needs an open Kysely transaction (db.transaction().execute(async (trx) => …)), not the Kysely instance',
+    );
+  }
+  return async (sql, parameters) => {
+    const result = await trx.executeQuery(CompiledQuery.raw(sql, [...parameters]));
+    return { rows: [...result.rows], changes: Number(result.numAffectedRows ?? 0n) };
+  };
+}
+
+/** The refusal for a value that is no transaction this backend can join. */
+export function notATransaction(backend: string, accepted: string): TypeError {
+  return new TypeError(`enqueue: the transaction option on a ${backend} store must be ${accepted}`);
+}
+
+const SAVEPOINT = 'onceq_enqueue';
+
+/**
+ * Runs `fn` with an {@link Executor} on the caller's connection, inside a savepoint.
+ * `enter` runs after the savepoint is taken and `leave` before it is released (PostgreSQL
+ * points `search_path` at the store's schema for onceq's statements and back).
+ */
+export async function inCallerTransaction<T>(
+  run: RunSql,
+  cache: StatementCache,
+  fn: (x: Executor) => Promise<T>,
+  hooks: { enter?: () => Promise<void>; leave?: () => Promise<void> } = {},
+  onQuery?: (sql: string, parameters: readonly unknown[]) => void,
+): Promise<T> {
+  const execute = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
+    const compiled = cache.get(statement, arity);
+    const parameters = compiled.bind(values);
+    onQuery?.(compiled.sql, parameters);
+    return run(compiled.sql, parameters);
+  };
+  const x: Executor = {
+    rows: async <Row>(statement: Statement<Row>, values: SlotValues, arity = 1) =>
+      (await execute(statement as Statement<unknown>, values, arity)).rows as Row[],
+    changes: async (statement, values, arity = 1) =>
+      (await execute(statement, values, arity)).changes,
+    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+      onQuery?.(text, parameters);
+      const result = await run(text, parameters);
+      return { rows: result.rows as Row[], changes: result.changes };
+    },
+  };
+  await run(`SAVEPOINT ${SAVEPOINT}`, []);
+  try {
+    await hooks.enter?.();
+    const result = await fn(x);
+    await hooks.leave?.();
+    await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []);
+    return result;
+  } catch (error) {
+    // Undoes onceq's writes (and `enter`'s setting); the caller's own writes stay theirs.
+    await run(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
+    await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
+    throw error;
+  }
+}

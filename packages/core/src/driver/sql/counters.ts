@@ -1,0 +1,45 @@
+/**
+ * The maintained counters (`onceq_counts`, migration 0004) against real counts, and their
+ * recount: the same SQL on both backends.
+ */
+import type { Executor } from '../prepared.ts';
+
+/** One key as counted and as the rows say, in one statement (one snapshot). */
+export interface CounterRow {
+  kind: 'state' | 'effect';
+  key: string;
+  sn: unknown;
+  st: unknown;
+  an: unknown;
+  at: unknown;
+}
+
+const COMPARE = `
+  WITH stored AS (
+    SELECT kind, key, sum(n) AS n, sum(total) AS total FROM onceq_counts GROUP BY kind, key
+  ), actual AS (
+    SELECT 'state' AS kind, state AS key, count(*) AS n, 0 AS total FROM messages GROUP BY state
+    UNION ALL
+    SELECT 'effect', category, count(*), sum(amount_cents) FROM effects GROUP BY category
+  ), keys AS (SELECT kind, key FROM stored UNION SELECT kind, key FROM actual)
+  SELECT k.kind, k.key, s.n AS sn, s.total AS st, a.n AS an, a.total AS at
+  FROM keys k
+  LEFT JOIN stored s ON s.kind = k.kind AND s.key = k.key
+  LEFT JOIN actual a ON a.kind = k.kind AND a.key = k.key
+  ORDER BY k.kind, k.key`;
+
+/** Every counted or present key, with the counter's and the rows' figures. */
+export async function compareCounters(x: Executor): Promise<CounterRow[]> {
+  return (await x.query<CounterRow>(COMPARE)).rows;
+}
+
+/** Replaces every counter with a real count, in the caller's write transaction. */
+export async function recount(x: Executor): Promise<void> {
+  await x.query('DELETE FROM onceq_counts');
+  await x.query(`INSERT INTO onceq_counts (kind, key, n, total)
+    SELECT 'state', s.key, (SELECT count(*) FROM messages m WHERE m.state = s.key), 0
+    FROM (SELECT 'ready' AS key UNION ALL SELECT 'leased' UNION ALL SELECT 'done'
+          UNION ALL SELECT 'dead') s`);
+  await x.query(`INSERT INTO onceq_counts (kind, key, n, total)
+    SELECT 'effect', category, count(*), sum(amount_cents) FROM effects GROUP BY category`);
+}

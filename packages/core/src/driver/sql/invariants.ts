@@ -1,0 +1,65 @@
+/**
+ * The doctor's invariant queries and its stale-lease count: plain SQL the two backends
+ * run word for word, so a row written around the protocol (direct SQL, a restored file,
+ * a dropped CHECK) is caught the same way on both. Numbers are inlined as integer
+ * literals (checked), so the text needs no placeholder style of either backend.
+ */
+import type { Executor } from '../prepared.ts';
+
+/** An integer as an SQL literal; anything else is a programming error. */
+function integer(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer: ${value}`);
+  return String(value);
+}
+
+/** The checks, each as "select event_id of every row that breaks it". */
+export const INVARIANT_ROWS = {
+  done_without_effect: () => `select m.event_id from messages m
+    left join effects e on e.event_id = m.event_id
+    where m.state = 'done' and e.event_id is null`,
+  effect_without_done: () => `select m.event_id from effects e
+    join messages m on m.event_id = e.event_id where m.state <> 'done'`,
+  effect_without_message: () => `select e.event_id from effects e
+    left join messages m on m.event_id = e.event_id where m.event_id is null`,
+  lease_mismatch: () => `select event_id from messages
+    where (state = 'leased' and lease_until is null)
+       or (state <> 'leased' and lease_until is not null)`,
+  attempts_out_of_bounds: (maxAttempts: number) => `select event_id from messages
+    where attempts < 0 or attempts > ${integer(maxAttempts)} or generation < attempts
+       or (state = 'ready' and attempts >= ${integer(maxAttempts)})`,
+  // A 64-character lowercase hex digest: ltrim removes every hex digit, leaving ''.
+  tombstone_inconsistent: () => `select event_id from messages
+    where (pruned_at is not null and (payload is not null or payload_sha256 is null
+        or state not in ('done', 'dead') or length(payload_sha256) <> 64
+        or ltrim(payload_sha256, '0123456789abcdef') <> ''))
+      or (pruned_at is null and (payload is null or payload_sha256 is not null))`,
+} as const;
+
+export type InvariantCheck = keyof typeof INVARIANT_ROWS;
+
+/** How many rows `rows` selects, and the first `limit` of their ids in order. */
+export async function violations(
+  x: Executor,
+  rows: string,
+  limit: number,
+): Promise<{ n: number; ids: string[] }> {
+  const counted = await x.query<{ n: unknown }>(`select count(*) as n from (${rows}) v`);
+  const n = Number(counted.rows[0]?.n ?? 0);
+  if (n === 0) return { n, ids: [] };
+  const examples = await x.query<{ event_id: string }>(
+    `select event_id from (${rows}) v order by event_id limit ${integer(limit)}`,
+  );
+  return { n, ids: examples.rows.map((r) => r.event_id) };
+}
+
+/** Leases that ran out before `cutoff`: how many, and the oldest `lease_until`. */
+export async function expiredLeases(
+  x: Executor,
+  cutoff: number,
+): Promise<{ n: number; oldest: number }> {
+  const { rows } = await x.query<{ n: unknown; oldest: unknown }>(
+    `select count(*) as n, min(lease_until) as oldest from messages
+     where state = 'leased' and lease_until < ${integer(cutoff)}`,
+  );
+  return { n: Number(rows[0]?.n ?? 0), oldest: Number(rows[0]?.oldest ?? 0) };
+}
