@@ -10,18 +10,17 @@ import { exerciseBackend } from './conformance/index.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
 import { postgresFactoryThrough } from './support/factories.ts';
 import { scratchDatabase } from './support/pg-database.ts';
-import { type Pooler, poolerAvailable, startPooler } from './support/pgbouncer.ts';
+import {
+  type Pooler,
+  poolerAvailable,
+  poolerSuiteSkipped,
+  startPooler,
+} from './support/pgbouncer.ts';
 import { startWorker } from './support/worker-process.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
 const binary = poolerAvailable();
-const SKIP = !REQUIRED && (!DATABASE_URL || binary !== true);
-if (SKIP) {
-  console.warn(
-    `postgres-pooler.test.ts: skipped: ${DATABASE_URL ? binary : 'DATABASE_URL is not set'}`,
-  );
-}
+const SKIP = poolerSuiteSkipped('postgres-pooler.test.ts');
 
 let pooler: Pooler | undefined;
 beforeAll(async () => {

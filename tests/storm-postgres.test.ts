@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SQL } from 'bun';
 import { describePostgres, postgresRequired } from './support/backends.ts';
 import {
   clusterState,
@@ -87,21 +86,6 @@ if (poolerBinary !== true && !REQUIRED) {
   console.warn(`storm-postgres.test.ts: pooler storm skipped: ${poolerBinary}`);
 }
 
-/** Terminates every server backend of database `name` (the pooler's as well as direct ones). */
-async function terminateServerConnections(adminUrl: string, name: string): Promise<number> {
-  const admin = new SQL(adminUrl);
-  try {
-    const rows = await admin.unsafe(
-      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-       WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
-      [name],
-    );
-    return rows.filter((r: { ok: boolean }) => r.ok).length;
-  } finally {
-    await admin.close();
-  }
-}
-
 describe.skipIf(POOLER_SKIP)('storm: through PgBouncer in transaction mode', () => {
   test(
     'enqueue and three work loops through the pooler while its server connections are terminated: one sentence or success, nothing lost or doubled',
@@ -118,7 +102,7 @@ describe.skipIf(POOLER_SKIP)('storm: through PgBouncer in transaction mode', () 
           perFile: 50,
           workers: 3,
           runsPerWorker: 4,
-          disrupt: () => terminateServerConnections(DATABASE_URL, database.name),
+          disrupt: () => terminateBackends(DATABASE_URL, database.name, 'all'),
           gapMs: [400, 1200],
           random: rng(SEED + 2),
         });

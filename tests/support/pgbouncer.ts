@@ -25,6 +25,23 @@ export function poolerAvailable(): true | string {
     : 'no pgbouncer binary (apt-get install -y pgbouncer)';
 }
 
+/**
+ * Whether a suite that needs DATABASE_URL and a pgbouncer binary is skipped here: never
+ * where PostgreSQL is required (CI, ONCEQ_REQUIRE_POSTGRES=1: a missing piece fails its
+ * tests instead); otherwise when either is missing, said once on stderr.
+ */
+export function poolerSuiteSkipped(file: string): boolean {
+  const required = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
+  const binary = poolerAvailable();
+  const skip = !required && (!process.env.DATABASE_URL || binary !== true);
+  if (skip) {
+    console.warn(
+      `${file}: skipped: ${process.env.DATABASE_URL ? binary : 'DATABASE_URL is not set'}`,
+    );
+  }
+  return skip;
+}
+
 /** Starts a PgBouncer in `mode` in front of `directUrl`'s server. */
 export async function startPooler(
   directUrl: string,
