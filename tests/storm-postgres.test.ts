@@ -25,8 +25,10 @@ import {
   storeFacts,
   terminateBackends,
 } from './support/pg-storm.ts';
+import { poolerAvailable, startPooler } from './support/pgbouncer.ts';
 import { runProcess } from './support/spawn.ts';
 import { rng } from './support/storm.ts';
+import { startWorker } from './support/worker-process.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REQUIRED = postgresRequired();
@@ -75,6 +77,49 @@ describePostgres('storm: PostgreSQL backends terminated', (url) => {
         expectContractKept(report);
         expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
       } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The terminate storm again, every CLI run through PgBouncer in transaction mode.
+
+const poolerBinary = poolerAvailable();
+const POOLER_SKIP = (!DATABASE_URL && !REQUIRED) || (poolerBinary !== true && !REQUIRED);
+if (poolerBinary !== true && !REQUIRED) {
+  console.warn(`storm-postgres.test.ts: pooler storm skipped: ${poolerBinary}`);
+}
+
+describe.skipIf(POOLER_SKIP)('storm: through PgBouncer in transaction mode', () => {
+  test(
+    'enqueue and three work loops through the pooler while its server connections are terminated: one sentence or success, nothing lost or doubled',
+    async () => {
+      if (!DATABASE_URL)
+        throw new Error('DATABASE_URL is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
+      if (poolerBinary !== true) throw new Error(poolerBinary);
+      const database = await freshDatabase(DATABASE_URL);
+      const pooler = await startPooler(DATABASE_URL, 'transaction');
+      try {
+        const report = await pgStorm({
+          url: pooler.urlFor(database.name),
+          events: EVENTS,
+          perFile: 50,
+          workers: 3,
+          runsPerWorker: 4,
+          disruptions: TERMINATIONS,
+          disrupt: () => terminateBackends(DATABASE_URL, database.name, 'all'),
+          jitterMs: 300,
+          random: rng(SEED + 2),
+        });
+        console.log(`pooler storm: ${describeReport(report)}`);
+        expect(report.landed).toBe(TERMINATIONS);
+        expectContractKept(report);
+        expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
+      } finally {
+        await pooler.stop();
         await database.drop();
       }
     },
@@ -157,6 +202,70 @@ describe.skipIf(RESTART_SKIP)('storm: PostgreSQL server restarted', () => {
         expectContractKept(report);
         expect(await storeFacts(database.url, EVENTS)).toEqual(expectedFacts(EVENTS));
       } finally {
+        await database.drop();
+      }
+    },
+    STORM_TIMEOUT_MS,
+  );
+});
+
+describe.skipIf(RESTART_SKIP)('LISTEN after a server restart', () => {
+  test(
+    'a worker re-establishes LISTEN after pg_ctl restart, and its metrics say when notifications are live again',
+    async () => {
+      if (restartUrl === undefined) throw new Error('the restart cluster did not start');
+      const database = await freshDatabase(restartUrl);
+      const cwd = mkdtempSync(join(tmpdir(), 'onceq-listen-'));
+      const worker = startWorker(['--db', database.url, '--metrics-port', '0'], cwd);
+      try {
+        await worker.waitForLog(
+          /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/,
+          60_000,
+        );
+        const port = /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/.exec(
+          worker.stderr(),
+        )?.[1];
+        const live = async () => {
+          try {
+            const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+            return /^onceq_notifications_live (\d)/m.exec(text)?.[1] ?? null;
+          } catch {
+            return null;
+          }
+        };
+        /** Waits for the metric to read `want` (the worker reports each change as it happens). */
+        const until = async (want: string) => {
+          for (let i = 0; i < 600; i++) {
+            if ((await live()) === want) return;
+            await Bun.sleep(100);
+          }
+          throw new Error(`onceq_notifications_live never read ${want}\n${worker.stderr()}`);
+        };
+        await until('1');
+        await restartServer();
+        await worker.waitForLog(/LISTEN connection to PostgreSQL at .* lost/, 60_000);
+        await until('1');
+        // Once back, an enqueue wakes it through the notification.
+        const enqueued = await runProcess(
+          [
+            'bun',
+            resolve(import.meta.dir, '../apps/cli/src/bin.ts'),
+            'enqueue',
+            resolve(import.meta.dir, '../examples/demo.jsonl'),
+            '--db',
+            database.url,
+          ],
+          { cwd },
+        );
+        expect(enqueued.code).toBe(0);
+        await worker.waitForLog(/totals: 3 done, 0 retried, 1 dead/, 60_000);
+        expect(worker.stderr().match(/LISTEN connection to PostgreSQL at .* lost/g)).toHaveLength(
+          1,
+        );
+      } finally {
+        worker.signal('SIGTERM');
+        await worker.exited(30_000);
+        rmSync(cwd, { recursive: true, force: true });
         await database.drop();
       }
     },

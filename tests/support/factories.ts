@@ -120,48 +120,66 @@ export const sqliteFactory: BackendFactory = {
 // PostgreSQL: `DATABASE_URL`, a fresh schema `t_<random>` per test, dropped afterwards.
 // Whether it runs at all is the rule of ./backends.ts (`forEachBackend`, `onPostgres`).
 
-export const postgresFactory: BackendFactory = {
-  name: 'postgres',
-  async open(clock, idPolicy) {
-    const url = process.env.DATABASE_URL;
-    if (!url) throw new Error('postgres factory: DATABASE_URL is not set');
-    const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
-    const dropSchema = async () => {
-      const admin = new SQL(url);
-      try {
-        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await admin.close();
-      }
-    };
-    let store: Store;
-    try {
-      store = await openStore(url, { schema, clock, ...(idPolicy ? { idPolicy } : {}) });
-    } catch (error) {
-      await dropSchema().catch(() => {});
-      throw error;
-    }
-    return {
-      store,
-      target: url,
-      schema,
-      afterCrash: () => untilNoOpenTransactions(url),
-      async forgeState(eventId, state) {
-        await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(store.db);
-        await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
-          store.db,
-        );
-      },
-      async cleanup() {
+export const postgresFactory: BackendFactory = postgresFactoryThrough(
+  'postgres',
+  () => process.env.DATABASE_URL,
+);
+
+/**
+ * A PostgreSQL factory whose stores connect through `storeUrl()` (a pooler in front of
+ * DATABASE_URL's server, say), while the schema is dropped and open transactions are
+ * watched on DATABASE_URL directly.
+ */
+export function postgresFactoryThrough(
+  name: string,
+  storeUrl: () => string | undefined,
+): BackendFactory {
+  return {
+    name: 'postgres',
+    async open(clock, idPolicy) {
+      const url = process.env.DATABASE_URL;
+      const through = storeUrl();
+      if (!url || !through) throw new Error(`${name} factory: DATABASE_URL is not set`);
+      const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
+      const dropSchema = async () => {
+        const admin = new SQL(url);
         try {
-          await store.close();
+          await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         } finally {
-          await dropSchema();
+          await admin.close();
         }
-      },
-    };
-  },
-};
+      };
+      let store: Store;
+      try {
+        store = await openStore(through, { schema, clock, ...(idPolicy ? { idPolicy } : {}) });
+      } catch (error) {
+        await dropSchema().catch(() => {});
+        throw error;
+      }
+      return {
+        store,
+        target: through,
+        schema,
+        afterCrash: () => untilNoOpenTransactions(url),
+        async forgeState(eventId, state) {
+          await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(
+            store.db,
+          );
+          await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
+            store.db,
+          );
+        },
+        async cleanup() {
+          try {
+            await store.close();
+          } finally {
+            await dropSchema();
+          }
+        },
+      };
+    },
+  };
+}
 
 // ---------------------------------------------------------------------------
 // Clock

@@ -74,8 +74,9 @@ export async function pgStorm(plan: StormPlan): Promise<StormReport> {
       return done;
     };
     // The schema exists before the storm: concurrent first opens are another test's topic.
-    const first = await runOnceqRun(['status', ...db], cwd);
-    if (first.code !== 0) throw new Error(`status before the storm failed:\n${first.stderr}`);
+    // (`work` on the empty database creates it; a read-only `status` would refuse.)
+    const first = await runOnceqRun(['work', ...db, ...at(STORM_NOW)], cwd);
+    if (first.code !== 0) throw new Error(`work before the storm failed:\n${first.stderr}`);
 
     let storming = true;
     let enqueueing = true;
@@ -257,14 +258,22 @@ export async function freshDatabase(
   };
 }
 
-/** Terminates every onceq backend of database `name`; resolves to how many. */
-export async function terminateBackends(adminUrl: string, name: string): Promise<number> {
+/**
+ * Terminates every onceq backend of database `name` (`which = 'all'`: every client
+ * backend, a pooler's server connections too); resolves to how many.
+ */
+export async function terminateBackends(
+  adminUrl: string,
+  name: string,
+  which: 'onceq' | 'all' = 'onceq',
+): Promise<number> {
   const admin = new SQL(adminUrl);
   try {
     const rows = await admin.unsafe(
       `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-       WHERE datname = $1 AND application_name = 'onceq' AND pid <> pg_backend_pid()`,
-      [name],
+       WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+         AND (application_name = 'onceq' OR $2)`,
+      [name, which === 'all'],
     );
     return rows.filter((r: { ok: boolean }) => r.ok).length;
   } finally {

@@ -21,13 +21,21 @@ export interface WorkerProcess {
   exited(timeoutMs?: number): Promise<number>;
 }
 
-export function startWorker(args: string[], cwd: string): WorkerProcess {
-  return startOnceq(['worker', ...args], cwd);
+export function startWorker(
+  args: string[],
+  cwd: string,
+  extraEnv: Record<string, string> = {},
+): WorkerProcess {
+  return startOnceq(['worker', ...args], cwd, extraEnv);
 }
 
 /** Any `onceq` command as a real process, read and signalled like {@link startWorker}'s. */
-export function startOnceq(args: string[], cwd: string): WorkerProcess {
-  const env: Record<string, string | undefined> = { ...process.env };
+export function startOnceq(
+  args: string[],
+  cwd: string,
+  extraEnv: Record<string, string> = {},
+): WorkerProcess {
+  const env: Record<string, string | undefined> = { ...process.env, ...extraEnv };
   delete env.ONCEQ_DB;
   delete env.CI;
   const proc = Bun.spawn(['bun', BIN, ...args], {

@@ -27,6 +27,7 @@ import { enqueueSection } from './sections/enqueue.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { referenceTargetsSection } from './sections/reference-targets.ts';
+import { scaleSection } from './sections/scale.ts';
 import { serviceSection } from './sections/service.ts';
 import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
@@ -75,7 +76,11 @@ async function main(): Promise<void> {
     });
   let pgSkip: string | null = null;
   // Sections that measure PostgreSQL too.
-  if (['pg', 'service', 'console', 'anchors', 'streams'].some((s) => opts.only.has(s as Section))) {
+  if (
+    ['pg', 'service', 'console', 'anchors', 'streams', 'scale'].some((s) =>
+      opts.only.has(s as Section),
+    )
+  ) {
     pg = await findPostgres(opts.pgUrl, scratch);
     if (pg.url === null) pgSkip = pg.note;
     else pgSkip = await probePostgres(pg.url);
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
       consoleSection,
       startupSection,
       overheadSection,
+      scaleSection,
       anchorsSection,
     ])
       await run(ctx);

@@ -11,6 +11,7 @@ export const SECTIONS = [
   'streams',
   'console',
   'startup',
+  'scale',
   'anchors',
 ] as const;
 /** Sections run when neither --only nor --anchors says otherwise: all but the two long ones. */

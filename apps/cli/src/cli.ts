@@ -157,7 +157,9 @@ async function printVersion(values: Record<string, unknown>, ctx: Context): Prom
     // never migrates an older store.
     try {
       storeSchema = await probeSchemaVersion(target);
-    } catch {
+    } catch (error) {
+      // A server that refuses (a wrong password, no such host) is an error, not "no store".
+      if (isPostgresUrl(target)) throw error;
       exists = false;
     }
   }

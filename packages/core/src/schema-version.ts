@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import { connectFailure } from './driver/postgres/errors.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
+import { connectionSettings } from './driver/postgres/url.ts';
 import { versionOf } from './migrations/index.ts';
 import { isPostgresUrl } from './target.ts';
 
@@ -54,7 +55,7 @@ async function postgresMigrationNames(url: string, schema: string): Promise<stri
   assertSchemaName(schema);
   const { default: pg } = await import('pg');
   const client = new pg.Client({
-    connectionString: url,
+    connectionString: connectionSettings(url).driverUrl,
     connectionTimeoutMillis: 10_000,
     application_name: 'onceq',
   });

@@ -57,10 +57,24 @@ export interface Store {
   /**
    * Backends with notifications (PostgreSQL): opens a dedicated connection that LISTENs
    * for enqueue and redrive commits in this store and calls `onWake` for each; `onError`
-   * gets a lost connection (the caller falls back to polling). Resolves to a function
-   * that closes the connection. Absent where the backend has none (SQLite polls).
+   * gets a lost connection (the caller polls meanwhile; the listener re-establishes it).
+   * Rejects when notifications cannot be heard at all. Absent where the backend has
+   * none (SQLite polls).
    */
-  listen?(onWake: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
+  listen?(onWake: () => void, onError: (error: Error) => void): Promise<WakeListener>;
+  /**
+   * PostgreSQL: lets the pool hold up to `connections` (a worker running N handlers at
+   * once asks for N + 1: one claims ahead while N record), unless the URL's `?pool_max=`
+   * fixed it. Absent where there is no pool.
+   */
+  sizePool?(connections: number): void;
+  close(): Promise<void>;
+}
+
+/** An open LISTEN connection (see {@link Store.listen}). */
+export interface WakeListener {
+  /** True while notifications arrive (false while a lost connection is re-established). */
+  live(): boolean;
   close(): Promise<void>;
 }
 

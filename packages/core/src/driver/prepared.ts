@@ -25,6 +25,8 @@ export interface BuildContext {
   /** How many messages the statement handles (IN lists, multi-row inserts). */
   readonly n: number;
   readonly capabilities: Capabilities;
+  /** PostgreSQL: the schema the store's tables live in; undefined on SQLite. */
+  readonly schema: string | undefined;
 }
 
 export function defineStatement<Row>(name: string, build: Statement<Row>['build']): Statement<Row> {
@@ -56,7 +58,11 @@ const slots: Slots = {
 
 /** A compiled statement and how to fill its parameter list from {@link SlotValues}. */
 export interface CompiledStatement {
-  /** Unique per store: `<statement>/<arity>`, usable as a server-side statement name. */
+  /**
+   * `onceq/<statement>/<arity>/<hash of the text>`, usable as a server-side statement
+   * name: one name always means one text, so a server connection that a pooler hands
+   * from one client to another never runs another store's statement under it.
+   */
   readonly name: string;
   readonly sql: string;
   readonly query: CompiledQuery;
@@ -68,10 +74,11 @@ function compileStatement(
   capabilities: Capabilities,
   statement: Statement<unknown>,
   n: number,
+  schema: string | undefined,
 ): CompiledStatement {
   // A query builder's compile() takes no argument; a raw `sql` statement's takes the
   // Kysely instance (for its dialect). Passing it serves both.
-  const built = statement.build({ db, p: slots, n, capabilities }) as {
+  const built = statement.build({ db, p: slots, n, capabilities, schema }) as {
     compile(db: Kysely<Database>): CompiledQuery;
   };
   const query = built.compile(db);
@@ -83,9 +90,10 @@ function compileStatement(
   // SQLite: constants inlined, each slot bound once (placeholders.ts); else as compiled.
   const numbered = numberPlaceholders(query.sql, compiled);
   const sources = numbered?.sources ?? compiled;
+  const text = numbered?.sql ?? query.sql;
   return {
-    name: `onceq/${statement.name}/${n}`,
-    sql: numbered?.sql ?? query.sql,
+    name: `onceq/${statement.name}/${n}/${Bun.hash(text).toString(36)}`,
+    sql: text,
     query,
     bind: binder(statement.name, sources),
   };
@@ -127,7 +135,11 @@ function binder(name: string, sources: readonly Source[]): (values: SlotValues) 
 type CompiledByStatement = Map<Statement<unknown>, Map<number, CompiledStatement>>;
 const compiledByDialect = new WeakMap<object, Map<string, CompiledByStatement>>();
 
-function sharedCompiled(db: Kysely<Database>, capabilities: Capabilities): CompiledByStatement {
+function sharedCompiled(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  schema: string | undefined,
+): CompiledByStatement {
   // The adapter's class names the dialect (SQLite's or PostgreSQL's compiler).
   const dialect = db.getExecutor().adapter.constructor;
   let byCapabilities = compiledByDialect.get(dialect);
@@ -135,7 +147,7 @@ function sharedCompiled(db: Kysely<Database>, capabilities: Capabilities): Compi
     byCapabilities = new Map();
     compiledByDialect.set(dialect, byCapabilities);
   }
-  const key = `${capabilities.skipLocked}/${capabilities.maxParameters}`;
+  const key = `${capabilities.skipLocked}/${capabilities.maxParameters}/${schema ?? ''}`;
   let compiled = byCapabilities.get(key);
   if (compiled === undefined) {
     compiled = new Map();
@@ -144,15 +156,20 @@ function sharedCompiled(db: Kysely<Database>, capabilities: Capabilities): Compi
   return compiled;
 }
 
-/** Caches compiled statements per `(statement, arity)`, shared by the stores of one dialect. */
+/**
+ * Caches compiled statements per `(statement, arity)`, shared by the stores of one
+ * dialect and schema (PostgreSQL's statements name `schema.table`).
+ */
 export class StatementCache {
   readonly #db: Kysely<Database>;
   readonly #capabilities: Capabilities;
+  readonly #schema: string | undefined;
   readonly #compiled: CompiledByStatement;
-  constructor(db: Kysely<Database>, capabilities: Capabilities) {
+  constructor(db: Kysely<Database>, capabilities: Capabilities, schema?: string) {
     this.#db = db;
     this.#capabilities = capabilities;
-    this.#compiled = sharedCompiled(db, capabilities);
+    this.#schema = schema;
+    this.#compiled = sharedCompiled(db, capabilities, schema);
   }
   get(statement: Statement<unknown>, arity: number): CompiledStatement {
     let byArity = this.#compiled.get(statement);
@@ -162,7 +179,7 @@ export class StatementCache {
     }
     let compiled = byArity.get(arity);
     if (compiled === undefined) {
-      compiled = compileStatement(this.#db, this.#capabilities, statement, arity);
+      compiled = compileStatement(this.#db, this.#capabilities, statement, arity, this.#schema);
       byArity.set(arity, compiled);
     }
     return compiled;

@@ -12,12 +12,11 @@ import { migrateTo } from './index.ts';
 export async function createStoreAt(target: string, name: string, schema?: string): Promise<void> {
   if (isPostgresUrl(target)) {
     const pg = (await import('pg')).default;
-    const pool = new pg.Pool({
-      connectionString: target,
-      max: 1,
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    const { SchemaScopedDialect } = await import('../driver/postgres/schema-scope.ts');
+    const pool = new pg.Pool({ connectionString: target, max: 1 });
+    const db = new Kysely<unknown>({
+      dialect: schema ? new SchemaScopedDialect({ pool }, schema) : new PostgresDialect({ pool }),
     });
-    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     try {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await migrateTo(db, 'postgres', name, schema);

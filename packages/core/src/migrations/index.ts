@@ -80,7 +80,10 @@ export async function migrateToLatest(
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // Not a migration's own failure (the server refused the connection, a lock wait
+    // timed out): the caller reports the error itself.
+    if (failed === undefined) throw error;
     throw new StoreUnavailableError(`migration ${failed} failed: ${(error as Error).message}`, {
       cause: error,
     });

@@ -90,6 +90,23 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  #notificationsLive: (() => boolean) | undefined;
+  readonly #notifications = new this.#prom.Gauge({
+    name: 'onceq_notifications_live',
+    help: 'PostgreSQL: 1 while LISTEN notifications arrive, 0 while the worker polls (SQLite, a lost LISTEN connection, or none heard).',
+    registers: [this.registry],
+    collect: () => {
+      if (this.#notificationsLive !== undefined) {
+        this.#notifications.set(this.#notificationsLive() ? 1 : 0);
+      }
+    },
+  });
+
+  /** Reports `live()` as `onceq_notifications_live` on every scrape. */
+  watchNotifications(live: () => boolean): void {
+    this.#notificationsLive = live;
+  }
+
   constructor(store: Store) {
     this.#store = store;
     for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);

@@ -1,4 +1,4 @@
-import type { Store } from '../driver/backend.ts';
+import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
 import type { ApplyManyResult } from '../queue/apply.ts';
 import { claimMany } from '../queue/claim.ts';
@@ -155,7 +155,7 @@ export class Worker {
   #progressAt = performance.now();
   #heartbeat: Heartbeat | undefined;
   #loop: Promise<void> | undefined;
-  #unlisten: (() => Promise<void>) | undefined;
+  #listener: WakeListener | undefined;
   #storeError: string | undefined;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
@@ -166,6 +166,7 @@ export class Worker {
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
+    store.sizePool?.(this.#concurrency + 1);
     this.#claimAhead = (options.claimAhead ?? true) && store.capabilities.skipLocked;
     this.#drain = options.drain ?? false;
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
@@ -219,18 +220,19 @@ export class Worker {
     this.#state = 'running';
     if (this.#store.listen !== undefined && !this.#drain) {
       try {
-        this.#unlisten = await this.#store.listen(
+        this.#listener = await this.#store.listen(
           () => this.#wakeup.wake(),
-          (error) =>
-            this.#log.write('listen_lost', `${error.message}; falling back to polling`, {}),
+          (error) => this.#log.write('listen_lost', error.message, {}),
         );
+        const listener = this.#listener;
+        this.#metrics?.watchNotifications(() => listener.live());
       } catch (error) {
         this.#log.write('listen_failed', `LISTEN failed (${describe(error)}); polling instead`);
       }
     }
     this.#log.write(
       'start',
-      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s${this.#timeoutMs === undefined ? '' : `, handler timeout ${this.#timeoutMs / 1000} s`}${this.#claimAhead ? ', claim-ahead' : ''}, wake-up ${this.#unlisten ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
+      `worker started on ${this.#store.location} (${this.#store.kind}): batch ${this.#batch}, concurrency ${this.#concurrency}, lease ${this.#leaseSeconds} s${this.#timeoutMs === undefined ? '' : `, handler timeout ${this.#timeoutMs / 1000} s`}${this.#claimAhead ? ', claim-ahead' : ''}, wake-up ${this.#listener ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.#wakeup.maxMs} ms`}`,
       {
         store: this.#store.location,
         backend: this.#store.kind,
@@ -569,8 +571,8 @@ export class Worker {
     this.#state = 'stopped';
     await this.#heartbeat?.stop();
     await this.#pruner?.stop();
-    await this.#unlisten?.();
-    this.#unlisten = undefined;
+    await this.#listener?.close();
+    this.#listener = undefined;
     const { graceful, abandoned, abandonedLeases } = this.#result();
     const s = this.#summary;
     this.#log.write(

@@ -4,6 +4,7 @@ import {
   type StorageFault,
   StoreUnavailableError,
 } from '../../errors.ts';
+import { LOCK_TIMEOUT_MS } from './schema-scope.ts';
 import { describeTarget, scrub } from './url.ts';
 
 /** What a driver or server error looks like from here: a Node-style or SQLSTATE `code`. */
@@ -67,6 +68,7 @@ function reasonOf(error: unknown, url: string): string {
   if (network !== undefined) return network;
   if (/timeout/i.test(messageOf(error))) return 'connection timed out';
   if (code === '28P01') return 'password authentication failed';
+  if (code === '53300') return 'the server refuses more connections (max_connections is reached)';
   return scrub(messageOf(error), url) || 'unknown error';
 }
 
@@ -109,6 +111,18 @@ export function mapQueryError(error: unknown, url: string): unknown {
       { cause: error },
     );
   }
+  if (code === '53300') {
+    return new StoreUnavailableError(
+      `PostgreSQL at ${describeTarget(url)} refuses more connections: max_connections is reached (see the connection budget in docs/postgres.md)`,
+      { cause: error },
+    );
+  }
+  if (code === '55P03') {
+    return new StoreUnavailableError(
+      `gave up waiting for a lock in PostgreSQL at ${describeTarget(url)} after ${LOCK_TIMEOUT_MS / 1000} s: another session holds it (a migration, doctor --fix or a long transaction); try again when it ends`,
+      { cause: error },
+    );
+  }
   const fault = STORAGE_SQLSTATES[code];
   if (fault !== undefined) {
     return new StorageError(fault, `PostgreSQL at ${describeTarget(url)}`, { cause: error });
@@ -129,4 +143,14 @@ export function mapQueryError(error: unknown, url: string): unknown {
 export function isRetryable(error: unknown): boolean {
   const code = codeOf(error);
   return code === '40P01' || code === '40001' || code === '23505';
+}
+
+/**
+ * The server does not know a named statement the driver believes it prepared
+ * (26000), or already has one of that name (42P05): a pooler in transaction mode handed
+ * this client another server connection. Nothing ran; the statement can run unnamed.
+ */
+export function isLostPreparedStatement(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '26000' || code === '42P05';
 }

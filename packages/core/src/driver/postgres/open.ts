@@ -1,8 +1,8 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql, WithSchemaPlugin } from 'kysely';
 import pg from 'pg';
-import { systemClock } from '../../clock.ts';
-import { StoreUnavailableError } from '../../errors.ts';
-import { migrateToLatest } from '../../migrations/index.ts';
+import { type Clock, systemClock } from '../../clock.ts';
+import { OnceqError, StoreUnavailableError } from '../../errors.ts';
+import { MIGRATIONS, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
@@ -10,17 +10,22 @@ import { inCallerTransaction } from '../caller-transaction.ts';
 import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { postgresCaller } from './caller-transaction.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isRetryable } from './errors.ts';
+import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { postgresMaintenance } from './maintenance.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import { postgresStatements } from './statements.ts';
-import { describeTarget, InvalidPostgresUrl, parseTarget, redactUrl, scrub } from './url.ts';
+import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
+import { postgresStatements, WAKE_CHANNEL } from './statements.ts';
+import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 
-/** Connections per store. Each onceq operation uses one at a time; migrations use two. */
-const POOL_SIZE = 4;
+/**
+ * Pooled connections per store by default: a worker claims ahead while it records the
+ * previous batch, so two are in use at once; everything else uses one at a time.
+ * `?pool_max=` on the URL sets it (a worker with `--concurrency N` wants `N + 1`).
+ */
+export const DEFAULT_POOL_MAX = 2;
 
 /** How often a transaction is re-run after a deadlock, serialization or unique-key race. */
 const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -39,8 +44,14 @@ const types = {
 /**
  * Opens a PostgreSQL store through Kysely's `PostgresDialect` on a small `pg` pool and
  * applies pending migrations in `options.schema` (default `onceq`, created if missing).
- * Every connection runs with `search_path` set to that schema, so the protocol's
- * unqualified table names resolve there and other schemas are left alone.
+ *
+ * No session state, so the store works the same on a direct connection, behind a pooler
+ * in session mode, and behind one in transaction mode (PgBouncer `pool_mode =
+ * transaction`): no startup `options`, the hot path's statements name `schema.table`,
+ * and every other transaction sets its `search_path` and `lock_timeout` with `SET LOCAL`
+ * (schema-scope.ts). The hot path runs named prepared statements while the server keeps
+ * them; the first time one is missing (a pooler handed over another server connection)
+ * the store switches to unnamed statements for good.
  *
  * Transactions are READ COMMITTED: a fenced `UPDATE … WHERE state … AND generation …`
  * that waited for a row lock re-checks its `WHERE` against the committed row, and claim
@@ -55,13 +66,12 @@ export async function openPostgresStore(
 ): Promise<Store> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   assertSchemaName(schema);
-  const { connectionString, startupOptions } = withSearchPath(url, schema);
+  const settings = connectionSettings(url);
 
   const pool = new pg.Pool({
-    connectionString,
-    options: startupOptions,
+    connectionString: settings.driverUrl,
     types,
-    max: POOL_SIZE,
+    max: settings.poolMax ?? DEFAULT_POOL_MAX,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
     application_name: 'onceq',
@@ -80,9 +90,25 @@ export async function openPostgresStore(
     throw connectFailure(error, url);
   }
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guard.kyselyPool }) });
+  const db = new Kysely<Database>({
+    dialect: new SchemaScopedDialect({ pool: guard.kyselyPool }, schema),
+  });
   try {
-    await prepareSchema(db, probe, schema, url);
+    await prepareSchema(db, probe, schema, url, options.readOnly === true);
+  } catch (error) {
+    probe.release();
+    await db.destroy().catch(() => {});
+    throw guard.mapError(error, probe);
+  }
+  // The system clock means "now" on a real deployment: on PostgreSQL that is the
+  // server's time, so hosts whose clocks disagree agree on every lease and backoff.
+  // A model clock or `--now` (tests, the lab) is used as given.
+  let clock: Clock;
+  try {
+    clock =
+      options.clock === undefined || options.clock === systemClock
+        ? await serverClock(pool, probe)
+        : options.clock;
   } catch (error) {
     probe.release();
     await db.destroy().catch(() => {});
@@ -92,8 +118,17 @@ export async function openPostgresStore(
 
   let retries = 0;
   const capabilities = { skipLocked: true, maxParameters: 65_535, backup: false };
-  const cache = new StatementCache(db, capabilities);
-  /** Runs one compiled statement as a named (server-side prepared) statement. */
+  // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
+  // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
+  const qualified = db
+    .withPlugin(new WithSchemaPlugin(schema))
+    .withPlugin(rawTableQualifier(schema));
+  const cache = new StatementCache(qualified, capabilities, schema);
+  /** False once the server (or a pooler in front of it) lost a named statement. */
+  let named = true;
+  // The schema name was validated by assertSchemaName: safe to interpolate.
+  const beginScoped = `BEGIN; SET LOCAL search_path TO ${schema}`;
+  /** Runs one compiled statement, named (prepared once per server connection) while that holds. */
   const run = (
     client: pg.PoolClient,
     statement: Statement<unknown>,
@@ -103,7 +138,11 @@ export async function openPostgresStore(
     const compiled = cache.get(statement, arity);
     const parameters = compiled.bind(values);
     options.onQuery?.(compiled.sql, parameters);
-    return client.query({ name: compiled.name, text: compiled.sql, values: parameters });
+    return client.query(
+      named
+        ? { name: compiled.name, text: compiled.sql, values: parameters }
+        : { text: compiled.sql, values: parameters },
+    );
   };
   /** An executor on one checked-out client: its statements run in whatever it has open. */
   const executorOn = (client: pg.PoolClient): Executor => ({
@@ -126,9 +165,17 @@ export async function openPostgresStore(
       } catch (error) {
         throw guard.mapError(error);
       }
+      const usedNames = named;
       try {
         return await body(client);
       } catch (error) {
+        // The statement did not run (nothing was written): run it again, unnamed. Another
+        // call in flight may have switched first: that one's error counts the same.
+        if (usedNames && isLostPreparedStatement(error)) {
+          named = false;
+          attempt--;
+          continue;
+        }
         if (attempt < MAX_TRANSACTION_ATTEMPTS && isRetryable(error)) {
           retries++;
           continue;
@@ -142,24 +189,30 @@ export async function openPostgresStore(
   /**
    * The hot path: one pooled client, BEGIN … COMMIT, and the protocol's statements as
    * named statements, so the server parses and plans each once per connection and no
-   * query builder or executor runs per message. Same retry rules as writeTransaction.
+   * query builder or executor runs per message. Retried like every transaction here.
    */
   const transact: Store['transact'] = (fn, within) => {
     if (within !== undefined) {
       const caller = postgresCaller(within, schema);
       return inCallerTransaction(caller.run, cache, fn, caller.hooks, options.onQuery);
     }
-    return onClient(async (client) => {
-      await client.query('BEGIN');
-      try {
-        const result = await fn(executorOn(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    });
+    return onClient((client) => inTransaction(client, fn));
+  };
+  /**
+   * `fn` between BEGIN and COMMIT on `client`. The one round trip of BEGIN also scopes
+   * `search_path` to the schema for this transaction only, so raw statements (`x.query`)
+   * that name their tables unqualified work behind a transaction-mode pooler too.
+   */
+  const inTransaction = async <T>(client: pg.PoolClient, fn: (x: Executor) => Promise<T>) => {
+    await client.query(beginScoped);
+    try {
+      const result = await fn(executorOn(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   };
   /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
   const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
@@ -173,33 +226,116 @@ export async function openPostgresStore(
     capabilities,
     maintenance: postgresMaintenance,
     statements: postgresStatements,
-    clock: options.clock ?? systemClock,
+    clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
     transact,
     autocommit,
-    read: (fn) => onClient((client) => fn(executorOn(client))),
+    read: (fn) => onClient((client) => inTransaction(client, fn)),
     busyRetries: () => retries,
+    sizePool(connections) {
+      if (settings.poolMax === undefined) {
+        pool.options.max = Math.max(DEFAULT_POOL_MAX, connections);
+      }
+    },
     listen: (onWake, onError) =>
-      listenForWake({ connectionString, options: startupOptions }, schema, url, onWake, onError),
+      listenForWake(
+        settings.listenUrl,
+        schema,
+        async (payload) => {
+          await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
+        },
+        onWake,
+        onError,
+      ),
     close: () => db.destroy(),
   };
 }
 
+/** How often the server's clock is read again, ms (a host's clock may be stepped meanwhile). */
+const CLOCK_REMEASURE_MS = 30_000;
+
 /**
- * Creates the schema if missing and applies pending migrations, serialized across
- * processes by a session advisory lock on `probe` (keyed by the schema name): two
- * processes opening a fresh schema at the same moment never race on `CREATE SCHEMA`
- * or on the migration tables. Kysely's Migrator takes its own lock on top.
+ * The server's clock, in whole Unix seconds, as this host sees it: the offset between the
+ * server's `clock_timestamp()` and the host's clock, measured at open (halfway through
+ * the round trip) and again every {@link CLOCK_REMEASURE_MS} in the background. Every
+ * lease, availability, backoff and fence time onceq computes or compares is then the
+ * server's, within a round trip, however far the host's own clock is off.
+ */
+async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> {
+  const measure = async (client: pg.Pool | pg.PoolClient) => {
+    const before = Date.now();
+    const { rows } = await client.query<{ ms: number }>(
+      'SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms',
+    );
+    const after = Date.now();
+    return Number(rows[0]?.ms) - (before + after) / 2;
+  };
+  let offsetMs = await measure(first);
+  let measuredAt = Date.now();
+  let measuring = false;
+  return () => {
+    const now = Date.now();
+    if (!measuring && now - measuredAt > CLOCK_REMEASURE_MS) {
+      measuring = true;
+      measure(pool)
+        .then((offset) => {
+          offsetMs = offset;
+          measuredAt = Date.now();
+        })
+        // Unreachable now: keep the last offset; the next statement reports the loss.
+        .catch(() => {})
+        .finally(() => {
+          measuring = false;
+        });
+    }
+    return Math.floor((now + offsetMs) / 1000);
+  };
+}
+
+/**
+ * Makes sure `schema` holds this build's tables. An up-to-date schema is one read and no
+ * lock. Otherwise (a new or older schema) one transaction creates the schema under a
+ * transaction-scoped advisory lock (keyed by the schema name; two processes opening a
+ * fresh schema at once never race on `CREATE SCHEMA`), and Kysely's Migrator applies
+ * the pending migrations in one more under its own transaction-scoped lock. No lock
+ * outlives its transaction, so none is left on a server connection a pooler keeps, and
+ * every wait is bounded by `lock_timeout`.
+ *
+ * `readOnly` (status, show, list, dlq): a missing or older schema is refused, nothing
+ * is created.
  */
 async function prepareSchema(
   db: Kysely<Database>,
   probe: pg.PoolClient,
   schema: string,
   url: string,
+  readOnly: boolean,
 ): Promise<void> {
-  const key = `onceq.migrate.${schema}`;
-  await probe.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+  // On the probe's connection: an open uses one connection, not two.
+  const applied = await probe.query<{ present: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [`${schema}.onceq_migrations`],
+  );
+  if (applied.rows[0]?.present === true) {
+    const { rows } = await probe.query<{ name: string }>(
+      `SELECT name FROM ${schema}.onceq_migrations`,
+    );
+    const names = new Set(rows.map((row) => row.name));
+    if (MIGRATIONS.every((migration) => names.has(migration.name))) return;
+  }
+  if (readOnly) {
+    throw new OnceqError(
+      'no_store',
+      2,
+      applied.rows[0]?.present !== true
+        ? `no onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)}: nothing was created; enqueue or work creates it`
+        : `the onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)} is older than this onceq: run a write command (enqueue, work) once to migrate it`,
+    );
+  }
+  await probe.query(
+    `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}; SELECT pg_advisory_xact_lock(hashtext('onceq.migrate.${schema}'))`,
+  );
   try {
     const exists = await probe.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (exists.rowCount === 0) {
@@ -213,34 +349,12 @@ async function prepareSchema(
         );
       }
     }
-    await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
-    // Fail here, not at the first claim, if the tables did not land in `schema`.
-    await sql`SELECT 1 FROM messages LIMIT 0`.execute(db);
-  } finally {
-    await probe.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => {});
+    await probe.query('COMMIT');
+  } catch (error) {
+    await probe.query('ROLLBACK').catch(() => {});
+    throw error;
   }
-}
-
-/**
- * The URL for the driver, and the startup `options` that set `search_path`. The driver
- * lets a URL's own `options=` parameter override the config, so it is folded in here.
- */
-function withSearchPath(
-  url: string,
-  schema: string,
-): { connectionString: string; startupOptions: string } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-    parseTarget(url);
-  } catch {
-    throw new InvalidPostgresUrl(url);
-  }
-  const own = parsed.searchParams.get('options');
-  parsed.searchParams.delete('options');
-  const searchPath = `-c search_path=${schema}`;
-  return {
-    connectionString: own === null ? url : parsed.toString(),
-    startupOptions: own === null ? searchPath : `${own} ${searchPath}`,
-  };
+  await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
+  // Fail here, not at the first claim, if the tables did not land in `schema`.
+  await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
 }

@@ -19,6 +19,13 @@ import * as shared from '../shared-statements.ts';
 import { stateLiteral } from '../shared-statements.ts';
 import type { ClaimedRow, FencedRow, Statements, Success } from '../statements.ts';
 
+/**
+ * The tables as raw templates name them: the store's compile step qualifies them with
+ * its schema (schema-scope.ts), so no statement depends on a `search_path`.
+ */
+const messagesTable = sql.table('messages');
+const effectsTable = sql.table('effects');
+
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
 
@@ -48,11 +55,11 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
   const code = sql.lit(LEASE_EXPIRED);
   return sql<ClaimedRow>`
     WITH expired AS (
-      SELECT event_id, lease_until AS rank_at, attempts FROM messages
+      SELECT event_id, lease_until AS rank_at, attempts FROM ${messagesTable}
       WHERE state = ${leased} AND lease_until <= ${now}
       FOR UPDATE SKIP LOCKED
     ), ready AS (
-      SELECT event_id, available_at AS rank_at FROM messages
+      SELECT event_id, available_at AS rank_at FROM ${messagesTable}
       WHERE state = ${ready} AND available_at <= ${now}
       ORDER BY available_at, event_id
       LIMIT ${sql.lit(n)}
@@ -66,7 +73,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
       ORDER BY rank_at, event_id
       LIMIT ${sql.lit(n)}
     ), recovered AS (
-      UPDATE messages AS m SET
+      UPDATE ${messagesTable} AS m SET
         state = CASE WHEN m.attempts < ${maxAttempts} THEN ${ready} ELSE ${stateLiteral('dead')} END,
         available_at = CASE WHEN m.attempts < ${maxAttempts} THEN m.lease_until ELSE m.available_at END,
         lease_until = NULL,
@@ -77,7 +84,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
       WHERE m.event_id = expired.event_id
         AND expired.event_id NOT IN (SELECT event_id FROM pick)
     )
-    UPDATE messages AS m SET
+    UPDATE ${messagesTable} AS m SET
       state = ${leased},
       attempts = m.attempts + 1,
       generation = m.generation + 1,
@@ -94,7 +101,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
 const readFenced = defineStatement<FencedRow>(
   'read-fenced-array',
   ({ p }) => sql<FencedRow>`
-    SELECT event_id, payload, state, generation, attempts, lease_until FROM messages
+    SELECT event_id, payload, state, generation, attempts, lease_until FROM ${messagesTable}
     WHERE event_id = ANY(${p.value<string[]>('ids')}::text[])
     FOR UPDATE`,
 );
@@ -116,7 +123,7 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
         ${p.value<number[]>('amounts')}::integer[]
       ) AS t(event_id, generation, category, amount_cents)
     ), acked AS (
-      UPDATE messages AS m
+      UPDATE ${messagesTable} AS m
       SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
       FROM input
       WHERE m.event_id = input.event_id
@@ -125,7 +132,7 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
         AND m.lease_until > ${p.value<number>('now')}
       RETURNING m.event_id
     ), inserted AS (
-      INSERT INTO effects (event_id, category, amount_cents, created_at)
+      INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
@@ -142,7 +149,7 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>(
   'ack-one-with-effect',
   ({ p }) => sql<{ event_id: string }>`
     WITH acked AS (
-      UPDATE messages
+      UPDATE ${messagesTable}
       SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
       WHERE event_id = ${p.value<string>('id')}
         AND generation = ${p.value<number>('generation')}
@@ -150,7 +157,7 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>(
         AND lease_until > ${p.value<number>('now')}
       RETURNING event_id
     ), inserted AS (
-      INSERT INTO effects (event_id, category, amount_cents, created_at)
+      INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
         ${p.value<number>('createdAt')}::bigint
       FROM acked
@@ -164,7 +171,7 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>(
  */
 const notifyWake = defineStatement(
   'notify-wake',
-  () => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, current_schema())`,
+  ({ schema }) => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, ${sql.lit(schema ?? '')})`,
 );
 
 function ackValues(succeeded: readonly Success[], createdAt: number, now: number) {

@@ -63,7 +63,14 @@ export function redactUrl(url: string): string {
     parts.password === null
       ? `${parts.scheme}${parts.user}`
       : `${parts.scheme}${parts.user}:${REDACTED}`;
-  const tail = parts.rest.replace(/([?&;][^=&#]*password[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`);
+  const tail = parts.rest
+    .replace(/([?&;][^=&#]*password[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`)
+    // The LISTEN connection's own URL, percent-encoded inside this one.
+    .replace(
+      /([?&]listen_url=)([^&#]*)/gi,
+      (_, name: string, value: string) =>
+        `${name}${encodeURIComponent(redactUrl(safeDecode(value)))}`,
+    );
   return head + tail;
 }
 
@@ -104,7 +111,10 @@ export function passwordsIn(url: string): string[] {
   const parts = splitUserInfo(url);
   const raws = parts?.password == null ? [] : [parts.password];
   try {
-    raws.push(...queryPasswords(new URL(url)));
+    const parsed = new URL(url);
+    const listen = parsed.searchParams.get('listen_url');
+    if (listen !== null) for (const nested of passwordsIn(listen)) raws.push(nested);
+    raws.push(...queryPasswords(parsed));
   } catch {
     // Not a WHATWG URL (a raw `/` or `#` in the password): the user info above still counts.
   }
@@ -171,4 +181,67 @@ function safeDecode(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** The query parameters onceq reads from a PostgreSQL URL itself (never sent to the server). */
+export const ONCEQ_URL_PARAMETERS = ['listen_url', 'pool_max'] as const;
+
+/** A PostgreSQL URL split into what the driver gets and what onceq reads itself. */
+export interface ConnectionSettings {
+  /** The URL for the driver: onceq's own parameters removed, libpq's `sslmode` meaning kept. */
+  driverUrl: string;
+  /**
+   * Where the LISTEN connection goes (`?listen_url=`, percent-encoded): a direct
+   * connection to the server when the store URL names a pooler in transaction mode.
+   * Default: the store URL itself.
+   */
+  listenUrl: string;
+  /** Most pooled connections for claims and results (`?pool_max=`). Undefined: the default. */
+  poolMax: number | undefined;
+}
+
+/**
+ * Reads onceq's own parameters (`listen_url`, `pool_max`) off the URL and makes `sslmode`
+ * mean what it means to libpq (`require`: encrypted, certificate not checked;
+ * `verify-ca`; `verify-full`), so node-postgres neither reinterprets it nor prints its
+ * warning. Throws {@link InvalidPostgresUrl} for a URL that cannot be parsed.
+ */
+export function connectionSettings(url: string): ConnectionSettings {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+    parseTarget(url);
+  } catch {
+    throw new InvalidPostgresUrl(url);
+  }
+  const listen = parsed.searchParams.get('listen_url');
+  const poolMaxText = parsed.searchParams.get('pool_max');
+  for (const name of ONCEQ_URL_PARAMETERS) parsed.searchParams.delete(name);
+  if (parsed.searchParams.has('sslmode') && !parsed.searchParams.has('uselibpqcompat')) {
+    parsed.searchParams.set('uselibpqcompat', 'true');
+  }
+  let poolMax: number | undefined;
+  if (poolMaxText !== null) {
+    poolMax = Number(poolMaxText);
+    if (!/^\d{1,4}$/.test(poolMaxText) || poolMax < 1) {
+      throw new OnceqError(
+        'invalid_url',
+        2,
+        `the PostgreSQL URL's pool_max=${JSON.stringify(poolMaxText).slice(1, -1)} is not a whole number from 1 to 9999`,
+      );
+    }
+  }
+  const driverUrl = parsed.toString();
+  if (listen !== null) {
+    try {
+      parseTarget(listen);
+    } catch {
+      throw new OnceqError(
+        'invalid_url',
+        2,
+        "the PostgreSQL URL's listen_url= is not a PostgreSQL URL: write it percent-encoded, e.g. listen_url=postgres%3A%2F%2Fuser%40db-host%3A5432%2Fapp",
+      );
+    }
+  }
+  return { driverUrl, listenUrl: listen ?? driverUrl, poolMax };
 }

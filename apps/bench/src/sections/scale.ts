@@ -1,0 +1,67 @@
+/** PostgreSQL at scale: 1 … 64 worker processes, directly and through PgBouncer. */
+import type { SectionContext } from '../context.ts';
+import { section, table } from '../report.ts';
+import { runScale, startPooler } from '../scenarios/scale-pg.ts';
+import { errorText, fmtRate } from '../util.ts';
+
+export const SCALE_WORKERS = [1, 4, 8, 16, 32, 64] as const;
+
+export async function scaleSection(ctx: SectionContext): Promise<void> {
+  const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
+  if (!opts.only.has('scale') || pgUrl === null) return;
+  const messages = Math.min(opts.messages, opts.quick ? 1000 : 4000);
+  const pooler = startPooler(pgUrl, scratch);
+  if ('skip' in pooler) log(`scale: PgBouncer skipped: ${pooler.skip}`);
+  try {
+    const rows = await runScale(
+      pgUrl,
+      'url' in pooler ? pooler.url : null,
+      SCALE_WORKERS,
+      messages,
+      log,
+    );
+    results.scale = rows;
+    out.push(
+      section(
+        `PostgreSQL at scale: ${messages} messages, worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
+      ),
+    );
+    out.push(
+      table(
+        ['mode', 'workers', 'msg/s', 'peak server connections', 'exact', 'errors'],
+        rows.map((r) => [
+          r.mode,
+          String(r.workers),
+          fmtRate(r.rate),
+          String(r.peakConnections),
+          r.exact ? 'yes' : 'NO',
+          r.errors.length === 0 ? '-' : `${r.errors.length}: ${r.errors[0]?.slice(0, 80)}`,
+        ]),
+      ),
+    );
+    for (const mode of new Set(rows.map((r) => r.mode))) {
+      const at = (n: number) => rows.find((r) => r.mode === mode && r.workers === n);
+      const at8 = at(8);
+      const at32 = at(32);
+      if (at8 !== undefined && at32 !== undefined) {
+        targets.push({
+          target: `PostgreSQL ${mode}: throughput at 32 workers not below that at 8`,
+          measured: `${fmtRate(at32.rate)} vs ${fmtRate(at8.rate)} msg/s`,
+          met: at32.rate >= at8.rate,
+        });
+      }
+      targets.push({
+        target: `PostgreSQL ${mode}: every run exact, no refused connection`,
+        measured: rows
+          .filter((r) => r.mode === mode)
+          .map((r) => `${r.workers}: ${r.exact ? 'exact' : 'NOT exact'}, ${r.errors.length} errors`)
+          .join('; '),
+        met: rows.filter((r) => r.mode === mode).every((r) => r.exact && r.errors.length === 0),
+      });
+    }
+  } catch (error) {
+    log(`scale skipped: ${errorText(error)}`);
+  } finally {
+    if ('stop' in pooler) pooler.stop();
+  }
+}
