@@ -3,6 +3,8 @@ import cli from '../../../../docs/cli.md' with { type: 'text' };
 import consoleGuide from '../../../../docs/console.md' with { type: 'text' };
 import handlers from '../../../../docs/handlers.md' with { type: 'text' };
 import operations from '../../../../docs/operations.md' with { type: 'text' };
+import packages from '../../../../docs/packages.md' with { type: 'text' };
+import postgres from '../../../../docs/postgres.md' with { type: 'text' };
 import protocol from '../../../../docs/protocol.md' with { type: 'text' };
 import tutorial from '../../../../docs/tutorial.md' with { type: 'text' };
 import worker from '../../../../docs/worker.md' with { type: 'text' };
@@ -30,7 +32,12 @@ export const DOC_TOPICS = {
     summary: 'id policies, retention, the doctor, backup, systemd',
     text: operations,
   },
+  postgres: {
+    summary: 'PostgreSQL: pooling, TLS, the connection budget, the clock, scale',
+    text: postgres,
+  },
   console: { summary: 'the web console and its security', text: consoleGuide },
+  packages: { summary: 'installing the library from its tarballs, publishing', text: packages },
   cli: { summary: 'every command and flag', text: cli },
 } as const satisfies Record<string, { summary: string; text: string }>;
 
