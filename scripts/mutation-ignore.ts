@@ -7,7 +7,7 @@
  * reads; the tests check the error's class, code, line and position instead. Everything
  * else in a `throw` (the condition before it, the position, the issue's line number,
  * the error class) is still mutated. Returned strings outside a `throw` (a batch
- * issue's reason built by a helper) are mutated too. docs/mutation.md.
+ * issue's reason built by a helper) are mutated too. CONTRIBUTING.md, "Mutation testing".
  *
  * No import of `@stryker-mutator/api`: a plugin is a plain `{ kind, name, value }`, and
  * the API package is not a direct dependency.

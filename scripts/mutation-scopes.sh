@@ -4,8 +4,8 @@
 # fastest strong killers first, so that `bun test --bail` stops a killed mutant early).
 # Sourced by scripts/mutation.sh (which writes reports/mutation/<scope>.config.json:
 # stryker.config.json plus MUTATE and EXCLUDE) and scripts/mutation-tests.sh (which runs
-# TESTS with the name filter FILTER). docs/mutation.md says what each covers, why each
-# exclusion, and how long each takes.
+# TESTS with the name filter FILTER). CONTRIBUTING.md ("Mutation testing") says what the
+# scopes cover and why each exclusion.
 #
 # `transitions` is the state machine and the SQL a SQLite run executes (machine.ts, the
 # shared statements, backend/sqlite/statements.ts); backend/postgres/statements.ts needs
@@ -28,7 +28,7 @@ declare -A MUTATE=(
 
 # Mutators left out (comma-separated). StringLiteral in the protocol and transitions: there
 # it rewrites error sentences and SQL text; the SQL predicates are covered by
-# scripts/fence-mutations.ts (VALIDATION.md, "The fence under mutation") and the
+# scripts/fence-mutations.ts and the
 # sentences change no state; leaving them out halves the run. JSON and batch keep every
 # mutator: there a string literal is often a token ('"', '\\', '{') or a rule.
 declare -A EXCLUDE=(

@@ -5,7 +5,7 @@
 #   bun run mutation --scope json,batch   several, one after the other (never at once)
 #   bun run mutation --scope all          every scope in turn
 # Anything after the scope goes to `stryker run` (e.g. --concurrency 1). Reports land in
-# reports/mutation/<scope>.{html,json,txt}. Never part of `bun run test`. docs/mutation.md.
+# reports/mutation/<scope>.{html,json,txt}. Never part of `bun run test`. CONTRIBUTING.md, "Mutation testing".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/mutation-scopes.sh

@@ -141,7 +141,15 @@ describe('the compiled onceq binary, run from a directory outside the repository
   test('onceq docs prints the guides embedded in the binary, not read from disk', async () => {
     const list = await onceq(['docs']);
     expect(list.code).toBe(0);
-    for (const topic of ['protocol', 'tutorial', 'worker', 'operations', 'console', 'cli']) {
+    for (const topic of [
+      'protocol',
+      'tutorial',
+      'handlers',
+      'worker',
+      'operations',
+      'console',
+      'cli',
+    ]) {
       expect(list.stdout).toContain(`  ${topic} `);
     }
     const protocol = await onceq(['docs', 'protocol']);

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 10 through the real process: `onceq setup` given a PostgreSQL URL with a
+ * Through the real process: `onceq setup` given a PostgreSQL URL with a
  * password writes `onceq.config.json` readable by its owner only (0600), and prints the
  * password nowhere. The throwaway cluster trusts local connections, so the password is
  * accepted without being checked.

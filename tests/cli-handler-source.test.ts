@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 1 for `onceq worker`: like `work`, it says which handler it runs and where
+ * For `onceq worker`: like `work`, it says which handler it runs and where
  * that choice came from (`handler v2 (from onceq.config.json)`), since a handler chosen in
  * setup silently changes every later result. The real process, stopped by SIGTERM.
  */

@@ -1,5 +1,5 @@
 /**
- * The packages meet through their public API only (issue 13 item 2): a SQLite command
+ * The packages meet through their public API only: a SQLite command
  * never loads the PostgreSQL driver, and @onceq/handler reaches core only through
  * `@onceq/core`, never by a relative path into core's sources.
  */

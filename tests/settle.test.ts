@@ -1,7 +1,7 @@
 /**
  * The worker's path (handler outside the transaction, then a fenced settle) and the
- * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`,
- * VALIDATION.md "Mutation score (issue 9 item 6)") found untested: `applyAsync` refusing
+ * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`)
+ * found untested: `applyAsync` refusing
  * a stale lease before the handler runs and after it ran, `settleMany` reporting a stale
  * settlement while the others commit, `runHandler`'s failures, and the bounds of an
  * effect. Both backends, like the conformance suite.
@@ -19,7 +19,11 @@ import {
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { applyAsync, claimMany, runHandler, settleMany } from '../packages/core/src/internal.ts';
-import { effectViolation, MAX_EFFECT_CENTS } from '../packages/core/src/queue/effect-rules.ts';
+import {
+  effectViolation,
+  MAX_CATEGORY_LENGTH,
+  MAX_EFFECT_CENTS,
+} from '../packages/core/src/queue/effect-rules.ts';
 import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler-result.ts';
 import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
 import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
@@ -227,11 +231,30 @@ describe('effectViolation: the effects table CHECKs, in JavaScript first', () =>
   test('amounts from 1 to the maximum pass, one outside either end does not', () => {
     expect(effectViolation({ category: 'book', amountCents: 1 })).toBeNull();
     expect(effectViolation({ category: 'book', amountCents: MAX_EFFECT_CENTS })).toBeNull();
-    for (const amountCents of [0, MAX_EFFECT_CENTS + 1, 1.5, '5']) {
+    for (const amountCents of [0, MAX_EFFECT_CENTS + 1, 1.5]) {
       expect(effectViolation({ category: 'book', amountCents })).toBe(
         `the handler's effect has amountCents ${String(amountCents)}, not an integer from 1 to ${MAX_EFFECT_CENTS}`,
       );
     }
+  });
+
+  test('a string or a bigint amount reads apart from the number it spells', () => {
+    const reason = (amountCents: unknown) =>
+      effectViolation({ category: 'book', amountCents }) as string;
+    expect(reason('100')).toContain('amountCents "100", not an integer');
+    expect(reason(5n)).toContain('amountCents 5n, not an integer');
+    expect(effectViolation({ category: 5n, amountCents: 5 })).toBe(
+      "the handler's effect has category 5n, not a non-empty string",
+    );
+  });
+
+  test(`a category of up to ${MAX_CATEGORY_LENGTH} characters passes; a longer one is refused by its length`, () => {
+    expect(
+      effectViolation({ category: 'é'.repeat(MAX_CATEGORY_LENGTH), amountCents: 5 }),
+    ).toBeNull();
+    expect(effectViolation({ category: 'x'.repeat(1_000_000), amountCents: 5 })).toBe(
+      `the handler's effect has a category of 1,000,000 characters; at most ${MAX_CATEGORY_LENGTH} are allowed`,
+    );
   });
 
   test('a missing or empty category, and what is not an object, are named', () => {

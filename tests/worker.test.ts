@@ -2,6 +2,8 @@
 // a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
 // for a condition. PostgreSQL runs under the rule of tests/support/backends.ts.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { claim, enqueue, show, status } from '@onceq/core';
 import { queueSnapshot } from '../packages/core/src/internal.ts';
 import { forEachBackend } from './support/backends.ts';
@@ -32,10 +34,14 @@ forEachBackend('onceq worker', ({ name: backend }) => {
 
     test('SIGTERM during a long handler: it completes once, unstarted claims are released unspent and claimable at once, exit 0', async () => {
       const { store } = shared;
-      await enqueue(store, sleepyBatch([1500, 0, 0]));
+      const gate = join(shared.cwd, 'gate-sigterm');
+      await enqueue(store, sleepyBatch([{ gate }, 0, 0]));
       const w = worker('--lease', '10', '--batch', '10');
       await w.waitForLog(/handler-start E0001 g1/);
       w.signal('SIGTERM');
+      // The handler returns only once the worker has taken the signal in.
+      await w.waitForLog(/no new claims/);
+      writeFileSync(gate, '');
       expect(await w.exited()).toBe(0);
       expect(w.stdout()).toContain('worker stopped gracefully');
       expect(w.stdout()).toContain('1 done');
@@ -87,7 +93,8 @@ forEachBackend('onceq worker', ({ name: backend }) => {
 
     test('heartbeats keep a handler running 3x its lease: done exactly once; /metrics equals status', async () => {
       const { store } = shared;
-      await enqueue(store, sleepyBatch([6000, 0]));
+      const gate = join(shared.cwd, 'gate-heartbeats');
+      await enqueue(store, sleepyBatch([{ gate }, 0]));
       const w = worker(
         '--lease',
         '2',
@@ -102,6 +109,10 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       await w.waitForLog(/"event":"metrics"/);
       const port = Number(/"port":(\d+)/.exec(w.stderr())?.[1]);
       await w.waitForLog(/handler-start E0001 g1/);
+      // The handler returns once heartbeats (one every third of the lease) have extended
+      // its lease nine times: it has run three times its lease.
+      await untilMetric(port, 'onceq_lease_extended_total', 9);
+      writeFileSync(gate, '');
       await w.waitForLog(/"event":"batch".*"claimed":1,"done":1/, 30_000);
       await w.waitForLog(/handler-start E0002 g1/);
       await w.waitForLog(/"done":1.*"done":1/s);
@@ -124,7 +135,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       expect(metrics.get('onceq_dlq_messages')).toBe(counts.messages.dead);
       expect(metrics.get('onceq_processed_total{outcome="done"}')).toBe(2);
       expect(metrics.get('onceq_processed_total{outcome="lost"}')).toBe(0);
-      expect(metrics.get('onceq_lease_extended_total')).toBeGreaterThanOrEqual(3);
+      expect(metrics.get('onceq_lease_extended_total')).toBeGreaterThanOrEqual(9);
       expect(metrics.get('onceq_handler_to_ack_seconds_count')).toBe(2);
       expect(metrics.get('onceq_queue_wait_seconds_count')).toBe(2);
       const snap = await queueSnapshot(store);
@@ -136,7 +147,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       expect(await w.exited()).toBe(0);
       const summary = JSON.parse(w.stdout().trim().split('\n').at(-1) as string);
       expect(summary).toMatchObject({ graceful: true, claimed: 2, done: 2, lost: 0 });
-      expect(summary.extended).toBeGreaterThanOrEqual(3);
+      expect(summary.extended).toBeGreaterThanOrEqual(9);
     });
 
     test('a refused extension aborts the handler, and its late ACK is refused', async () => {
@@ -184,4 +195,15 @@ function parsePrometheus(text: string): Map<string, number> {
     samples.set(match[1] as string, Number(match[2]));
   }
   return samples;
+}
+
+/** Resolves once the worker's `/metrics` shows `name` at `atLeast` or more (bounded: 60 s). */
+async function untilMetric(port: number, name: string, atLeast: number): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    if ((parsePrometheus(text).get(name) ?? 0) >= atLeast) return;
+    if (performance.now() > deadline) throw new Error(`${name} never reached ${atLeast}:\n${text}`);
+    await Bun.sleep(50);
+  }
 }

@@ -7,7 +7,7 @@
  * and insert no effect. A positive control per statement shows the same call does write
  * when the lease holds, so a zero can never come from a broken call.
  *
- * VALIDATION.md records, for each predicate, the test that fails when it is deleted.
+ * `bun scripts/fence-mutations.ts` deletes each predicate in turn and names the tests that fail.
  */
 import { describe, expect, test } from 'bun:test';
 import { apply, enqueue, LeaseLostError, OnceqError, type Store } from '@onceq/core';

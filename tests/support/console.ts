@@ -9,7 +9,7 @@ import { handlers } from '@onceq/handler';
 import { startConsole } from '../../apps/console/src/index.ts';
 import { type BackendFactory, batch, line, paid, type TestClock, testClock } from './factories.ts';
 
-/** A plausible "now" (2026-11-30 08:00 UTC) so times read like real ones. */
+/** A plausible "now", so times read like real ones. */
 export const CONSOLE_T0 = 1_796_025_600;
 
 /**

@@ -10,10 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQL } from 'bun';
+import { MAX_STORM_RUNS } from './pg-storm.ts';
 import {
   contractBreach,
   runOnceqRun,
   STORM_NOW,
+  StormActivity,
   type StormProcess,
   type StormRun,
   startOnceq,
@@ -26,6 +28,11 @@ export interface KillStormPlan {
   events: number;
   workers: number;
   runsPerWorker: number;
+  /**
+   * Runs that must end by SIGKILL: the loops keep going in the last phase (bounded)
+   * until they have, so a fast machine cannot end the storm before the first kill.
+   */
+  kills: number;
   /** How many leases are live right now (read beside the workers, never through them). */
   liveLeases: () => Promise<number>;
   random: () => number;
@@ -66,15 +73,16 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
       if (run.code !== 0) throw new Error(`enqueue before the storm failed:\n${run.stderr}`);
     }
     const runs: StormRun[] = [];
+    const activity = new StormActivity();
     /** Running processes and when each started. */
     const running = new Map<StormProcess, number>();
-    const killedSoFar = () => runs.some((r) => r.signal !== null);
+    const killedSoFar = () => runs.filter((r) => r.signal !== null).length;
     const workerLoop = async (worker: number) => {
-      // The planned runs, then (bounded) more of the last phase until a kill has landed:
-      // on a fast, quiet machine all planned runs can end before the killer's first shot.
+      // The planned runs, then (bounded) more of the last phase until the kills have
+      // landed: on a fast, quiet machine all planned runs can end before the first shot.
       for (
         let i = 0;
-        i < plan.runsPerWorker || (!killedSoFar() && i < plan.runsPerWorker + 20);
+        i < plan.runsPerWorker || (killedSoFar() < plan.kills && i < MAX_STORM_RUNS);
         i++
       ) {
         const planned = Math.min(i, plan.runsPerWorker - 1);
@@ -87,7 +95,7 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
             : ['work', ...db, ...workFlags, '--now', String(phase), '--batch', '5', '--max', '15'];
         const proc = startOnceq(args, cwd);
         running.set(proc, performance.now());
-        const run = await proc.done;
+        const run = await activity.track(proc);
         running.delete(proc);
         runs.push(run);
       }
@@ -96,9 +104,17 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
     let killsAtLiveLeases = 0;
     let calm = false;
     const killer = async () => {
+      // Each shot waits for a process in flight and for one run to end since the last
+      // shot (the storm moves on between kills); the moment within a run varies.
+      let endedAtLast = -1;
       while (!calm) {
-        await Bun.sleep(300 + plan.random() * 900);
+        const ready = await activity.until(
+          () => calm || (running.size > 0 && activity.ended > endedAtLast),
+        );
+        if (!ready || calm) break;
+        await Bun.sleep(plan.random() * 600);
         if (calm || running.size === 0) continue;
+        endedAtLast = activity.ended;
         // Prefer a moment with live leases: look for up to ~1.5 s before killing anyway.
         let live = await plan.liveLeases();
         for (let look = 0; look < 30 && live === 0 && !calm; look++) {

@@ -14,6 +14,7 @@ import {
   expectedTotals,
   runOnceqRun,
   STORM_NOW,
+  StormActivity,
   type StormRun,
   traceLines,
   writeBatchFiles,
@@ -27,6 +28,9 @@ export interface StormReport {
   traceLines: number;
   /** Runs that ended with exit 1 and one `onceq:` sentence (the disruption showed). */
   refused: number;
+  /** Disruptions that landed (a call of `disrupt` that disrupted something). */
+  landed: number;
+  /** What they did in all (backends terminated, restarts). */
   disruptions: number;
 }
 
@@ -35,14 +39,25 @@ export interface StormPlan {
   events: number;
   perFile: number;
   workers: number;
-  /** Upper bound of `work` runs per worker loop. */
+  /** `work` runs per worker loop once the disruptions have landed (at most). */
   runsPerWorker: number;
-  /** Called repeatedly while the loops run; returns how many disruptions it caused. */
+  /**
+   * How many disruptions must land: the loops keep running (bounded by
+   * {@link MAX_STORM_RUNS} each) until they have, so a fast machine cannot finish the
+   * storm before the first one.
+   */
+  disruptions: number;
+  /** Called while runs are in flight; returns what it disrupted (0: nothing, try again). */
   disrupt: () => Promise<number>;
-  /** Milliseconds between two disruptions (min, max). */
-  gapMs: [number, number];
+  /** Up to this many ms after a run is in flight before disrupting (varies the moment). */
+  jitterMs: number;
   random: () => number;
 }
+
+/** The most runs one loop of a storm makes, whatever happens. */
+export const MAX_STORM_RUNS = 200;
+/** The most calls of `disrupt` one storm makes. */
+const MAX_DISRUPT_CALLS = 400;
 
 /** Runs the storm, then the calm drain. Never throws on a contract breach: it reports. */
 export async function pgStorm(plan: StormPlan): Promise<StormReport> {
@@ -52,48 +67,75 @@ export async function pgStorm(plan: StormPlan): Promise<StormReport> {
     const db = ['--db', plan.url];
     const at = (seconds: number) => ['--now', String(seconds)];
     const runs: StormRun[] = [];
-    const record = (run: StormRun) => {
-      runs.push(run);
-      return run;
+    const activity = new StormActivity();
+    const run = async (args: string[]) => {
+      const done = await activity.run(args, cwd);
+      runs.push(done);
+      return done;
     };
     // The schema exists before the storm: concurrent first opens are another test's topic.
     const first = await runOnceqRun(['status', ...db], cwd);
     if (first.code !== 0) throw new Error(`status before the storm failed:\n${first.stderr}`);
 
+    let storming = true;
     let enqueueing = true;
     const enqueueLoop = async () => {
-      // Each file twice: the second run is all duplicates.
-      for (const file of [...files, ...files]) {
-        record(await runOnceqRun(['enqueue', file, ...db, ...at(STORM_NOW)], cwd));
+      // Each file twice (the second run is all duplicates), then duplicates again while
+      // the disruptions are still to land.
+      for (const file of [...files, ...files])
+        await run(['enqueue', file, ...db, ...at(STORM_NOW)]);
+      for (let i = 0; storming && i < MAX_STORM_RUNS; i++) {
+        await run(['enqueue', files[i % files.length] as string, ...db, ...at(STORM_NOW)]);
       }
       enqueueing = false;
     };
     const workerLoop = async () => {
-      for (let i = 0; i < plan.runsPerWorker; i++) {
-        const run = record(
-          await runOnceqRun(
-            ['work', ...db, ...at(STORM_NOW), '--batch', '5', '--max', '20', '--lease', '30'],
-            cwd,
-          ),
-        );
-        if (!enqueueing && run.code === 0 && run.stdout.includes('nothing to claim')) return;
+      for (let i = 0; i < MAX_STORM_RUNS && (storming || i < plan.runsPerWorker); i++) {
+        const done = await run([
+          'work',
+          ...db,
+          ...at(STORM_NOW),
+          '--batch',
+          '5',
+          '--max',
+          '20',
+          '--lease',
+          '30',
+        ]);
+        if (!storming && !enqueueing && done.code === 0 && done.stdout.includes('nothing to claim'))
+          return;
       }
     };
+    let landed = 0;
     let disruptions = 0;
-    let calm = false;
     const disruptor = async () => {
-      while (!calm) {
-        const [min, max] = plan.gapMs;
-        await Bun.sleep(min + plan.random() * (max - min));
-        if (calm) break;
-        disruptions += await plan.disrupt();
+      // Each shot waits for a run in flight, and after a landed one for a run to end
+      // first: the storm moves on between two disruptions.
+      let endedAtLast = -1;
+      for (let calls = 0; landed < plan.disruptions && calls < MAX_DISRUPT_CALLS; calls++) {
+        const ready = await activity.until(
+          () => activity.inFlight > 0 && activity.ended > endedAtLast,
+        );
+        if (!ready) break;
+        await Bun.sleep(plan.random() * plan.jitterMs);
+        const did = await plan.disrupt();
+        if (did > 0) {
+          landed++;
+          disruptions += did;
+          endedAtLast = activity.ended;
+        } else {
+          // Nothing to disrupt yet (the runs in flight have not connected): next event.
+          const seen = activity.events;
+          await activity.until(() => activity.events !== seen, 1000);
+        }
       }
+      storming = false;
     };
-    const loops = Promise.all([enqueueLoop(), ...Array.from({ length: plan.workers }, workerLoop)]);
-    const disrupting = disruptor();
-    await loops;
-    calm = true;
-    await disrupting;
+    await Promise.all([
+      disruptor(),
+      enqueueLoop(),
+      ...Array.from({ length: plan.workers }, workerLoop),
+    ]);
 
     // The calm after the storm: every line again (duplicates only), then a drain after
     // every lease of the storm expired, a redrive of anything dead, and a final drain.
@@ -114,6 +156,7 @@ export async function pgStorm(plan: StormPlan): Promise<StormReport> {
       breaches,
       traceLines: stormRuns.reduce((sum, r) => sum + traceLines(r.stderr), 0),
       refused: stormRuns.filter((r) => r.code === 1).length,
+      landed,
       disruptions,
     };
   } finally {

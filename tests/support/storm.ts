@@ -149,3 +149,63 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * The runs of a storm as events: how many are in flight, how many have ended. A
+ * disruptor waits on it for "a run is in flight and one ended since my last shot", so
+ * disruptions land while the storm runs, however fast or slow the machine is, and the
+ * storm's loops run until the planned disruptions have landed. Every wait is bounded.
+ */
+export class StormActivity {
+  inFlight = 0;
+  ended = 0;
+  /** Starts and ends so far: changes at every event. */
+  events = 0;
+  #waiters: (() => void)[] = [];
+
+  /** Runs `onceq <args>` as one counted run. */
+  async run(args: string[], cwd: string): Promise<StormRun> {
+    return this.track(startOnceq(args, cwd));
+  }
+
+  /** Counts `proc` as in flight until it ends. */
+  async track(proc: StormProcess): Promise<StormRun> {
+    this.inFlight++;
+    this.events++;
+    this.#wake();
+    try {
+      return await proc.done;
+    } finally {
+      this.inFlight--;
+      this.ended++;
+      this.events++;
+      this.#wake();
+    }
+  }
+
+  /**
+   * Resolves true once `condition` holds (checked now and at every start and end of a
+   * run), false after `timeoutMs` without it.
+   */
+  async until(condition: () => boolean, timeoutMs = 120_000): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    while (!condition()) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 1000));
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return true;
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}

@@ -131,14 +131,17 @@ export async function sharedStore(backend: (typeof BACKENDS)[number]): Promise<S
   };
 }
 
-/** A JSONL batch of `E0001…` book events with the given `sleep_ms` each (0 = none). */
-export function sleepyBatch(sleeps: readonly number[]): string {
+/**
+ * A JSONL batch of `E0001…` book events for the slow handler: each entry a `sleep_ms`
+ * (0 = none) or `{ gate }`, a file whose creation lets the handler return.
+ */
+export function sleepyBatch(sleeps: readonly (number | { gate: string })[]): string {
   return sleeps
     .map((ms, i) => {
       const payload = {
         category: 'book',
         amount_cents: 100 * (i + 1),
-        ...(ms > 0 ? { sleep_ms: ms } : {}),
+        ...(typeof ms === 'object' ? { gate: ms.gate } : ms > 0 ? { sleep_ms: ms } : {}),
       };
       return `${JSON.stringify({ event_id: `E${String(i + 1).padStart(4, '0')}`, payload })}\n`;
     })

@@ -68,7 +68,7 @@ export function missedTargets(
   results: Record<string, unknown>,
 ): Miss[] {
   const referenced =
-    (results.targetsWithReferences as
+    (results.referenceTargets as
       | { target: string; onceq: string; reference: string; met: boolean | null }[]
       | undefined) ?? [];
   return [

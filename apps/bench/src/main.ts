@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   if (opts.writeDocs) {
     const page = benchmarksPage(
       {
-        command: ['bun run bench', ...Bun.argv.slice(2)].join(' '),
+        command: ['bun run bench', ...commandArgs(Bun.argv.slice(2))].join(' '),
         machine: `${meta.cpus} × ${meta.cpuModel}, ${meta.platform}, bun ${meta.bun}`,
         date: meta.started.slice(0, 10),
         commit: meta.commit.slice(0, 12),
@@ -143,6 +143,13 @@ async function main(): Promise<void> {
   );
   out.push(`results: ${path}`);
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** The flags as a reader can repeat them: a PostgreSQL URL is the reader's own. */
+function commandArgs(args: readonly string[]): string[] {
+  return args.map((arg, i) =>
+    args[i - 1] === '--pg' ? '$DATABASE_URL' : arg.replace(/^--pg=.*/, '--pg=$DATABASE_URL'),
+  );
 }
 
 await main();

@@ -1,6 +1,7 @@
 /**
  * Output helpers: one JSON document for machines (`--json`), aligned tables for people.
  */
+import { printable } from '@onceq/core/internal';
 
 /** JSON text inserted verbatim into a document: a stored canonical payload, so `10000.0` stays `10000.0`. */
 export class RawJson {
@@ -29,13 +30,15 @@ export type Align = 'left' | 'right';
 
 /**
  * Rows padded into columns separated by two spaces. Columns are left-aligned unless
- * `align` says otherwise; trailing spaces are trimmed.
+ * `align` says otherwise; trailing spaces are trimmed. Every cell goes through core's
+ * `printable`: a newline or a bidi override in a payload or an error detail cannot
+ * start a line of its own or reorder the row.
  */
 export function table(
   rows: readonly (readonly (string | number)[])[],
   align: Align[] = [],
 ): string[] {
-  const cells = rows.map((row) => row.map(String));
+  const cells = rows.map((row) => row.map((cell) => printable(String(cell))));
   const widths: number[] = [];
   for (const row of cells) {
     row.forEach((cell, i) => {

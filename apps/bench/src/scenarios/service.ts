@@ -1,5 +1,5 @@
 /**
- * The long-running worker (issue 10) against `work --batch`, in one process per store:
+ * The long-running worker against `work --batch`, in one process per store:
  *
  * - throughput: `Worker` (drain mode, handler outside the transaction, fenced ACK) vs
  *   `work()` (handler inside apply) at the same batch, v1 handler, same messages;

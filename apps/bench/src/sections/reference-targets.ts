@@ -224,7 +224,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTarget
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
         REFERENCE_TARGETS.pgPerMessageVsGraphile,
-        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query (VALIDATION.md, Per-message PostgreSQL)",
+        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query",
       ),
     );
   }
@@ -275,7 +275,7 @@ export function referenceTargetRows(results: Record<string, unknown>): Reference
 /** Prints the table of targets (run after every other section). */
 export function referenceTargetsSection(ctx: SectionContext): void {
   const rows = referenceTargetRows(ctx.results);
-  ctx.results.targetsWithReferences = rows;
+  ctx.results.referenceTargets = rows;
   ctx.out.push(section('Targets, each next to its reference from this run'));
   ctx.out.push(
     table(

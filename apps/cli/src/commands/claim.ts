@@ -1,5 +1,5 @@
 import { claim, type Lease } from '@onceq/core';
-import { holdClaim } from '@onceq/core/internal';
+import { holdClaim, printable } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -77,6 +77,6 @@ function printLease(lease: Lease | null, json: boolean, ctx: Context, now: numbe
     ctx.out(
       `claimed ${lease.eventId} generation ${lease.generation} (attempt ${lease.attempt}), lease until ${humanTime(lease.leaseUntil, now)}`,
     );
-    ctx.out(`payload ${lease.payload}`);
+    ctx.out(`payload ${printable(lease.payload)}`);
   }
 }

@@ -1,5 +1,5 @@
 import { dlq } from '@onceq/core';
-import { countDlq, MAX_PAGE, type MessageView } from '@onceq/core/internal';
+import { countDlq, MAX_PAGE, type MessageView, printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
@@ -56,7 +56,9 @@ export const dlqCommand = defineCommand<DlqArgs>({
         : `${plural(dead.length, 'dead message')}:`,
     );
     printDeadTable(dead, ctx);
-    for (const m of dead) if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${m.lastErrorDetail}`);
+    for (const m of dead) {
+      if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
+    }
     return 0;
   },
 });

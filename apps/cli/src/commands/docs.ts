@@ -1,6 +1,7 @@
 /// <reference path="../markdown.d.ts" />
 import cli from '../../../../docs/cli.md' with { type: 'text' };
 import consoleGuide from '../../../../docs/console.md' with { type: 'text' };
+import handlers from '../../../../docs/handlers.md' with { type: 'text' };
 import operations from '../../../../docs/operations.md' with { type: 'text' };
 import protocol from '../../../../docs/protocol.md' with { type: 'text' };
 import tutorial from '../../../../docs/tutorial.md' with { type: 'text' };
@@ -19,7 +20,11 @@ export const DOC_TOPICS = {
     summary: 'input format, states, fencing, retries and the guarantees',
     text: protocol,
   },
-  tutorial: { summary: 'five experiments that show each guarantee at work', text: tutorial },
+  tutorial: { summary: 'eleven experiments, each showing a guarantee at work', text: tutorial },
+  handlers: {
+    summary: 'writing your own handler, and enqueueing in your transaction',
+    text: handlers,
+  },
   worker: { summary: 'the worker as a service: loop, signals, metrics, logs', text: worker },
   operations: {
     summary: 'id policies, retention, the doctor, backup, systemd',
