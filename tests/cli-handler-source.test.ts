@@ -54,3 +54,20 @@ test('worker: handler and its source, from the default, the config and the flag'
   expect(await handlerLine([])).toEndWith(' handler: handler v2 (from onceq.config.json)');
   expect(await handlerLine(['--handler', 'v1'])).toEndWith(' handler: handler v1 (from --handler)');
 }, 120_000);
+
+test('worker: a module named in onceq.config.json, resolved beside it; a bad value names the key', async () => {
+  writeFileSync(
+    join(box.cwd, 'mine.ts'),
+    "export const version = 'mine-1';\nexport const handle = () => ({ category: 'book', amountCents: 1 });\n",
+  );
+  writeFileSync(join(box.cwd, 'onceq.config.json'), '{"handler": "./mine.ts"}\n');
+  expect(await handlerLine([])).toEndWith(
+    ' handler: handler mine-1 (from ./mine.ts in onceq.config.json)',
+  );
+  writeFileSync(join(box.cwd, 'onceq.config.json'), '{"handler": "v7"}\n');
+  const bad = await box.run(['work']);
+  expect([bad.code, bad.stderr]).toEqual([
+    2,
+    `onceq: invalid config file ${join(box.cwd, 'onceq.config.json')}: "handler" must be one of v1, v2, or the path of your handler module (like "./my-handler.ts")\n`,
+  ]);
+}, 120_000);

@@ -37,13 +37,16 @@ describe('package boundaries', () => {
     expect(run.driver.some((file) => /[\\/]pg[\\/]/.test(file))).toBe(true);
   }, 60_000);
 
-  test('packages/handler imports core only as @onceq/core (no relative path into core/src)', () => {
+  test('packages/handler imports core only as @onceq/core, its public root (no path into core/src, no subpath)', () => {
     const dir = join(import.meta.dir, '..', 'packages', 'handler', 'src');
     const offenders = readdirSync(dir)
       .filter((name) => name.endsWith('.ts'))
-      .filter((name) => /from '\.\.\/\.\.\/core\//.test(readFileSync(join(dir, name), 'utf8')));
+      .filter((name) =>
+        /from '(\.\.\/\.\.\/core\/|@onceq\/core\/)/.test(readFileSync(join(dir, name), 'utf8')),
+      );
     expect(offenders).toEqual([]);
     // The check can fail: this line is what it looks for.
     expect(/from '\.\.\/\.\.\/core\//.test("import { x } from '../../core/src/x.ts';")).toBe(true);
+    expect(/from '@onceq\/core\//.test("import { x } from '@onceq/core/internal';")).toBe(true);
   });
 });

@@ -11,9 +11,13 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SQL } from 'bun';
 import { onPostgres } from './support/backends.ts';
-import { type KillStormReport, killStorm } from './support/kill-storm.ts';
+import {
+  type KillStormReport,
+  killStorm,
+  postgresLiveLeases,
+  sqliteLiveLeases,
+} from './support/kill-storm.ts';
 import { expectedFacts, freshDatabase, type StoreFacts, storeFacts } from './support/pg-storm.ts';
 import { rng } from './support/storm.ts';
 
@@ -75,21 +79,7 @@ describe('storm: SIGKILLed workers', () => {
           workers: 3,
           runsPerWorker: 4,
           kills: KILLS,
-          liveLeases: async () => {
-            try {
-              const db = new Database(path, { readonly: true });
-              try {
-                const row = db
-                  .query("SELECT count(*) AS n FROM messages WHERE state = 'leased'")
-                  .get() as { n: number };
-                return row.n;
-              } finally {
-                db.close();
-              }
-            } catch {
-              return 0;
-            }
-          },
+          liveLeases: sqliteLiveLeases(path),
           random: rng(SEED),
         });
         console.log(summary('SQLite', report));
@@ -115,19 +105,7 @@ describe('storm: SIGKILLed workers', () => {
             workers: 3,
             runsPerWorker: 4,
             kills: KILLS,
-            liveLeases: async () => {
-              const sql = new SQL(database.url);
-              try {
-                const [row] = await sql.unsafe(
-                  "SELECT count(*)::int AS n FROM onceq.messages WHERE state = 'leased'",
-                );
-                return row.n as number;
-              } catch {
-                return 0;
-              } finally {
-                await sql.close();
-              }
-            },
+            liveLeases: postgresLiveLeases(database.url),
             random: rng(SEED + 7),
           });
           console.log(summary('PostgreSQL', report));

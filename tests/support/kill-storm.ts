@@ -5,9 +5,11 @@
  * message killed three times goes dead). Then a calm drain, a redrive of the DLQ and a
  * final drain: every event must end `done` with exactly one effect.
  */
+import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SQL } from 'bun';
 import { MAX_STORM_RUNS } from './pg-storm.ts';
 import {
   contractBreach,
@@ -154,4 +156,40 @@ export async function killStorm(plan: KillStormPlan): Promise<KillStormReport> {
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/** {@link KillStormPlan.liveLeases} for a SQLite file: a read-only connection beside the workers. */
+export function sqliteLiveLeases(path: string): () => Promise<number> {
+  return async () => {
+    try {
+      const db = new Database(path, { readonly: true });
+      try {
+        const row = db.query("SELECT count(*) AS n FROM messages WHERE state = 'leased'").get() as {
+          n: number;
+        };
+        return row.n;
+      } finally {
+        db.close();
+      }
+    } catch {
+      return 0;
+    }
+  };
+}
+
+/** {@link KillStormPlan.liveLeases} for a PostgreSQL database (onceq's schema `onceq`). */
+export function postgresLiveLeases(url: string): () => Promise<number> {
+  return async () => {
+    const sql = new SQL(url);
+    try {
+      const [row] = await sql.unsafe(
+        "SELECT count(*)::int AS n FROM onceq.messages WHERE state = 'leased'",
+      );
+      return row.n as number;
+    } catch {
+      return 0;
+    } finally {
+      await sql.close();
+    }
+  };
 }
