@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import type { HandlerContext } from '../packages/core/src/index.ts';
 import { canonicalize, runHandler } from '../packages/core/src/index.ts';
 import {
   JsonFloat,
@@ -6,9 +7,9 @@ import {
   type JsonValue,
 } from '../packages/core/src/input/json-value.ts';
 import { parseJson } from '../packages/core/src/input/parse-json.ts';
-import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 import {
   DEFAULT_HANDLER,
+  type EffectHandler,
   failingOnce,
   getHandler,
   HANDLER_VERSIONS,
@@ -22,10 +23,15 @@ import {
   v2,
 } from '../packages/handler/src/index.ts';
 
-const ctx: HandlerContext = { eventId: 'E0001', attempt: 1, generation: 0 };
+const ctx: HandlerContext = {
+  eventId: 'E0001',
+  attempt: 1,
+  generation: 0,
+  signal: new AbortController().signal,
+};
 
 /** Run `handler` and return the failure it throws (fails the test if it throws nothing). */
-function rejection(handler: Handler, payload: JsonObject): PermanentFailure {
+function rejection(handler: EffectHandler, payload: JsonObject): PermanentFailure {
   let thrown: unknown;
   try {
     handler(payload, ctx);

@@ -9,15 +9,15 @@
  */
 import {
   type Effect,
+  type HandlerContext,
   type JsonObject,
   TemporaryFailure,
   v2,
-  type WorkerHandlerContext,
 } from '@onceq/handler';
 
 export const version = 'slow-v2';
 
-export async function handle(payload: JsonObject, context: WorkerHandlerContext): Promise<Effect> {
+export async function handle(payload: JsonObject, context: HandlerContext): Promise<Effect> {
   const ms = typeof payload.sleep_ms === 'number' ? payload.sleep_ms : 0;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);

@@ -6,10 +6,14 @@
 import { afterEach, beforeEach, expect } from 'bun:test';
 import { join } from 'node:path';
 import {
+  type ClaimResult,
+  type CompleteResult,
+  complete,
   enqueue,
   type Handler,
   type Lease,
   claim as protocolClaim,
+  runHandler,
   type Store,
 } from '../../packages/core/src/index.ts';
 import {
@@ -112,6 +116,23 @@ export function throwingFor(base: Handler, ids: readonly string[], error: () => 
 
 // ---------------------------------------------------------------------------
 // Child processes: real `bun` processes that open the same store by target.
+
+/**
+ * The worker's path for `leases`, in one call: each handler on the payload its claim
+ * read (the one runner), then one {@link complete} of all results.
+ */
+export async function handleAll(
+  store: Store,
+  leases: readonly Lease[],
+  handler: Handler,
+): Promise<CompleteResult> {
+  const results: ClaimResult[] = [];
+  for (const lease of leases) {
+    const context = { ...lease, signal: new AbortController().signal };
+    results.push({ lease, result: await runHandler(handler, lease.payload, context) });
+  }
+  return complete(store, results);
+}
 
 export type ChildScript = 'child-crash.ts' | 'child-claimer.ts' | 'child-consumer.ts';
 

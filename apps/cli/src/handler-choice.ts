@@ -1,16 +1,16 @@
-import type { AsyncHandler, Handler } from '@onceq/core';
+import type { Handler } from '@onceq/core';
 import type { OnceqConfig } from './config.ts';
 import { describeHandler, type HandlerSource, resolveHandlerSource } from './config.ts';
 
 /**
- * The handler a command runs: a built-in version (`v1`, `v2`: sync, run inside the apply
- * transaction as before) or your own module (`--handler ./my-handler.ts`: possibly
- * async, run outside the transaction and recorded with a fenced ACK), and where the
- * choice came from (a handler chosen in setup silently changes results otherwise).
+ * The handler a command runs: a built-in version (`v1`, `v2`) or your own module
+ * (`--handler ./my-handler.ts`); either runs outside any transaction and its result is
+ * recorded with a fenced ACK. Also where the choice came from (a handler chosen in setup
+ * silently changes results otherwise).
  */
 export type HandlerChoice =
   | { kind: 'builtin'; name: string; source: HandlerSource; handler: Handler }
-  | { kind: 'module'; name: string; path: string; handler: AsyncHandler };
+  | { kind: 'module'; name: string; path: string; handler: Handler };
 
 /**
  * `--handler` (or the config's `handler`, or v1) resolved and, for a module, imported.

@@ -32,6 +32,15 @@ export {
   StoreUnavailableError,
   TemporaryFailure,
 } from './errors.ts';
+export type {
+  Completion,
+  CompletionTx,
+  Effect,
+  Handler,
+  HandlerContext,
+  HandlerReturn,
+} from './handler/contract.ts';
+export { type HandlerResult, MAX_SUMMARY_LENGTH, runHandler } from './handler/run.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';
 export {
   MAX_BATCH_BYTES,
@@ -90,8 +99,14 @@ export {
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { openStore } from './open.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
-export { type ApplyManyResult, apply, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claim, claimMany } from './queue/claim.ts';
+export {
+  apply,
+  type ClaimedLease,
+  type ClaimResult,
+  type CompleteResult,
+  complete,
+} from './queue/complete.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
 export { enqueue } from './queue/enqueue.ts';
 export {
@@ -114,7 +129,6 @@ export {
   type MessageFilter,
   type MessagePage,
 } from './queue/list.ts';
-export { previewRedriveWith } from './queue/preview.ts';
 export {
   previewRedrive,
   type RedrivePreview,
@@ -122,13 +136,6 @@ export {
   redrive,
 } from './queue/redrive.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export {
-  applyAsync,
-  type HandlerResult,
-  runHandler,
-  type Settlement,
-  settleMany,
-} from './queue/settle.ts';
 export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
@@ -149,19 +156,14 @@ export {
 } from './testing/crash-points.ts';
 export {
   type ApplyOutcome,
-  type AsyncHandler,
   DEFAULT_PROTOCOL,
-  type Effect,
   type EnqueueResult,
   type FailInput,
-  type Handler,
-  type HandlerContext,
   type Lease,
   type LeaseRef,
   type MessageView,
   type ProtocolOptions,
   type StatusReport,
-  type WorkerHandlerContext,
 } from './types.ts';
 export {
   createLog,

@@ -6,12 +6,13 @@
  */
 
 export type {
-  AsyncHandler,
+  Completion,
+  CompletionTx,
   Effect,
   Handler,
   HandlerContext,
+  HandlerReturn,
   JsonObject,
-  WorkerHandlerContext,
 } from '@onceq/core';
 export {
   /** Base class of the failures a handler throws (`kind` temporary or permanent). */
@@ -41,6 +42,7 @@ export {
   amountCentsSchema,
   categorySchema,
   describeValue,
+  type EffectHandler,
   INVALID_PAYLOAD,
   MAX_AMOUNT_CENTS,
   MIN_AMOUNT_CENTS,

@@ -4,7 +4,8 @@
  *
  * - `version`: a name for this handler (printed and logged, like `v1`/`v2`), and
  * - `handle(payload, { eventId, attempt, generation, signal })`: returns the effect
- *   `{ category, amountCents }`, sync or as a Promise, or throws
+ *   `{ category, amountCents }` or a completion `{ write(tx), summary? }` writing rows of
+ *   its own in the ACK's transaction (docs/handlers.md), sync or as a Promise, or throws
  *   `PermanentFailure(code, …)` (straight to the DLQ) / `TemporaryFailure(code, …)`
  *   (retried with backoff); anything else thrown counts as a temporary `handler_error`.
  *
@@ -12,13 +13,13 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { type AsyncHandler, OnceqError } from '@onceq/core';
+import { type Handler, OnceqError } from '@onceq/core';
 
 /** What a handler module exports. */
 export interface HandlerModule {
   /** A short name for logs and output, e.g. `tips-v1`. */
   readonly version: string;
-  readonly handle: AsyncHandler;
+  readonly handle: Handler;
 }
 
 /** The module at `--handler` could not be used: a usage error (exit code 2). */
@@ -66,5 +67,5 @@ export async function loadHandlerModule(spec: string, cwd: string): Promise<Hand
       `--handler ${spec}: the module must export version, 1-64 letters, digits, _ . or -`,
     );
   }
-  return { version, handle: handle as AsyncHandler };
+  return { version, handle: handle as Handler };
 }

@@ -1,5 +1,6 @@
 /** The handler versions onceq knows, and lookup helpers for the CLI and the worker. */
-import { type Handler, TemporaryFailure } from '@onceq/core';
+import { TemporaryFailure } from '@onceq/core';
+import type { EffectHandler } from './rules.ts';
 import { v1 } from './v1.ts';
 import { v2 } from './v2.ts';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from './versions.ts';
@@ -13,13 +14,13 @@ export {
 } from './versions.ts';
 
 /** The handler of each version. */
-export const handlers: Readonly<Record<HandlerVersion, Handler>> = Object.freeze({ v1, v2 });
+export const handlers: Readonly<Record<HandlerVersion, EffectHandler>> = Object.freeze({ v1, v2 });
 
 /**
  * The handler of `version`. Throws a plain `Error`
  * (`unknown handler version "v9" (known: v1, v2)`) for an unknown version.
  */
-export function getHandler(version: string): Handler {
+export function getHandler(version: string): EffectHandler {
   if (!isHandlerVersion(version)) {
     throw new Error(
       `unknown handler version ${JSON.stringify(version)} (known: ${HANDLER_VERSIONS.join(', ')})`,
@@ -34,10 +35,10 @@ export function getHandler(version: string): Handler {
  * attempt) delegates to `base`. The demo's "controlled temporary error".
  */
 export function failingOnce(
-  base: Handler,
+  base: EffectHandler,
   eventIds: ReadonlySet<string>,
   code = 'dependency_down',
-): Handler {
+): EffectHandler {
   return (payload, message) => {
     if (message.attempt === 1 && eventIds.has(message.eventId)) {
       throw new TemporaryFailure(

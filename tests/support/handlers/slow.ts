@@ -5,12 +5,12 @@
  * (`handler-aborted E0001`) and when it returns (`handler-end E0001`). It does not stop
  * when aborted: it returns its effect 200 ms later, so the test sees that late ACK refused.
  */
-import type { JsonObject, WorkerHandlerContext } from '../../../packages/core/src/index.ts';
+import type { HandlerContext, JsonObject } from '../../../packages/core/src/index.ts';
 import { v1 } from '../../../packages/handler/src/index.ts';
 
 export const version = 'slow-test';
 
-export async function handle(payload: JsonObject, context: WorkerHandlerContext) {
+export async function handle(payload: JsonObject, context: HandlerContext) {
   const note = (what: string) => process.stderr.write(`${what} ${context.eventId}\n`);
   process.stderr.write(`handler-start ${context.eventId} g${context.generation}\n`);
   const ms = typeof payload.sleep_ms === 'number' ? payload.sleep_ms : 0;

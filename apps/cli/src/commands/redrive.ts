@@ -1,4 +1,4 @@
-import { previewRedrive, previewRedriveWith, type RedriveSelection, redrive } from '@onceq/core';
+import { previewRedrive, type RedriveSelection, redrive } from '@onceq/core';
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -50,10 +50,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
   async run(args, { store, json, ctx }) {
     if (args.dryRun !== null) {
       const choice = args.dryRun;
-      const preview =
-        choice.kind === 'builtin'
-          ? await previewRedrive(store, args.selection, choice.handler)
-          : await previewRedriveWith(store, args.selection, choice.handler);
+      const preview = await previewRedrive(store, args.selection, choice.handler);
       if (json) {
         ctx.out(
           toJson({

@@ -13,8 +13,8 @@ const EXAMPLES = 5;
 
 interface Invariant {
   check: string;
-  /** What the rows are: `message` or `effect`. */
-  noun: 'message' | 'effect';
+  /** What the rows are. */
+  noun: 'message' | 'effect' | 'completion';
   /** What is wrong with each row found, completing "N messages …". */
   what: string;
   /** Selects `event_id` of every violating row. */
@@ -29,24 +29,41 @@ const hexMismatch = (store: Store) =>
 /** Every invariant the protocol keeps, as "rows that break it". */
 export const INVARIANTS: readonly Invariant[] = [
   {
-    check: 'done_without_effect',
+    check: 'done_without_outcome',
     noun: 'message',
-    what: 'done without an effect (every done message has exactly one)',
-    rows: () => sql`select m.event_id from messages m left join effects e on e.event_id = m.event_id
-      where m.state = 'done' and e.event_id is null`,
+    what: 'done without a recorded outcome (every done message has exactly one: an effect or a completion)',
+    rows: () => sql`select m.event_id from messages m
+      left join effects e on e.event_id = m.event_id
+      left join completions c on c.event_id = m.event_id
+      where m.state = 'done' and e.event_id is null and c.event_id is null`,
   },
   {
-    check: 'effect_without_done',
+    check: 'two_outcomes',
     noun: 'message',
-    what: 'with an effect but not done (only done messages have one)',
-    rows: () => sql`select m.event_id from effects e join messages m on m.event_id = e.event_id
-      where m.state <> 'done'`,
+    what: 'with both an effect and a completion (a done message has exactly one outcome)',
+    rows: () => sql`select e.event_id from effects e join completions c on c.event_id = e.event_id`,
+  },
+  {
+    check: 'outcome_without_done',
+    noun: 'message',
+    what: 'with a recorded outcome but not done (only done messages have one)',
+    rows: () => sql`select m.event_id from messages m
+      where m.state <> 'done' and (
+        exists (select 1 from effects e where e.event_id = m.event_id)
+        or exists (select 1 from completions c where c.event_id = m.event_id))`,
   },
   {
     check: 'effect_without_message',
     noun: 'effect',
     what: 'without a message',
     rows: () => sql`select e.event_id from effects e left join messages m on m.event_id = e.event_id
+      where m.event_id is null`,
+  },
+  {
+    check: 'completion_without_message',
+    noun: 'completion',
+    what: 'without a message',
+    rows: () => sql`select c.event_id from completions c left join messages m on m.event_id = c.event_id
       where m.event_id is null`,
   },
   {

@@ -32,12 +32,15 @@ const MESSAGE_COLUMNS = [
   'messages.payload_sha256',
   'effects.category',
   'effects.amount_cents',
+  'completions.event_id as completion_id',
+  'completions.summary as completion_summary',
 ] as const;
 
 export function baseQuery(store: Store) {
   return store.db
     .selectFrom('messages')
     .leftJoin('effects', 'effects.event_id', 'messages.event_id')
+    .leftJoin('completions', 'completions.event_id', 'messages.event_id')
     .select(MESSAGE_COLUMNS);
 }
 
@@ -61,6 +64,7 @@ export function toView(row: Row): MessageView {
       row.category === null
         ? null
         : { category: row.category, amountCents: Number(row.amount_cents) },
+    completion: row.completion_id === null ? null : { summary: row.completion_summary },
     prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
     payloadSha256: row.payload_sha256,
   };

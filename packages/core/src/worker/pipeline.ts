@@ -1,14 +1,14 @@
 import type { Store } from '../driver/backend.ts';
+import type { Handler, HandlerContext } from '../handler/contract.ts';
+import { runHandler } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
-import { runSyncHandler } from '../queue/handler-result.ts';
-import type { Settlement } from '../queue/settle.ts';
-import { settleClaimed } from '../queue/settle-batch.ts';
-import type { ApplyOutcome, Handler, HandlerContext, Lease } from '../types.ts';
+import { type ClaimResult, complete } from '../queue/complete.ts';
+import type { ApplyOutcome, Lease } from '../types.ts';
 import type { WorkOptions, WorkSummary } from './work.ts';
 
 /**
  * {@link work}'s loop where the backend settles a batch in one statement of its own
- * (PostgreSQL, `ackManyAlone`) and takes concurrent connections: **the client and the
+ * (PostgreSQL: money effects and their ACKs are one statement) and takes concurrent connections: **the client and the
  * server work at the same time**. While this process runs the handlers of batch k, the
  * server runs the claim of batch k+1; while it runs the handlers of batch k+1, the
  * server writes the effects and ACKs of batch k (one connection) and claims batch k+2
@@ -17,7 +17,7 @@ import type { WorkOptions, WorkSummary } from './work.ts';
  *
  * What stays as it was: every claim is §5's claim (lazy recovery, `(available_at,
  * event_id)` order, attempts and generation bumped), every write is fenced on its own
- * (settle-batch.ts), and the handlers run in claim order.
+ * (complete.ts), and the handlers run in claim order.
  *
  * What changes: this process holds up to two claimed batches at once, so a batch's
  * lease starts up to one batch's handling time before its handlers run (milliseconds
@@ -46,15 +46,10 @@ export async function workPipelined(
       summary.claimed += leases.length;
       // Claim ahead: the server claims the next batch while we run these handlers.
       next = quiet(claimUpTo(Math.min(options.batch, max - summary.claimed)));
-      const settlements = leases.map(
-        (lease): Settlement => ({
-          lease,
-          result: runSyncHandler(handler, lease.payload, handlerContext(lease)),
-        }),
-      );
+      const results = await runAll(handler, leases);
       await settling;
       settling = quiet(
-        settleClaimed(store, settlements).then(({ outcomes, lost }) => {
+        complete(store, results).then(({ outcomes, lost }) => {
           summary.lost += lost.length;
           for (const outcome of outcomes) countOutcome(summary, outcome);
           options.onProgress?.(summary);
@@ -90,10 +85,30 @@ export function claimer(
     });
 }
 
+/** The handlers of `leases` in claim order, outside any transaction: both loops of {@link work}. */
+export async function runAll(handler: Handler, leases: readonly Lease[]): Promise<ClaimResult[]> {
+  const results: ClaimResult[] = [];
+  for (const lease of leases) {
+    results.push({
+      lease,
+      result: await runHandler(handler, lease.payload, handlerContext(lease)),
+    });
+  }
+  return results;
+}
+
 /** What a handler is told about the message it runs on. */
 export function handlerContext(lease: Lease): HandlerContext {
-  return { eventId: lease.eventId, generation: lease.generation, attempt: lease.attempt };
+  return {
+    eventId: lease.eventId,
+    generation: lease.generation,
+    attempt: lease.attempt,
+    signal: NEVER,
+  };
 }
+
+/** `work` has no heartbeat and no forced stop: nothing aborts its handlers. */
+const NEVER = new AbortController().signal;
 
 /** Adds one recorded outcome to a loop's summary. */
 export function countOutcome(summary: WorkSummary, outcome: ApplyOutcome): void {

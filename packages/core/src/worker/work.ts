@@ -1,9 +1,8 @@
 import type { Store } from '../driver/backend.ts';
-import { applyMany } from '../queue/apply.ts';
-import { runSyncHandler } from '../queue/handler-result.ts';
-import { settleOne } from '../queue/settle-one.ts';
-import type { Handler, Lease } from '../types.ts';
-import { claimer, countOutcome, handlerContext, workPipelined } from './pipeline.ts';
+import type { Handler } from '../handler/contract.ts';
+import { complete } from '../queue/complete.ts';
+import type { Lease } from '../types.ts';
+import { claimer, countOutcome, runAll, workPipelined } from './pipeline.ts';
 
 /**
  * Messages per claim and per apply transaction when the caller does not say. 100 was
@@ -40,14 +39,14 @@ export interface WorkSummary {
 
 /**
  * The worker loop: claim → handler → apply (effect + ACK in one transaction), or record
- * the failure, until nothing is claimable now or `max` messages were claimed. A claim
- * that returned one message is recorded by {@link settleOne}: the handler on the payload
- * the claim read under this generation, then one fenced write (effect + ACK, or the
- * failure), no fence read in front. At batch 1 on PostgreSQL the claim of the next
+ * the failure, until nothing is claimable now or `max` messages were claimed. The
+ * handlers run on the payloads the claim read under this generation, outside any
+ * transaction; {@link complete} then records every result in one fenced write, no
+ * fence read in front. At batch 1 on PostgreSQL the claim of the next
  * message runs while the current one is settled ({@link prefetchesClaims}); never past
  * `max`, and a prefetched lease left behind by an error or a crash is recovered like any
  * abandoned claim. A handler that throws something unexpected is a temporary failure
- * (see {@link applyMany}); it never ends the loop. A lost lease is counted and skipped.
+ * (see {@link complete}); it never ends the loop. A lost lease is counted and skipped.
  */
 export async function work(
   store: Store,
@@ -55,7 +54,7 @@ export async function work(
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
   // Batches on PostgreSQL: claim ahead and settle without a fence read (worker-pipeline.ts).
-  if ((options.batch ?? DEFAULT_BATCH) > 1 && store.statements.ackManyAlone !== undefined) {
+  if ((options.batch ?? DEFAULT_BATCH) > 1 && store.capabilities.skipLocked) {
     return workPipelined(store, handler, { ...options, batch: options.batch ?? DEFAULT_BATCH });
   }
   const summary: WorkSummary = { claimed: 0, done: 0, retried: 0, dead: 0, lost: 0 };
@@ -75,14 +74,11 @@ export async function work(
     if (leases.length === 0) break;
     summary.claimed += leases.length;
     if (prefetch && summary.claimed < max) next = claimUpTo(1);
-    const [only] = leases;
-    // One message: its handler on the payload our claim just read, then one fenced write
-    // (settleOne); on PostgreSQL two round trips a message instead of five.
+    // The handlers on the payloads our claim just read, then one fenced write of all
+    // results (complete); on PostgreSQL two round trips a message instead of five.
     const { outcomes, lost } = await settleOrAbandon(
       next,
-      leases.length === 1 && only !== undefined
-        ? settleOne(store, only, runSyncHandler(handler, only.payload, handlerContext(only)))
-        : applyMany(store, leases, handler),
+      runAll(handler, leases).then((results) => complete(store, results)),
     );
     summary.lost += lost.length;
     for (const outcome of outcomes) countOutcome(summary, outcome);

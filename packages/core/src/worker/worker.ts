@@ -1,11 +1,12 @@
 import type { Store } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
+import type { Handler } from '../handler/contract.ts';
+import { type HandlerResult, runHandler } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
+import { complete } from '../queue/complete.ts';
 import { nextDue } from '../queue/due.ts';
 import { releaseMany } from '../queue/release.ts';
-import { type HandlerResult, runHandler } from '../queue/settle.ts';
-import { settleClaimed } from '../queue/settle-batch.ts';
-import type { ApplyOutcome, AsyncHandler, Lease } from '../types.ts';
+import type { ApplyOutcome, Lease } from '../types.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
@@ -76,7 +77,7 @@ interface Item {
  * timeout })`, River's heartbeats): claims a batch, runs up to `concurrency` handlers at
  * once **outside** any transaction, keeps the batch's leases alive with heartbeats, then
  * records every result with a fenced ACK at the generation it ran under
- * ({@link settleClaimed}: on PostgreSQL the successes are one fenced effect + ACK
+ * ({@link complete}: on PostgreSQL the money effects are one fenced effect + ACK
  * statement, no read in front), and looks again. Idle, it sleeps adaptively until new work is
  * due, a NOTIFY arrives (PostgreSQL) or it is stopped.
  *
@@ -88,7 +89,7 @@ interface Item {
  */
 export class Worker {
   readonly #store: Store;
-  readonly #handler: AsyncHandler;
+  readonly #handler: Handler;
   readonly #batch: number;
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
@@ -116,7 +117,7 @@ export class Worker {
   #forceNow: (() => void) | undefined;
   readonly #forcedSignal: Promise<void>;
 
-  constructor(store: Store, handler: AsyncHandler, options: WorkerOptions = {}) {
+  constructor(store: Store, handler: Handler, options: WorkerOptions = {}) {
     this.#store = store;
     this.#handler = handler;
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
@@ -383,11 +384,10 @@ export class Worker {
       markLost(lost);
     }
     // Lost items are settled too: the fence refuses their late ACK (counted once above).
-    // Every handler ran on the payload our claim read, so the successes can be one fenced
-    // effect + ACK statement with no read in front where the backend has one
-    // (settleClaimed: PostgreSQL); SQLite settles in one transaction as before.
+    // Every handler ran on the payload our claim read: one fenced write of all results,
+    // no read in front (complete).
     const ran = items.filter((i) => i.result !== undefined);
-    const { outcomes, lost } = await settleClaimed(
+    const { outcomes, lost } = await complete(
       this.#store,
       ran.map((i) => ({ lease: i.lease, result: i.result as HandlerResult })),
     );

@@ -7,6 +7,7 @@ import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
@@ -151,6 +152,8 @@ export async function openPostgresStore(
             (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
           changes: async (statement, values, arity = 1) =>
             (await run(client, statement, values, arity)).rowCount ?? 0,
+          savepoint: (body) => withSavepoint(client, body),
+          completionTx: () => completionTx(client, options.onQuery),
         });
         await client.query('COMMIT');
         return result;
