@@ -22,7 +22,8 @@ const FAIL_WHERE = [
   "    .where('state', '=', stateLiteral('leased'))",
   "    .where('lease_until', '>', p.value<number>('now'));",
 ].join('\n');
-const A = 'packages/core/src/queue/apply.ts';
+const S = 'packages/core/src/driver/sqlite/statements.ts';
+const W = 'packages/core/src/driver/completion-write.ts';
 
 /** [what, file, text deleted or replaced, replacement] */
 const MUTATIONS: readonly [string, string, string, string][] = [
@@ -97,16 +98,16 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     'updated_at: now })',
   ],
   [
-    'apply: zero-rows check after the ACK deleted',
-    A,
-    'if (acked !== succeeded.length) {',
-    'if (false) {',
+    'SQLite completion: the effect row written although its fenced ACK matched no row',
+    S,
+    '      if (ackRow(x, lease, now) === 0) continue;\n',
+    '      ackRow(x, lease, now);\n',
   ],
   [
-    'apply: retry of the batch remainder after a mid-batch expiry dropped',
-    A,
-    '      lost.push(...error.lost);\n',
-    '      lost.push(...error.lost);\n      return { outcomes: [], lost };\n',
+    "a user's completion: its write runs although its fenced ACK matched no row",
+    W,
+    '      if ((await steps.ack()) === 0) return undefined;\n',
+    '      await steps.ack();\n',
   ],
   [
     'redrive: `FOR UPDATE` of the checked rows deleted (PostgreSQL)',
@@ -117,9 +118,9 @@ const MUTATIONS: readonly [string, string, string, string][] = [
 ];
 
 const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
-const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what';
+const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what|one fenced write';
 
-const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, A]).stdout.toString().trim();
+const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, W]).stdout.toString().trim();
 if (dirty !== '') {
   console.error(`fence-mutations: commit or stash these first:\n${dirty}`);
   process.exit(2);

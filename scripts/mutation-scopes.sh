@@ -22,8 +22,8 @@ declare -A MUTATE=(
   [canonical]='packages/core/src/input/{canonical,json-value}.ts'
   [batch]='packages/core/src/input/batch.ts'
   [transitions]='packages/core/src/machine.ts packages/core/src/driver/shared-statements.ts packages/core/src/driver/sqlite/statements.ts'
-  [apply]='packages/core/src/queue/{apply,settle,settle-one,handler-result,effect-rules,fail}.ts'
-  [queue]='packages/core/src/queue/*.ts !packages/core/src/queue/{apply,settle,settle-one,handler-result,effect-rules,fail,ages,due,inspect,list,preview,snapshot,hold}.ts'
+  [apply]='packages/core/src/queue/{complete,fail}.ts packages/core/src/handler/{run,effect-rules}.ts'
+  [queue]='packages/core/src/queue/*.ts !packages/core/src/queue/{complete,fail,ages,due,inspect,list,snapshot,hold}.ts'
 )
 
 # Mutators left out (comma-separated). StringLiteral in the protocol and transitions: there
@@ -47,7 +47,7 @@ declare -A TESTS=(
   [canonical]='tests/json.test.ts tests/json-lexical.test.ts tests/batch.test.ts tests/json-properties.test.ts'
   [batch]='tests/batch.test.ts tests/batch-rejections.test.ts'
   [transitions]='tests/machine.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
-  [apply]='tests/settle.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
+  [apply]='tests/complete.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
   [queue]='tests/queue-arguments.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
 )
 

@@ -123,7 +123,7 @@ test('doctor: exit 0 on a sound store; exit 3 with one line per problem, or one 
   expect(sick.code).toBe(3);
   const lines = sick.stdout.trim().split('\n');
   expect(lines).toEqual([
-    expect.stringMatching(/^problem: done_without_effect: 1 message .*: E0001$/),
+    expect.stringMatching(/^problem: done_without_outcome: 1 message .*: E0001$/),
     expect.stringMatching(/^problem: attempts_out_of_bounds: 1 message .*: E0002$/),
     expect.stringMatching(/^2 problems in /),
   ]);
@@ -132,7 +132,7 @@ test('doctor: exit 0 on a sound store; exit 3 with one line per problem, or one 
   const report = json<{ healthy: boolean; findings: { check: string }[] }>(asJson);
   expect(report.healthy).toBe(false);
   expect(report.findings.map((f) => f.check)).toEqual([
-    'done_without_effect',
+    'done_without_outcome',
     'attempts_out_of_bounds',
   ]);
 });

@@ -4,7 +4,8 @@
  * (`ONCEQ_FAULT=<point>`, exit 86, no cleanup). Then the store is checked as the crash
  * left it, and again after recovery by a later run on the model clock (`--now`): exactly
  * one effect per done event, attempts counted as the protocol says (every claim spends
- * budget), nothing partial, a crashed enqueue wrote nothing.
+ * budget), nothing partial (a handler's own rows included), a crashed enqueue wrote
+ * nothing.
  *
  * Both backends: a SQLite file in a temporary directory, and a fresh PostgreSQL database
  * per test on `DATABASE_URL` (the CLI always uses the schema `onceq`, so each test gets
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { enqueue, openStore, redrive, type Store, status, work } from '@onceq/core';
 import { FAULT_EXIT_CODE, type FaultPoint } from '@onceq/core/testing';
 import { handlers } from '@onceq/handler';
+import { sql } from '../packages/core/node_modules/kysely';
 import { modelClock } from '../packages/core/src/internal.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
@@ -98,6 +100,29 @@ async function inspect(place: Place) {
   }
 }
 
+/** The handler module that writes rows of its own (tests/support/handlers/ledger.ts). */
+const LEDGER = join(import.meta.dir, 'support', 'handlers', 'ledger.ts');
+
+/** The user's rows and onceq's records of completions. */
+async function ownRows(place: Place) {
+  const store = await openStore(place.db);
+  try {
+    const { rows } = await sql<{ event_id: string; amount: number }>`
+      SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(store.db);
+    const completions = await store.db
+      .selectFrom('completions')
+      .select('event_id')
+      .orderBy('event_id')
+      .execute();
+    return {
+      ledger: rows.map((r) => [r.event_id, Number(r.amount)]),
+      completions: completions.map((c) => c.event_id),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
 function expectCode(result: CliResult, code: number): void {
   if (result.code !== code) {
     throw new Error(
@@ -152,7 +177,7 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
     // Inside the apply transaction (or right after the claim): nothing of the apply
     // survives, the claim does. Recovery claims again: attempt 2, generation 2.
     // PostgreSQL writes a batch's effects and ACKs as one statement committing by itself
-    // (settle-batch.ts): there `after-effect-insert` and `after-ack` come after that
+    // (queue/complete.ts): there `after-effect-insert` and `after-ack` come after that
     // commit, and the store looks as at `after-commit`.
     const writtenAlone: FaultPoint[] = ['after-effect-insert', 'after-ack'];
     const beforeCommit: FaultPoint[] = [
@@ -234,6 +259,40 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
         expect(after.total).toBe(THREE.total);
       });
     }
+
+    test("work with a handler's own completion dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each", async () => {
+      await atStore(place, 1000, async (store) => {
+        await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+          store.db,
+        );
+        await enqueue(store, THREE.jsonl);
+      });
+      expectCode(
+        await onceq(['work', '--handler', LEDGER, '--now', '1000'], 'after-completion-write'),
+        FAULT_EXIT_CODE,
+      );
+      await place.afterCrash();
+      const crashed = await inspect(place);
+      expect(crashed.messages).toEqual([
+        'E0001 leased a1 g1',
+        'E0002 leased a1 g1',
+        'E0003 leased a1 g1',
+      ]);
+      expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
+      const { handle } = await import(LEDGER);
+      await atStore(place, 1030, (store) => work(store, handle));
+      const after = await inspect(place);
+      expect(after.messages).toEqual(['E0001 done a2 g2', 'E0002 done a2 g2', 'E0003 done a2 g2']);
+      expect(after.effects).toEqual([]);
+      expect(await ownRows(place)).toEqual({
+        ledger: [
+          ['E0001', -100],
+          ['E0002', -200],
+          ['E0003', -300],
+        ],
+        completions: ['E0001', 'E0002', 'E0003'],
+      });
+    });
 
     test('enqueue dies mid-transaction: nothing of the batch was written; the same batch enqueued again is accepted whole', async () => {
       expectCode(

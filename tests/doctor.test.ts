@@ -80,7 +80,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0004_counters');
+      expect(report.schemaVersion).toBe('0005_completions');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -90,16 +90,16 @@ function doctorSuite(factory: BackendFactory) {
       await run(store, "DELETE FROM effects WHERE event_id = 'E0002'");
       const report = await doctor(store);
       expect(report.healthy).toBe(false);
-      expect(problems(report)).toEqual(['done_without_effect']);
-      expect(messageOf(report, 'done_without_effect')).toContain(
-        '1 message done without an effect (every done message has exactly one): E0002',
+      expect(problems(report)).toEqual(['done_without_outcome']);
+      expect(messageOf(report, 'done_without_outcome')).toContain(
+        '1 message done without a recorded outcome (every done message has exactly one: an effect or a completion): E0002',
       );
     });
 
     test('an effect on a message that is not done', async () => {
       const store = await worked();
       await run(store, "UPDATE messages SET state = 'dead' WHERE event_id = 'E0001'");
-      expect(problems(await doctor(store))).toEqual(['effect_without_done']);
+      expect(problems(await doctor(store))).toEqual(['outcome_without_done']);
     });
 
     test('an effect whose message does not exist (foreign key bypassed)', async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test';
+import type { HandlerContext } from '@onceq/core';
 import { PermanentFailure, TemporaryFailure } from '@onceq/core';
 import {
   DEFAULT_HANDLER,
+  type EffectHandler,
   HANDLER_VERSIONS,
   type HandlerVersion,
   handlers,
@@ -18,12 +20,16 @@ import {
 } from '../packages/core/src/input/json-value.ts';
 import { parseJson } from '../packages/core/src/input/parse-json.ts';
 import { canonicalize, HandlerFailure, runHandler } from '../packages/core/src/internal.ts';
-import type { Handler, HandlerContext } from '../packages/core/src/types.ts';
 
-const ctx: HandlerContext = { eventId: 'E0001', attempt: 1, generation: 0 };
+const ctx: HandlerContext = {
+  eventId: 'E0001',
+  attempt: 1,
+  generation: 0,
+  signal: new AbortController().signal,
+};
 
 /** Run `handler` and return the failure it throws (fails the test if it throws nothing). */
-function rejection(handler: Handler, payload: JsonObject): PermanentFailure {
+function rejection(handler: EffectHandler, payload: JsonObject): PermanentFailure {
   let thrown: unknown;
   try {
     handler(payload, ctx);

@@ -50,7 +50,7 @@ const DEMO_STATUS = {
 
 /** A user's file against the shipped types; `bad.ts` holds the one mistake tsc must report. */
 const CHECK_TS = `import {
-  type AsyncHandler,
+  type Handler,
   type Effect,
   enqueue,
   isHandlerFailure,
@@ -59,16 +59,16 @@ const CHECK_TS = `import {
   PermanentFailure,
   status,
   Worker,
-  type WorkerHandlerContext,
+  type HandlerContext,
 } from '@onceq/core';
 import { WorkerMetrics } from '@onceq/core/metrics';
 import { redactUrl } from '@onceq/core/postgres';
 import { FAULT_POINTS } from '@onceq/core/testing';
 import { v2 } from '@onceq/handler';
 
-export const handle: AsyncHandler = async (
+export const handle: Handler = async (
   payload: JsonObject,
-  context: WorkerHandlerContext,
+  context: HandlerContext,
 ): Promise<Effect> => {
   if (payload.category === 'hat') throw new PermanentFailure('no_hats', context.eventId);
   return v2(payload, context);

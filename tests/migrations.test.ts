@@ -149,6 +149,7 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         )
         .all();
       expect(objects.map((o) => `${o.type}:${o.name}`)).toEqual([
+        'table:completions',
         'table:effects',
         'index:effects_category',
         'trigger:effects_count_delete',

@@ -10,6 +10,7 @@ import { expect, test } from 'bun:test';
 import { enqueue, NotDeadError, openStore, redrive, show, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
+import { ack } from '../packages/core/src/driver/shared-statements.ts';
 import { claimMany, modelClock } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
@@ -31,7 +32,7 @@ async function untilSomeoneWaitsForALock(url: string): Promise<void> {
 }
 
 describePostgres('postgres: fence reads lock what they check', () => {
-  test("apply's fence read is FOR UPDATE: a claim at the lease's expiry skips the row until apply commits", async () => {
+  test("the fence read (apply's, fail's, the lease service's) is FOR UPDATE: a claim at the lease's expiry skips the row until that transaction commits", async () => {
     const opened = await postgresFactory.open(testClock(T0));
     const { store, target, schema } = opened;
     const other = await openStore(target, { schema: schema as string, clock: modelClock(1030) });
@@ -45,12 +46,7 @@ describePostgres('postgres: fence reads lock what they check', () => {
         // Another worker whose clock already says 1030 (the lease ran out for it) tries
         // to recover and re-claim the row now, between our fence read and our ACK.
         const taken = await claimMany(other, { limit: 1 });
-        const acked = await store.statements.ackWithEffects(
-          x,
-          [{ lease, effect: { category: 'book', amountCents: 100 } }],
-          1029,
-          () => 1029,
-        );
+        const acked = await ack(x, [lease], 1029);
         expect(acked).toBe(1);
         return taken;
       });

@@ -7,17 +7,12 @@
  *
  * With `sleep_ms` longer than the lease, the worker's heartbeats keep the lease alive.
  */
-import {
-  type Effect,
-  type JsonObject,
-  TemporaryFailure,
-  type WorkerHandlerContext,
-} from '@onceq/core';
+import { type Effect, type HandlerContext, type JsonObject, TemporaryFailure } from '@onceq/core';
 import { v2 } from '@onceq/handler';
 
 export const version = 'slow-v2';
 
-export async function handle(payload: JsonObject, context: WorkerHandlerContext): Promise<Effect> {
+export async function handle(payload: JsonObject, context: HandlerContext): Promise<Effect> {
   const ms = typeof payload.sleep_ms === 'number' ? payload.sleep_ms : 0;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);

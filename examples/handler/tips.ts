@@ -15,10 +15,10 @@
  */
 import {
   type Effect,
+  type HandlerContext,
   type JsonObject,
   PermanentFailure,
   TemporaryFailure,
-  type WorkerHandlerContext,
 } from '@onceq/core';
 import { v2 } from '@onceq/handler';
 
@@ -27,7 +27,7 @@ export const version = 'tips-v1';
 /** The largest tip this handler accepts, in cents. */
 export const MAX_TIP_CENTS = 10_000;
 
-export async function handle(payload: JsonObject, context: WorkerHandlerContext): Promise<Effect> {
+export async function handle(payload: JsonObject, context: HandlerContext): Promise<Effect> {
   if (context.signal.aborted) {
     // The result would be refused anyway (the ACK is fenced): say why and stop early.
     throw new TemporaryFailure('aborted', `${context.eventId}: the worker gave up this lease`);

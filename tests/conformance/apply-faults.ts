@@ -1,26 +1,21 @@
 /**
  * What a batch does when part of it goes wrong: a handler's invalid effect fails only
- * that message, and a lease that runs out in the middle of a batch costs only that
- * message; the rest of the batch commits (docs/protocol.md §5).
+ * that message, a lease that runs out in the middle of a batch costs only that message,
+ * and a write the database refuses for one message fails only that message; the rest
+ * of the batch commits (docs/protocol.md §5).
  */
 import { describe, expect, test } from 'bun:test';
-import { type AsyncHandler, enqueue, type Handler, show, status, work } from '@onceq/core';
+import { enqueue, type Handler, show, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import {
-  applyMany,
-  claimMany,
-  runHandler,
-  type Settlement,
-  settleMany,
-} from '../../packages/core/src/internal.ts';
+import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
-import { effectsOf, freshStore, mustClaim } from './harness.ts';
+import { effectsOf, freshStore, handleAll, mustClaim } from './harness.ts';
 
 /** v1, except that the listed events get the effect given (which the table would refuse). */
 function returning(bad: Record<string, unknown>): Handler {
   return (payload, message) =>
     message.eventId in bad
-      ? (bad[message.eventId] as ReturnType<Handler>)
+      ? (bad[message.eventId] as Awaited<ReturnType<Handler>>)
       : handlers.v1(payload, message);
 }
 
@@ -40,17 +35,17 @@ export function applyFaultsSuite(name: string, factory: BackendFactory): void {
         E0007: null,
       };
       const leases = await claimMany(store, { limit: 8 });
-      const { outcomes, lost } = await applyMany(store, leases, returning(bad));
+      const { outcomes, lost } = await handleAll(store, leases, returning(bad));
       expect(lost).toEqual([]);
       expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
         ['E0001', 'done'],
-        ['E0008', 'done'],
         ['E0002', 'dead'],
         ['E0003', 'dead'],
         ['E0004', 'dead'],
         ['E0005', 'dead'],
         ['E0006', 'dead'],
         ['E0007', 'dead'],
+        ['E0008', 'done'],
       ]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0001', 'E0008']);
       const e2 = await show(store, 'E0002');
@@ -69,52 +64,23 @@ export function applyFaultsSuite(name: string, factory: BackendFactory): void {
       expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 4, dead: 1 });
     });
 
-    test("the worker's path too (handlers outside the transaction, then settleMany): an invalid effect fails only its message", async () => {
-      const { store } = env();
-      await enqueue(store, nEvents(3).jsonl);
-      const leases = await claimMany(store, { limit: 3 });
-      const handler: AsyncHandler = async (payload, ctx) =>
-        ctx.eventId === 'E0002' ? { category: 'pen', amountCents: 0 } : handlers.v1(payload, ctx);
-      const settlements: Settlement[] = [];
-      for (const lease of leases) {
-        const context = {
-          eventId: lease.eventId,
-          generation: lease.generation,
-          attempt: lease.attempt,
-          signal: new AbortController().signal,
-        };
-        settlements.push({ lease, result: await runHandler(handler, lease.payload, context) });
-      }
-      const { outcomes, lost } = await settleMany(store, settlements);
-      expect(lost).toEqual([]);
-      expect(outcomes.map((o) => [o.eventId, o.outcome]).sort()).toEqual([
-        ['E0001', 'done'],
-        ['E0002', 'dead'],
-        ['E0003', 'done'],
-      ]);
-      const e2 = await show(store, 'E0002');
-      expect([e2.state, e2.lastErrorCode]).toEqual(['dead', 'invalid_effect']);
-      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0001', 'E0003']);
-    });
-
     test('a lease that runs out in the middle of a batch: that message is lost, the remainder is retried and committed', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(3).jsonl);
       const [short] = await claimMany(store, { limit: 1, leaseSeconds: 2 }); // E0001 until 1002
       const rest = await claimMany(store, { limit: 2 }); // E0002, E0003 until 1030
       if (short === undefined) throw new Error('nothing claimed');
-      // The fence read at 1001 finds all three valid; the second clock read, after the
-      // handler, is 1002: E0001's lease ran out mid-batch. Then the clock stays at 1002.
+      // The handlers ran at 1001; the completion's fence reads 1002: E0001's lease ran out
+      // meanwhile, the other two hold.
       clock.set(1002);
-      clock.script(1001, 1002);
-      const { outcomes, lost } = await applyMany(store, [short, ...rest], handlers.v1);
+      const { outcomes, lost } = await handleAll(store, [short, ...rest], handlers.v1);
       expect(lost.map((l) => [l.eventId, l.code])).toEqual([['E0001', 'lease_lost']]);
       expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
         ['E0002', 'done'],
         ['E0003', 'done'],
       ]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0002', 'E0003']);
-      // E0001: nothing of the first try was kept; recovery gives it its next attempt.
+      // E0001: nothing of it was written; recovery gives it its next attempt.
       expect(await show(store, 'E0001')).toMatchObject({
         state: 'leased',
         generation: 1,

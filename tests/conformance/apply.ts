@@ -45,11 +45,12 @@ export function applySuite(name: string, factory: BackendFactory): void {
       expect(await effectsOf(store)).toEqual([]);
     });
 
-    test('the lease running out between the effect INSERT and the ACK rolls the effect back', async () => {
+    test('the lease running out while the handler runs: the fenced write finds it expired and writes nothing', async () => {
       const { store, clock } = env();
       await enqueue(store, batch(line('E0001', paid('book', 100))));
       const lease = await mustClaim(store); // lease_until 1030
-      // First read inside apply (the fence): still valid. Second read (before the ACK): expired.
+      // First read (apply's fenced read of the payload): still valid. Second read (the
+      // completion's fence, after the handler): expired.
       clock.script(lease.leaseUntil - 1, lease.leaseUntil);
       await rejection(apply(store, lease, handlers.v1), LeaseLostError);
       expect(await effectsOf(store)).toEqual([]);
@@ -80,17 +81,10 @@ export function applySuite(name: string, factory: BackendFactory): void {
       const [lease] = await claimMany(store, { limit: 1 }); // E0001
       if (lease === undefined) throw new Error('nothing claimed');
       const before = await snapshot(store);
-      // Past the JavaScript rules, straight into the statements apply runs: the effects
-      // CHECK refuses amount 0 and the transaction, ACK included, rolls back.
+      // Past the runner's checks, straight into the driver's completion write: the effects
+      // CHECK refuses amount 0 and the write, ACK included, rolls back.
       await expect(
-        store.transact(async (x) => {
-          return store.statements.ackWithEffects(
-            x,
-            [{ lease, effect: { category: 'book', amountCents: 0 } }],
-            1000,
-            () => 1000,
-          );
-        }),
+        store.statements.complete(store, [{ lease, effect: { category: 'book', amountCents: 0 } }]),
       ).rejects.toThrow();
       expect(await snapshot(store)).toEqual(before);
       expect((await show(store, 'E0001')).state).toBe('leased');

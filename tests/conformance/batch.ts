@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { enqueue, show, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { applyMany, claimMany } from '../../packages/core/src/internal.ts';
+import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
-import { effectsOf, freshStore, snapshot } from './harness.ts';
+import { effectsOf, freshStore, handleAll, snapshot } from './harness.ts';
 
 export function batchSuite(name: string, factory: BackendFactory): void {
   describe(`${name}: batch mode`, () => {
@@ -23,7 +23,7 @@ export function batchSuite(name: string, factory: BackendFactory): void {
       expect(await claimMany(store, { limit: 10 })).toEqual([]);
     });
 
-    test('applyMany skips a lease lost in the batch and commits the others', async () => {
+    test('a batch completion skips a lease lost in the batch and commits the others', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(3).jsonl);
       const [stale] = await claimMany(store, { limit: 1, leaseSeconds: 2 }); // E0001 until 1002
@@ -33,7 +33,7 @@ export function batchSuite(name: string, factory: BackendFactory): void {
       expect([reclaimed?.eventId, reclaimed?.generation]).toEqual(['E0001', 2]);
       if (stale === undefined || reclaimed === undefined) throw new Error('claims failed');
 
-      const result = await applyMany(store, [stale, ...rest], handlers.v1);
+      const result = await handleAll(store, [stale, ...rest], handlers.v1);
       expect(result.lost.map((e) => [e.eventId, e.generation, e.code])).toEqual([
         ['E0001', 1, 'lease_lost'],
       ]);
@@ -45,13 +45,13 @@ export function batchSuite(name: string, factory: BackendFactory): void {
       expect(await show(store, 'E0001')).toMatchObject({ state: 'leased', generation: 2 });
     });
 
-    test('applyMany with every lease lost writes nothing', async () => {
+    test('a batch completion with every lease lost writes nothing', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(2).jsonl);
       const leases = await claimMany(store, { limit: 2, leaseSeconds: 2 });
       clock.set(1002);
       const before = await snapshot(store);
-      const result = await applyMany(store, leases, handlers.v1);
+      const result = await handleAll(store, leases, handlers.v1);
       expect(result.outcomes).toEqual([]);
       expect(result.lost).toHaveLength(2);
       expect(await snapshot(store)).toEqual(before);

@@ -10,50 +10,50 @@
  * `bun scripts/fence-mutations.ts` deletes each predicate in turn and names the tests that fail.
  */
 import { describe, expect, test } from 'bun:test';
-import { apply, enqueue, LeaseLostError, OnceqError, type Store } from '@onceq/core';
+import { apply, enqueue, type Handler, LeaseLostError, OnceqError } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { defineStatement, type Executor } from '../../packages/core/src/driver/prepared.ts';
-import { SqliteExecutor, type SqlText } from '../../packages/core/src/driver/sqlite/executor.ts';
+import type { CompletionWrite } from '../../packages/core/src/driver/statements.ts';
 import type { LeaseRef } from '../../packages/core/src/internal.ts';
-import { recordFailure } from '../../packages/core/src/queue/fail.ts';
+import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';
 
 const EFFECT = { category: 'book', amountCents: 100 };
 
-/** The plain ACK statement (the one SQLite's apply runs), committed on its own. */
-function ackDirect(store: Store, leases: readonly LeaseRef[], now: number): Promise<number> {
-  return store.transact((x) => store.statements.ack(x, leases, now));
+/** The driver's completion write, committed on its own at `now`; the rows it wrote. */
+async function completeAt(e: TestEnv, writes: readonly CompletionWrite[], now: number) {
+  e.clock.set(now);
+  return (await e.store.statements.complete(e.store, writes)).written;
 }
 
-/**
- * The ACK the backend's apply uses, with its effects: PostgreSQL's one statement that
- * inserts the effects of the rows it marks done; elsewhere the plain ACK.
- */
-function ackAsApplyDoes(store: Store, leases: readonly LeaseRef[], now: number): Promise<number> {
-  return store.transact((x) =>
-    store.kind === 'postgres'
-      ? store.statements.ackWithEffects(
-          x,
-          leases.map((lease) => ({ lease, effect: EFFECT })),
-          now,
-          () => now,
-        )
-      : store.statements.ack(x, leases, now),
+/** The ACK with its money effect, as the worker writes it. */
+function ackWithEffect(e: TestEnv, leases: readonly LeaseRef[], now: number) {
+  return completeAt(
+    e,
+    leases.map((lease) => ({ lease, effect: EFFECT })),
+    now,
   );
 }
 
-/** The fail statement (temporary failure), committed on its own. */
-function failDirect(store: Store, lease: LeaseRef, now: number) {
-  return store.transact((x) =>
-    recordFailure(
-      store,
-      x,
-      lease,
-      1,
-      { kind: 'temporary', code: 'test', detail: 'fence test' },
-      now,
-    ),
+/** The ACK with a user completion writing nothing of its own (onceq's record only). */
+function ackWithCompletion(e: TestEnv, lease: LeaseRef, now: number) {
+  const failed = () => {
+    throw new Error('the completion was not expected to fail');
+  };
+  return completeAt(
+    e,
+    [{ lease, completion: { write: () => {}, summary: 'fence test' }, failed }],
+    now,
+  );
+}
+
+/** The fail write (temporary failure on attempt 1). */
+function failAt(e: TestEnv, lease: LeaseRef, now: number) {
+  const failure = { kind: 'temporary' as const, code: 'test', detail: 'fence test' };
+  return completeAt(
+    e,
+    [{ lease, failure: (at: number) => afterFailure(e.store.protocol, 1, failure, at) }],
+    now,
   );
 }
 
@@ -117,45 +117,62 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
     ];
 
     for (const [label, setUp] of scenarios) {
-      test(`ACK (plain statement): ${label} changes no row`, async () => {
+      test(`ACK with its effect: ${label} changes no row and inserts no effect`, async () => {
         const e = env();
         const { stale, now } = await setUp(e);
         const before = await snapshot(e.store);
-        expect(await ackDirect(e.store, [stale], now)).toBe(0);
-        expect(await snapshot(e.store)).toEqual(before);
-      });
-
-      test(`ACK with its effects (as apply runs it): ${label} changes no row and inserts no effect`, async () => {
-        const e = env();
-        const { stale, now } = await setUp(e);
-        const before = await snapshot(e.store);
-        expect(await ackAsApplyDoes(e.store, [stale], now)).toBe(0);
+        expect((await ackWithEffect(e, [stale], now)).size).toBe(0);
         expect(await snapshot(e.store)).toEqual(before);
         expect(await effectsOf(e.store)).toEqual([]);
       });
 
-      test(`fail: ${label} changes no row and throws LeaseLostError`, async () => {
+      test(`ACK with a completion: ${label} changes no row and records nothing`, async () => {
         const e = env();
         const { stale, now } = await setUp(e);
         const before = await snapshot(e.store);
-        const error = await rejection(failDirect(e.store, stale, now), LeaseLostError);
-        expect([error.code, error.exitCode]).toEqual(['lease_lost', 4]);
+        expect((await ackWithCompletion(e, stale, now)).size).toBe(0);
+        expect(await snapshot(e.store)).toEqual(before);
+        expect(await e.store.db.selectFrom('completions').selectAll().execute()).toEqual([]);
+      });
+
+      test(`fail: ${label} changes no row`, async () => {
+        const e = env();
+        const { stale, now } = await setUp(e);
+        const before = await snapshot(e.store);
+        expect((await failAt(e, stale, now)).size).toBe(0);
         expect(await snapshot(e.store)).toEqual(before);
       });
     }
 
     test('positive control: the same direct calls write when the lease holds (one second before lease_until)', async () => {
-      const { store } = env();
-      await enqueue(store, batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 1))));
+      const e = env();
+      const { store } = e;
+      await enqueue(
+        store,
+        batch(
+          line('E0001', paid('book', 100)),
+          line('E0002', paid('pen', 1)),
+          line('E0003', paid('bag', 1)),
+        ),
+      );
       const first = await mustClaim(store);
       const second = await mustClaim(store);
-      expect(await ackAsApplyDoes(store, [first], first.leaseUntil - 1)).toBe(1);
-      expect(await failDirect(store, second, second.leaseUntil - 1)).toEqual({
-        state: 'ready',
-        availableAt: second.leaseUntil - 1 + 1,
-      });
-      const effects = await effectsOf(store);
-      expect(effects).toEqual(store.kind === 'postgres' ? [{ eventId: 'E0001', ...EFFECT }] : []);
+      const third = await mustClaim(store);
+      expect([...(await ackWithEffect(e, [first], first.leaseUntil - 1))]).toEqual([
+        ['E0001', null],
+      ]);
+      expect(await failAt(e, second, second.leaseUntil - 1)).toEqual(
+        new Map([
+          ['E0002', expect.objectContaining({ state: 'ready', availableAt: second.leaseUntil })],
+        ]),
+      );
+      expect((await ackWithCompletion(e, third, third.leaseUntil - 1)).get('E0003')).toBeNull();
+      expect(await effectsOf(store)).toEqual([{ eventId: 'E0001', ...EFFECT }]);
+      const recorded = await store.db
+        .selectFrom('completions')
+        .select(['event_id', 'summary'])
+        .execute();
+      expect(recorded).toEqual([{ event_id: 'E0003', summary: 'fence test' }]);
     });
 
     test('ACK of a batch: only the rows whose lease holds are marked done (and get an effect)', async () => {
@@ -164,15 +181,13 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       await enqueue(e.store, batch(line('E0002', paid('pen', 200))));
       const valid = await mustClaim(e.store);
       expect(valid.eventId).toBe('E0002');
-      expect(await ackAsApplyDoes(e.store, [stale, valid], 1003)).toBe(1);
+      expect([...(await ackWithEffect(e, [stale, valid], 1003)).keys()]).toEqual(['E0002']);
       const { messages } = await snapshot(e.store);
       expect(messages.map((m) => [m.event_id, m.state, m.generation])).toEqual([
         ['E0001', 'leased', 2],
         ['E0002', 'done', 1],
       ]);
-      if (e.store.kind === 'postgres') {
-        expect((await effectsOf(e.store)).map((x) => x.eventId)).toEqual(['E0002']);
-      }
+      expect((await effectsOf(e.store)).map((x) => x.eventId)).toEqual(['E0002']);
     });
 
     test('redrive statement: only dead rows move; ready, leased and done rows named by id stay as they are', async () => {
@@ -205,67 +220,27 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       });
     });
 
-    test('apply: when the SQL ACK matches no row although the JavaScript fence passed, it throws LeaseLostError (exit 4) and writes nothing', async () => {
-      const { store } = env();
+    test('apply: a lease taken over while the handler ran is lost (LeaseLostError, exit 4, why read after the fact) and writes nothing', async () => {
+      const e = env();
+      const { store } = e;
       await enqueue(store, batch(line('E0001', paid('book', 100))));
-      const lease = await mustClaim(store);
-      const before = await snapshot(store);
-      // Another writer's change, in the apply transaction between the fence read and the
-      // ACK: the only way left to make the SQL fence disagree with the JavaScript one.
-      const error = await rejection(
-        apply(stealingBeforeAck(store), lease, handlers.v1),
-        LeaseLostError,
-      );
+      const lease = await mustClaim(store, { leaseSeconds: 2 });
+      // The handler runs outside any transaction: meanwhile the lease runs out and another
+      // claim takes the message, so the fenced write must find nothing to ACK.
+      const slow: Handler = async (payload, context) => {
+        e.clock.set(1002);
+        await mustClaim(store);
+        return handlers.v1(payload, context);
+      };
+      const error = await rejection(apply(store, lease, slow), LeaseLostError);
       expect(error).toBeInstanceOf(OnceqError);
       expect([error.code, error.exitCode, error.eventId]).toEqual(['lease_lost', 4, 'E0001']);
-      expect(error.message).toContain('the fenced ACK matched 0 of 1 messages');
-      expect(await snapshot(store)).toEqual(before);
+      expect(error.message).toContain('generation 2');
+      const { messages } = await snapshot(store);
+      expect(messages.map((m) => [m.event_id, m.state, m.generation])).toEqual([
+        ['E0001', 'leased', 2],
+      ]);
+      expect(await effectsOf(store)).toEqual([]);
     });
   });
-}
-
-/** Bumps the generation of every leased row: a newer claim, as seen by the stale ACK. */
-const bumpGenerations = defineStatement('test-bump-generations', ({ db }) =>
-  db
-    .updateTable('messages')
-    .set((eb) => ({ generation: eb('generation', '+', 1) }))
-    .where('state', '=', 'leased'),
-);
-
-/** {@link bumpGenerations} as SQLite's executor runs hand-written SQL (synchronously). */
-const BUMP_GENERATIONS_SQL: SqlText = {
-  name: 'test-bump-generations',
-  sql: "UPDATE messages SET generation = generation + 1 WHERE state = 'leased'",
-};
-
-/**
- * `store` whose transactions run {@link bumpGenerations} just before the ACK statement
- * (`ack`, or `ack-with-effects` on PostgreSQL), inside the same transaction. The wrapper
- * inherits the backend's executor (`Object.create`), so SQLite's hand-written statements
- * (`SqliteExecutor.run`) are intercepted by name too.
- */
-function stealingBeforeAck(store: Store): Store {
-  const wrap = (x: Executor): Executor => {
-    const wrapped: Executor = Object.create(x);
-    wrapped.rows = async (statement, values, arity) => {
-      if (statement.name === 'ack-with-effects') await x.changes(bumpGenerations, {});
-      return x.rows(statement, values, arity);
-    };
-    wrapped.changes = async (statement, values, arity) => {
-      if (statement.name === 'ack') await x.changes(bumpGenerations, {});
-      return x.changes(statement, values, arity);
-    };
-    if (x instanceof SqliteExecutor) {
-      (wrapped as SqliteExecutor).run = (statement, parameters) => {
-        if (statement.name === 'ack') x.run(BUMP_GENERATIONS_SQL, []);
-        return x.run(statement, parameters);
-      };
-    }
-    return wrapped;
-  };
-  const sabotaged: Store = Object.create(store);
-  Object.defineProperty(sabotaged, 'transact', {
-    value: <T>(fn: (x: Executor) => Promise<T>) => store.transact((x) => fn(wrap(x))),
-  });
-  return sabotaged;
 }

@@ -7,6 +7,12 @@ import { afterEach, beforeEach, expect } from 'bun:test';
 import { join } from 'node:path';
 import { enqueue, type Handler, type Lease, claim as protocolClaim, type Store } from '@onceq/core';
 import {
+  type ClaimResult,
+  type CompleteResult,
+  complete,
+  runHandler,
+} from '../../packages/core/src/internal.ts';
+import {
   type BackendFactory,
   DEMO_BATCH,
   type OpenedStore,
@@ -106,6 +112,23 @@ export function throwingFor(base: Handler, ids: readonly string[], error: () => 
 
 // ---------------------------------------------------------------------------
 // Child processes: real `bun` processes that open the same store by target.
+
+/**
+ * The worker's path for `leases`, in one call: each handler on the payload its claim
+ * read (the one runner), then one {@link complete} of all results.
+ */
+export async function handleAll(
+  store: Store,
+  leases: readonly Lease[],
+  handler: Handler,
+): Promise<CompleteResult> {
+  const results: ClaimResult[] = [];
+  for (const lease of leases) {
+    const context = { ...lease, signal: new AbortController().signal };
+    results.push({ lease, result: await runHandler(handler, lease.payload, context) });
+  }
+  return complete(store, results);
+}
 
 export type ChildScript = 'child-crash.ts' | 'child-claimer.ts' | 'child-consumer.ts';
 

@@ -12,6 +12,7 @@ import { applySuite } from './apply.ts';
 import { applyFaultsSuite } from './apply-faults.ts';
 import { batchSuite } from './batch.ts';
 import { claimSuite } from './claim.ts';
+import { completeSuite } from './complete.ts';
 import { enqueueSuite } from './enqueue.ts';
 import { failuresSuite } from './failures.ts';
 import { fenceSuite } from './fence.ts';
@@ -21,7 +22,6 @@ import { listSuite } from './list.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
 import { redriveSuite } from './redrive.ts';
-import { settleOneSuite } from './settle-one.ts';
 import { storySuite } from './story.ts';
 
 export function exerciseBackend(name: string, factory: BackendFactory): void {
@@ -31,7 +31,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   applyFaultsSuite(name, factory);
   failuresSuite(name, factory);
   fenceSuite(name, factory);
-  settleOneSuite(name, factory);
+  completeSuite(name, factory);
   leaseServiceSuite(name, factory);
   redriveSuite(name, factory);
   listSuite(name, factory);

@@ -20,7 +20,7 @@ export type Step =
   | { t: 'enqueue'; lines: [number, number][] }
   | { t: 'claim'; limit: number; lease: number }
   | { t: 'apply'; lease: number; handler: HandlerChoice; crash: Crash }
-  | { t: 'applyMany'; leases: number[]; handlers: HandlerChoice[]; crash: Crash }
+  | { t: 'completeMany'; leases: number[]; handlers: HandlerChoice[]; crash: Crash }
   | { t: 'fail'; lease: number; kind: 'temporary' | 'permanent' }
   | {
       t: 'advance';
@@ -57,7 +57,7 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({
-      t: fc.constant('applyMany' as const),
+      t: fc.constant('completeMany' as const),
       leases: fc.array(lease, { minLength: 1, maxLength: 3 }),
       handlers: fc.array(handler, { minLength: 3, maxLength: 3 }),
       crash,

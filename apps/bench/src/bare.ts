@@ -15,8 +15,8 @@
  * lost leases) are counted, not recorded, since the bench payloads are all valid.
  */
 import { Database } from 'bun:sqlite';
-import type { Handler } from '@onceq/core';
 import { parseJson } from '@onceq/core/internal';
+import type { EffectHandler as Handler } from '@onceq/handler';
 
 const MAX_ATTEMPTS = 3;
 const LEASE_SECONDS = 30;

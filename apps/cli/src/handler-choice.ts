@@ -1,15 +1,14 @@
-import type { AsyncHandler, Handler } from '@onceq/core';
+import type { Handler } from '@onceq/core';
 import type { OnceqConfig } from './config.ts';
 import { CONFIG_FILE, describeHandler, type HandlerSource, resolveHandlerSpec } from './config.ts';
 import type { FlagSpec } from './flags.ts';
 import { loadHandlerModule } from './handler-module.ts';
 
 /**
- * The handler a command runs: a built-in version (`v1`, `v2`: sync, run inside the apply
- * transaction as before) or your own module (`--handler ./my-handler.ts`, or `"handler"`
- * in onceq.config.json: possibly async, run outside the transaction and recorded with a
- * fenced ACK), and where the choice came from (a handler chosen in setup silently
- * changes results otherwise).
+ * The handler a command runs: a built-in version (`v1`, `v2`) or your own module
+ * (`--handler ./my-handler.ts`, or `"handler"` in onceq.config.json); either runs outside
+ * any transaction and its result is recorded with a fenced ACK. Also where the choice
+ * came from (a handler chosen in setup silently changes results otherwise).
  */
 export type HandlerChoice =
   | { kind: 'builtin'; name: string; source: HandlerSource; handler: Handler }
@@ -19,7 +18,7 @@ export type HandlerChoice =
       /** The path as written (in the flag or the config file). */
       path: string;
       source: 'flag' | 'config';
-      handler: AsyncHandler;
+      handler: Handler;
     };
 
 /**

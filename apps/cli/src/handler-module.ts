@@ -15,7 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import type { AsyncHandler } from '@onceq/core';
+import type { Handler } from '@onceq/core';
 import * as core from '@onceq/core';
 import * as rules from '@onceq/handler';
 import { UsageError } from './errors.ts';
@@ -24,7 +24,7 @@ import { UsageError } from './errors.ts';
 export interface HandlerModule {
   /** A short name for logs and output, e.g. `tips-v1`. */
   readonly version: string;
-  readonly handle: AsyncHandler;
+  readonly handle: Handler;
 }
 
 /** The specifiers a handler module may import that this process serves itself. */
@@ -91,5 +91,5 @@ export async function loadHandlerModule(
   if (typeof version !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(version)) {
     throw new UsageError(`${at}: the module must export version, 1-64 letters, digits, _ . or -`);
   }
-  return { version, handle: handle as AsyncHandler };
+  return { version, handle: handle as Handler };
 }

@@ -1,4 +1,5 @@
-import { type Handler, TemporaryFailure } from '@onceq/core';
+import { TemporaryFailure } from '@onceq/core';
+import type { EffectHandler } from '@onceq/handler';
 
 /**
  * Wrap `base` so that each event id in `eventIds` fails with a
@@ -6,10 +7,10 @@ import { type Handler, TemporaryFailure } from '@onceq/core';
  * attempt) delegates to `base`. The demo's "controlled temporary error".
  */
 export function failingOnce(
-  base: Handler,
+  base: EffectHandler,
   eventIds: ReadonlySet<string>,
   code = 'dependency_down',
-): Handler {
+): EffectHandler {
   return (payload, message) => {
     if (message.attempt === 1 && eventIds.has(message.eventId)) {
       throw new TemporaryFailure(

@@ -186,7 +186,10 @@ async function step1(
   const outcome = await apply(store, lease, handler);
   const head = `${lease.eventId} claimed (generation ${lease.generation}, attempt ${lease.attempt})`;
   if (outcome.outcome === 'done') {
-    step(`${head} → done: ${outcome.effect.category} ${outcome.effect.amountCents}`);
+    const { effect } = outcome;
+    step(
+      `${head} → done: ${effect === null ? outcome.summary : `${effect.category} ${effect.amountCents}`}`,
+    );
   } else if (outcome.outcome === 'retry') {
     step(`${head} → temporary error ${outcome.code}: ready at ${outcome.availableAt}`);
   } else {

@@ -53,6 +53,26 @@ export {
   TemporaryFailure,
 } from './errors.ts';
 export type {
+  /**
+   * A completion's `{ write(tx), summary? }`: your own rows, written in the ACK's
+   * transaction; they commit if and only if the ACK commits.
+   */
+  Completion,
+  /** The ACK's open transaction as `write(tx)` gets it: `kind`, `query(sql, params)`, `db`. */
+  CompletionTx,
+  /** The business result of one message: `{ category, amountCents }`. */
+  Effect,
+  /**
+   * A handler, sync or async: runs outside any transaction on the payload its claim read;
+   * returns an effect or a completion, or throws a failure.
+   */
+  Handler,
+  /** What a handler knows besides the payload: `eventId`, `attempt`, `generation`, and a `signal`. */
+  HandlerContext,
+  /** What a handler returns: an {@link Effect} or a {@link Completion}. */
+  HandlerReturn,
+} from './handler/contract.ts';
+export type {
   /** One event as an object, `{ eventId, payload }`: what `enqueue` takes besides JSONL bytes. */
   EventInput,
 } from './input/events.ts';
@@ -70,17 +90,17 @@ export {
   openStore,
 } from './open.ts';
 export {
+  /** Claims the next claimable message (recovering expired leases first), or null. */
+  claim,
+} from './queue/claim.ts';
+export {
   /**
    * Records a handler's result for a claimed message: the effect and the ACK in one
    * transaction, fenced on the lease (a lost lease writes nothing and throws
    * {@link LeaseLostError}); a failure is recorded as `fail` would.
    */
   apply,
-} from './queue/apply.ts';
-export {
-  /** Claims the next claimable message (recovering expired leases first), or null. */
-  claim,
-} from './queue/claim.ts';
+} from './queue/complete.ts';
 export {
   /** Options of {@link enqueue}: `transaction`, your open transaction on the same database. */
   type EnqueueOptions,
@@ -117,19 +137,8 @@ export {
   redrive,
 } from './queue/redrive.ts';
 export type {
-  /**
-   * A handler that may be async: runs outside any transaction on the payload its claim
-   * read; returns the effect or throws a failure.
-   */
-  AsyncHandler,
-  /** The business result of one message: `{ category, amountCents }`. */
-  Effect,
-  /** A synchronous handler: payload and message identity in, effect out (or a failure thrown). */
-  Handler,
   /** The right to process one message, `(eventId, generation)`, valid while `now < leaseUntil`. */
   Lease,
-  /** What a handler knows besides the payload: `eventId`, `attempt`, `generation`, and a `signal`. */
-  WorkerHandlerContext,
 } from './types.ts';
 export {
   /** Options of {@link work}: batch, max, lease. */

@@ -25,6 +25,7 @@ export {
   StoreBusyError,
   StoreUnavailableError,
 } from './errors.ts';
+export { type HandlerResult, MAX_SUMMARY_LENGTH, runHandler } from './handler/run.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';
 export {
   MAX_BATCH_BYTES,
@@ -79,8 +80,14 @@ export {
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
-export { type ApplyManyResult, applyMany } from './queue/apply.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
+export {
+  type ClaimedLease,
+  type ClaimResult,
+  type CompleteOptions,
+  type CompleteResult,
+  complete,
+} from './queue/complete.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
 export type { EnqueueInput } from './queue/enqueue.ts';
 export { type ExtendedLease, type ExtendManyResult, extendMany } from './queue/extend.ts';
@@ -98,16 +105,8 @@ export {
   type MessageFilter,
   type MessagePage,
 } from './queue/list.ts';
-export { previewRedriveWith } from './queue/preview.ts';
 export type { RedrivePreview, RedriveSelection } from './queue/redrive.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export {
-  applyAsync,
-  type HandlerResult,
-  runHandler,
-  type Settlement,
-  settleMany,
-} from './queue/settle.ts';
 export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
@@ -123,7 +122,6 @@ export {
   DEFAULT_PROTOCOL,
   type EnqueueResult,
   type FailInput,
-  type HandlerContext,
   type LeaseRef,
   type MessageView,
   type ProtocolOptions,

@@ -31,6 +31,18 @@ export interface EffectsTable {
   created_at: number;
 }
 
+/**
+ * onceq's record of a done message whose handler returned a completion of its own
+ * (migration 0005): the user's rows live in the user's tables; this row says the message
+ * was handled, with the completion's summary. Every done message has exactly one
+ * recorded outcome: an `effects` row (the money effect) or a `completions` row.
+ */
+export interface CompletionsTable {
+  event_id: string;
+  summary: string | null;
+  created_at: number;
+}
+
 /** Store-wide settings (migration 0003): `id_policy`. */
 export interface MetaTable {
   key: string;
@@ -40,5 +52,6 @@ export interface MetaTable {
 export interface Database {
   messages: MessagesTable;
   effects: EffectsTable;
+  completions: CompletionsTable;
   onceq_meta: MetaTable;
 }

@@ -1,3 +1,4 @@
+import type { Effect } from './handler/contract.ts';
 import type { JsonObject } from './input/json-value.ts';
 import type { FailureKind, MessageState } from './states.ts';
 
@@ -38,55 +39,18 @@ export interface Lease extends LeaseRef {
   readonly availableAt: number;
 }
 
-/** The business result of one message. */
-export interface Effect {
-  category: string;
-  amountCents: number;
-}
-
-/**
- * Business rules: turn a stored payload into an effect, or throw a
- * {@link HandlerFailure} (`PermanentFailure` for a payload it rejects,
- * `TemporaryFailure` when a dependency is down). Must be pure and fast: apply runs it
- * inside the write transaction on the payload it read there.
- */
-export type Handler = (payload: JsonObject, message: HandlerContext) => Effect;
-
-/** What a handler may know about the message besides its payload. */
-export interface HandlerContext {
-  readonly eventId: string;
-  readonly attempt: number;
-  readonly generation: number;
-}
-
-/**
- * What a handler run by the long-running worker (or {@link applyAsync}) gets: the
- * message's identity and a `signal` that fires when the worker lost the lease (a refused
- * heartbeat) or is forced to stop, so a slow handler can give up early. Its result would
- * be refused anyway: the ACK is fenced on the generation.
- */
-export interface WorkerHandlerContext extends HandlerContext {
-  readonly signal: AbortSignal;
-}
-
-/**
- * A handler that may be async: runs **outside** the write transaction on the payload
- * read under its lease's generation; its effect is then written with a fenced ACK at
- * that generation. Every sync {@link Handler} is one.
- */
-export type AsyncHandler = (
-  payload: JsonObject,
-  message: WorkerHandlerContext,
-) => Effect | Promise<Effect>;
-
 export interface EnqueueResult {
   accepted: number;
   duplicates: number;
 }
 
-/** What {@link apply} did with one message. */
+/**
+ * What `complete` (and `apply`) recorded for one message: done with the money effect, or
+ * with a completion of the handler's own (`effect: null`, its summary), or a failure.
+ */
 export type ApplyOutcome =
   | { eventId: string; outcome: 'done'; effect: Effect }
+  | { eventId: string; outcome: 'done'; effect: null; summary: string | null }
   | { eventId: string; outcome: 'dead'; code: string; detail: string }
   | { eventId: string; outcome: 'retry'; code: string; detail: string; availableAt: number };
 
@@ -112,7 +76,10 @@ export interface MessageView {
   lastErrorDetail: string | null;
   enqueuedAt: number;
   updatedAt: number;
+  /** The money effect of a done message, else `null`. */
   effect: Effect | null;
+  /** A done message a completion of the handler's own handled: its recorded summary; else `null`. */
+  completion: { summary: string | null } | null;
   /** When the payload was pruned (only `done`/`dead` messages), else `null`. */
   prunedAt: number | null;
   /** Hex SHA-256 of the pruned canonical payload (what dedup compares), else `null`. */

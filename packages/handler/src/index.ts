@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Handler } from '@onceq/core';
+import type { EffectHandler } from './rules.ts';
 import { v1 } from './v1.ts';
 import { v2 } from './v2.ts';
 import type { HandlerVersion } from './versions.ts';
@@ -15,6 +15,7 @@ export {
   amountCentsSchema,
   categorySchema,
   describeValue,
+  type EffectHandler,
   INVALID_PAYLOAD,
   MAX_AMOUNT_CENTS,
   MIN_AMOUNT_CENTS,
@@ -32,4 +33,4 @@ export {
 } from './versions.ts';
 
 /** The rules of each version, by name. */
-export const handlers: Readonly<Record<HandlerVersion, Handler>> = Object.freeze({ v1, v2 });
+export const handlers: Readonly<Record<HandlerVersion, EffectHandler>> = Object.freeze({ v1, v2 });

@@ -1,6 +1,6 @@
 /**
  * Shared business-rule building blocks (docs/protocol.md §3): zod schemas for the payload fields
- * and {@link makeHandler}, which turns a version's category list into a {@link Handler}.
+ * and {@link makeHandler}, which turns a version's category list into an {@link EffectHandler}.
  *
  * Payloads arrive from onceq's strict JSON parser, so numbers keep their kind: an
  * integer lexeme is a `number` (or a `bigint` beyond 2^53) and a float lexeme
@@ -10,7 +10,7 @@
 
 import {
   type Effect,
-  type Handler,
+  type HandlerContext,
   JsonFloat,
   type JsonObject,
   PermanentFailure,
@@ -121,10 +121,19 @@ export function describeValue(value: unknown): string {
  * {@link payloadSchema} found. Fields other than `category` and `amount_cents` are
  * ignored.
  */
+/**
+ * A lesson handler: synchronous, returns the money effect `{ category, amountCents }` or
+ * throws. Every one is an `@onceq/core` `Handler`.
+ */
+export type EffectHandler = (
+  payload: JsonObject,
+  context: Pick<HandlerContext, 'eventId' | 'attempt' | 'generation'>,
+) => Effect;
+
 export function makeHandler<const C extends readonly [string, ...string[]]>(
   version: string,
   categories: C,
-): Handler {
+): EffectHandler {
   const schema = payloadSchema(version, categories);
   return (payload: JsonObject): Effect => {
     const result = schema.safeParse(payload);

@@ -8,12 +8,12 @@
  * when aborted: it returns its effect 200 ms later, so the test sees that late ACK refused.
  */
 import { existsSync } from 'node:fs';
-import type { JsonObject, WorkerHandlerContext } from '@onceq/core';
+import type { HandlerContext, JsonObject } from '@onceq/core';
 import { v1 } from '@onceq/handler';
 
 export const version = 'slow-test';
 
-export async function handle(payload: JsonObject, context: WorkerHandlerContext) {
+export async function handle(payload: JsonObject, context: HandlerContext) {
   const note = (what: string) => process.stderr.write(`${what} ${context.eventId}\n`);
   process.stderr.write(`handler-start ${context.eventId} g${context.generation}\n`);
   const ms = typeof payload.sleep_ms === 'number' ? payload.sleep_ms : 0;

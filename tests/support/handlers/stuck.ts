@@ -5,12 +5,12 @@
  * a process whose loop has ended can exit around it. A payload with `"done": true` is
  * handled at once by v1's rules, so a test can mix quick and stuck messages.
  */
-import type { JsonObject, WorkerHandlerContext } from '@onceq/core';
+import type { HandlerContext, JsonObject } from '@onceq/core';
 import { v1 } from '@onceq/handler';
 
 export const version = 'stuck-test';
 
-export function handle(payload: JsonObject, context: WorkerHandlerContext) {
+export function handle(payload: JsonObject, context: HandlerContext) {
   process.stderr.write(`handler-start ${context.eventId} g${context.generation}\n`);
   if (payload.done === true) return v1(payload, context);
   context.signal.addEventListener('abort', () => {

@@ -2,16 +2,16 @@
  * Where per-message time goes, in one process without contention (SQLite NORMAL, so
  * fsync does not drown the CPU costs):
  *
- * - `core` / `bare`: the whole per-message cycle (claim tx + apply tx), µs per message;
+ * - `core` / `bare`: the whole per-message cycle (claim tx + handler + completion tx), µs per message;
  * - `kysely compile`: building and compiling the five statements of a per-message
- *   cycle with Kysely (mirrors protocol/claim.ts, apply.ts and the backend statements modules; no I/O);
+ *   cycle with Kysely (mirrors queue/claim.ts, queue/complete.ts and the driver statements modules; no I/O);
  * - `empty write transaction`: `store.transact(async () => {})` versus a raw
  *   `BEGIN IMMEDIATE; COMMIT` (x2 per message);
  * - `handler`: strict `parseJson` + v1 handler (zod), paid by core and bare alike.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
 import { openStore } from '@onceq/core';
-import { applyMany, claimMany, parseJson } from '@onceq/core/internal';
+import { claimMany, complete, parseJson, runHandler } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { BareQueue } from '../bare.ts';
 import { line } from '../util.ts';
@@ -38,7 +38,12 @@ export async function runOverhead(
   for (;;) {
     const leases = await claimMany(store, { limit: 1 });
     if (leases.length === 0) break;
-    await applyMany(store, leases, handlers.v1);
+    const results = [];
+    for (const lease of leases) {
+      const context = { ...lease, signal: new AbortController().signal };
+      results.push({ lease, result: await runHandler(handlers.v1, lease.payload, context) });
+    }
+    await complete(store, results);
   }
   const coreCycleUs = ((performance.now() - t0) * 1000) / messages;
 

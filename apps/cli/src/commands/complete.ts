@@ -1,5 +1,4 @@
 import { apply, LeaseLostError, show } from '@onceq/core';
-import { applyAsync } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -40,16 +39,20 @@ export const completeCommand = defineCommand<CompleteArgs>({
     const lease = { eventId: args.eventId, generation: args.generation };
     let outcome: Awaited<ReturnType<typeof apply>>;
     try {
-      outcome =
-        args.handler.kind === 'builtin'
-          ? await apply(store, lease, args.handler.handler)
-          : await applyAsync(store, lease, args.handler.handler);
+      outcome = await apply(store, lease, args.handler.handler);
     } catch (error) {
       // An unknown id is not a lost lease: say so the way show and redrive do.
       if (error instanceof LeaseLostError) await show(store, args.eventId);
       throw error;
     }
-    if (outcome.outcome === 'done') {
+    if (outcome.outcome === 'done' && outcome.effect === null) {
+      const { summary } = outcome;
+      ctx.out(
+        json
+          ? toJson({ event_id: outcome.eventId, outcome: 'done', summary })
+          : `${outcome.eventId} done: ${summary ?? "the handler's own completion"} (handler ${args.handler.name})`,
+      );
+    } else if (outcome.outcome === 'done') {
       const { category, amountCents } = outcome.effect;
       ctx.out(
         json

@@ -1,9 +1,5 @@
 import { previewRedrive, redrive } from '@onceq/core';
-import {
-  previewRedriveWith,
-  type RedrivePreview,
-  type RedriveSelection,
-} from '@onceq/core/internal';
+import type { RedrivePreview, RedriveSelection } from '@onceq/core/internal';
 import { boolFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -90,10 +86,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
       return 0;
     }
     const choice = mode.handler;
-    const preview =
-      choice.kind === 'builtin'
-        ? await previewRedrive(store, args.selection, choice.handler)
-        : await previewRedriveWith(store, args.selection, choice.handler);
+    const preview = await previewRedrive(store, args.selection, choice.handler);
     if (mode.kind === 'preview') {
       printPreview(choice, preview, json, ctx.out);
       return 0;

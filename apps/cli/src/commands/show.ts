@@ -44,6 +44,7 @@ export function messageJson(view: MessageView): Record<string, unknown> {
       view.effect === null
         ? null
         : { category: view.effect.category, amount_cents: view.effect.amountCents },
+    ...(view.completion === null ? {} : { completion: { summary: view.completion.summary } }),
   };
 }
 
@@ -67,5 +68,9 @@ function formatMessage(view: MessageView, now: number): string[] {
       view.payloadText ?? `(pruned at ${time(view.prunedAt)}, sha256 ${view.payloadSha256})`,
     ],
     ['effect', view.effect === null ? '-' : `${view.effect.category} ${view.effect.amountCents}`],
+    // A handler's own completion: its rows live in the user's tables, onceq keeps the summary.
+    ...(view.completion === null
+      ? []
+      : [['completion', view.completion.summary ?? "(the handler's own rows, no summary)"]]),
   ]);
 }

@@ -84,5 +84,10 @@ export function formatStatus(report: StatusReport, location?: string): string[] 
     ),
   );
   lines.push('', `effects  ${report.effects}`);
+  // Every done message has one recorded outcome: a money effect or a completion of the
+  // handler's own, whose rows (and amounts) live in the user's tables, not in the totals.
+  const completions = report.messages.done - report.effects;
+  if (completions > 0)
+    lines.push(`completions  ${completions} (the handler's own rows; not in the totals)`);
   return lines;
 }

@@ -61,6 +61,9 @@ function lease(m: MessageView, now: number): Html {
 }
 
 function effect(m: MessageView): Html {
+  if (m.completion !== null) {
+    return html`<dl class="facts"><dt>completion</dt><dd>${m.completion.summary ?? "the handler's own rows (no summary)"}</dd></dl>`;
+  }
   if (m.effect === null) return html`<p class="muted">none: this message has not been applied</p>`;
   return html`<dl class="facts"><dt>category</dt><dd>${m.effect.category}</dd><dt>amount_cents</dt><dd>${m.effect.amountCents}</dd></dl>`;
 }

@@ -74,6 +74,7 @@ export function notATransaction(backend: string, accepted: string): TypeError {
 }
 
 const SAVEPOINT = 'onceq_enqueue';
+const NESTED_SAVEPOINT = 'onceq_nested';
 
 /**
  * Runs `fn` with an {@link Executor} on the caller's connection, inside a savepoint.
@@ -102,6 +103,22 @@ export async function inCallerTransaction<T>(
       onQuery?.(text, parameters);
       const result = await run(text, parameters);
       return { rows: result.rows as Row[], changes: result.changes };
+    },
+    savepoint: async (body) => {
+      await run(`SAVEPOINT ${NESTED_SAVEPOINT}`, []);
+      try {
+        const result = await body();
+        await run(`RELEASE SAVEPOINT ${NESTED_SAVEPOINT}`, []);
+        return result;
+      } catch (error) {
+        await run(`ROLLBACK TO SAVEPOINT ${NESTED_SAVEPOINT}`, []);
+        await run(`RELEASE SAVEPOINT ${NESTED_SAVEPOINT}`, []);
+        throw error;
+      }
+    },
+    // Only enqueue joins a caller's transaction; results are recorded in onceq's own.
+    completionTx: () => {
+      throw new TypeError("a handler's completion is recorded in onceq's own transaction");
     },
   };
   await run(`SAVEPOINT ${SAVEPOINT}`, []);

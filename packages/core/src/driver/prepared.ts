@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import type { CompletionTx } from '../handler/contract.ts';
 import type { Database } from '../schema.ts';
 import type { Capabilities } from './driver.ts';
 import { numberPlaceholders, type Source } from './placeholders.ts';
@@ -201,4 +202,15 @@ export interface Executor {
     text: string,
     parameters?: readonly unknown[],
   ): Promise<{ rows: Row[]; changes: number }>;
+  /**
+   * Runs `fn` inside a savepoint of the open transaction: released when `fn` resolves,
+   * rolled back to (everything `fn` wrote undone, the rest of the transaction kept) and
+   * the error rethrown when it throws.
+   */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * The open transaction as a completion's `write(tx)` gets it (see {@link CompletionTx});
+   * `close()` once the write returned, after which `tx` refuses every query.
+   */
+  completionTx(): { tx: CompletionTx; close(): void };
 }

@@ -59,6 +59,15 @@ export function ack(x: Executor, leases: readonly LeaseRef[], now: number): Prom
   );
 }
 
+/** onceq's record of a done message a user's completion handled (migration 0005). */
+export const insertCompletion = defineStatement('insert-completion', ({ db, p }) =>
+  db.insertInto('completions').values({
+    event_id: p.value<string>('id'),
+    summary: p.value<string | null>('summary'),
+    created_at: p.value<number>('now'),
+  }),
+);
+
 /** leased → ready or dead after a failure, fenced on the one lease. */
 function failureUpdate({ db, p }: BuildContext) {
   return db

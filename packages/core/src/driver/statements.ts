@@ -10,9 +10,11 @@
  * What the backends do differently, and why: docs/architecture.md ("Where the SQL lives").
  */
 
+import type { Effect } from '../handler/contract.ts';
+import type { CheckedCompletion } from '../handler/run.ts';
 import type { FailureMove } from '../machine.ts';
 import type { MessageState } from '../states.ts';
-import type { Effect, LeaseRef } from '../types.ts';
+import type { LeaseRef } from '../types.ts';
 import type { Store } from './backend.ts';
 import type { Executor } from './prepared.ts';
 
@@ -47,14 +49,43 @@ export interface ClaimInput {
   maxAttempts: number;
 }
 
-/** A message whose handler succeeded, and the effect to record with its ACK. */
-export interface Success {
-  lease: LeaseRef;
-  effect: Effect;
+/**
+ * One message's completion as {@link Statements.complete} writes it, fenced on its lease:
+ * the money effect with the ACK, a user's completion with the ACK, or a failure move.
+ * The move is a function of the time the write reads (its backoff starts then).
+ */
+export type CompletionWrite =
+  | { readonly lease: LeaseRef; readonly effect: Effect }
+  | {
+      readonly lease: LeaseRef;
+      readonly completion: CheckedCompletion;
+      /** The failure to record instead when `completion.write` throws. */
+      readonly failed: (error: unknown, now: number) => FailureMove;
+    }
+  | { readonly lease: LeaseRef; readonly failure: (now: number) => FailureMove };
+
+/** How {@link Statements.complete} writes. */
+export interface CompleteOptions {
+  /**
+   * Write inside one explicit transaction even where the backend could commit money
+   * effects with one statement of its own (PostgreSQL), so the effect rows exist, before
+   * COMMIT, in a transaction a crash rolls back (crash point `after-effect-insert`).
+   * `apply` asks for it: it shows §5's one write transaction. Default false.
+   */
+  readonly explicitTransaction?: boolean;
 }
 
-/** What {@link Statements.settleAlone} writes: an effect with its ACK, or a failure move. */
-export type SettleWrite = { effect: Effect; createdAt: number } | { move: FailureMove };
+/** What {@link Statements.complete} wrote. */
+export interface CompleteReport {
+  /** The clock reading the fence used. */
+  readonly now: number;
+  /**
+   * Every message whose fenced write matched its row, by event id: `null` for done, the
+   * move for a failure (a completion whose write threw included). A message missing here
+   * lost its lease, and nothing of it was written.
+   */
+  readonly written: Map<string, FailureMove | null>;
+}
 
 /** A stored message as enqueue's duplicate check sees it. */
 export interface StoredForEnqueue {
@@ -102,53 +133,24 @@ export interface Statements {
    */
   readFenced(x: Executor, leases: readonly LeaseRef[]): Promise<FencedRow[]>;
   /**
-   * leased → done for every `(event_id, generation)` still validly leased at `now`, no
-   * effect rows: the plain fenced ACK. Returns the rows it changed.
+   * THE completion write (River's "set state if running, many"): records every write of
+   * `writes` fenced in its SQL `WHERE` (state `leased`, the lease's generation,
+   * `lease_until > now`, `now` read by the backend at the write), with no read in front.
+   * A message whose fence does not match writes nothing at all (no effect row, no
+   * completion, no user rows). A completion's `write(tx)` runs after its message's fenced
+   * ACK matched, in the same transaction, inside a savepoint of its own: when it throws,
+   * that message's rows are rolled back and its failure is written instead, and the other
+   * messages stay. Crash points: `after-effect-insert` once the effect rows are in,
+   * `after-completion-write` after a user's write, `after-ack` once everything is written
+   * (before COMMIT where the writes share a transaction; on PostgreSQL a batch of money
+   * effects alone is one statement that has committed by then). Throws when the database
+   * refuses the write; then nothing of `writes` was written.
    */
-  ack(x: Executor, leases: readonly LeaseRef[], now: number): Promise<number>;
-  /**
-   * The effect rows (stamped `createdAt`) and the fenced ACK of `succeeded`, in the
-   * caller's transaction. `secondCheck` reads the clock again after the handler and
-   * throws when a lease ran out meanwhile; the ACK is fenced at the time it returns.
-   * Returns how many messages it marked done: the caller rolls back (effects included)
-   * unless that is all of them. Fires the `after-effect-insert` crash point once the
-   * effect rows are in.
-   */
-  ackWithEffects(
-    x: Executor,
-    succeeded: readonly Success[],
-    createdAt: number,
-    secondCheck: () => number,
-  ): Promise<number>;
-  /**
-   * One handler result recorded as a transaction of its own, with no read in front:
-   * the effect row (stamped `createdAt`) and the fenced ACK, or the fenced failure
-   * `move`, at `now`. Returns the rows changed: 1, or 0 when the lease no longer holds
-   * (state, generation or `lease_until > now`), and then nothing was written, effect
-   * included. Fires `after-effect-insert` (for an effect) and `after-ack` once written
-   * (PostgreSQL: one statement that commits by itself, so both fire after it).
-   */
-  settleAlone(store: Store, lease: LeaseRef, write: SettleWrite, now: number): Promise<number>;
-  /**
-   * The effect rows (stamped `createdAt`) and the fenced ACK of many handler successes as
-   * a transaction of its own, with no read in front: each message fenced on its own
-   * (state `leased`, its generation, `lease_until > now`), an effect row only for a
-   * message it marked done. Returns the ids it marked done; the others' leases are lost
-   * and nothing of them was written. Fires `after-effect-insert` and `after-ack` once
-   * written. Only where one statement does it all (PostgreSQL); a backend without it
-   * records a batch with a fence read ({@link ackWithEffects} in a transaction).
-   */
-  ackManyAlone?(
+  complete(
     store: Store,
-    succeeded: readonly Success[],
-    createdAt: number,
-    now: number,
-  ): Promise<string[]>;
-  /**
-   * leased → `move.state` for one lease, fenced on its generation and `now`, writing
-   * `move`'s availability and error. Returns the rows it changed (0 = the lease is lost).
-   */
-  fail(x: Executor, lease: LeaseRef, move: FailureMove, now: number): Promise<number>;
+    writes: readonly CompletionWrite[],
+    options?: CompleteOptions,
+  ): Promise<CompleteReport>;
   /** leased → leased until `leaseUntil`, fenced at `now`. Returns the rows changed. */
   extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: number): Promise<number>;
   /**

@@ -19,8 +19,8 @@ const EXAMPLES = 5;
 
 interface Invariant {
   check: InvariantCheck;
-  /** What the rows are: `message` or `effect`. */
-  noun: 'message' | 'effect';
+  /** What the rows are. */
+  noun: 'message' | 'effect' | 'completion';
   /** What is wrong with each row found, completing "N messages …". */
   what: string;
 }
@@ -28,16 +28,22 @@ interface Invariant {
 /** Every invariant the protocol keeps; its SQL is `INVARIANT_ROWS[check]`. */
 export const INVARIANTS: readonly Invariant[] = [
   {
-    check: 'done_without_effect',
+    check: 'done_without_outcome',
     noun: 'message',
-    what: 'done without an effect (every done message has exactly one)',
+    what: 'done without a recorded outcome (every done message has exactly one: an effect or a completion)',
   },
   {
-    check: 'effect_without_done',
+    check: 'two_outcomes',
     noun: 'message',
-    what: 'with an effect but not done (only done messages have one)',
+    what: 'with both an effect and a completion (a done message has exactly one outcome)',
+  },
+  {
+    check: 'outcome_without_done',
+    noun: 'message',
+    what: 'with a recorded outcome but not done (only done messages have one)',
   },
   { check: 'effect_without_message', noun: 'effect', what: 'without a message' },
+  { check: 'completion_without_message', noun: 'completion', what: 'without a message' },
   {
     check: 'lease_mismatch',
     noun: 'message',

@@ -5,7 +5,7 @@ export const FINDING_SEVERITIES = ['problem', 'warning'] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
 export interface Finding {
-  /** The check's stable name, e.g. `done_without_effect`. */
+  /** The check's stable name, e.g. `done_without_outcome`. */
   check: string;
   severity: FindingSeverity;
   /** One sentence, with a count and a few example ids where there are any. */

@@ -6,6 +6,7 @@ import { initialSchema } from './0001_initial.ts';
 import { leaseIndexPartial } from './0002_lease_index_partial.ts';
 import { streamsSchema } from './0003_streams.ts';
 import { countersSchema } from './0004_counters.ts';
+import { completionsSchema } from './0005_completions.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -19,6 +20,7 @@ export const MIGRATIONS: readonly {
   { name: '0002_lease_index_partial', statements: leaseIndexPartial },
   { name: '0003_streams', statements: streamsSchema },
   { name: '0004_counters', statements: countersSchema },
+  { name: '0005_completions', statements: completionsSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

@@ -40,6 +40,7 @@ export function toView(row: MessageRow): MessageView {
       row.category === null
         ? null
         : { category: row.category, amountCents: Number(row.amount_cents) },
+    completion: row.completion_id === null ? null : { summary: row.completion_summary },
     prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
     payloadSha256: row.payload_sha256,
   };

@@ -2,9 +2,9 @@ import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/prepared.ts';
 import { previewAll, previewSome } from '../driver/sql/inspect.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
+import type { Handler } from '../handler/contract.ts';
+import { runHandler } from '../handler/run.ts';
 import { crashPoint } from '../testing/crash-points.ts';
-import type { Handler } from '../types.ts';
-import { runSyncHandler } from './handler-result.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
 export type RedriveSelection = readonly string[] | 'all';
@@ -66,8 +66,9 @@ export interface RedrivePreview {
 /**
  * What a redrive would do with `handler`, changing nothing (`redrive --dry-run`): for
  * each selected dead message, whether the handler now accepts its stored payload, judged
- * by the same rules apply uses (`runSyncHandler`: a payload that is not an object, an
- * effect the table would refuse, a thrown error that is not a `HandlerFailure`).
+ * by the same rules the worker uses (the one runner, `runHandler`: a payload that is not
+ * an object, an effect the table would refuse, a thrown error that is not a branded
+ * failure). A completion is accepted without running its `write`: nothing is written.
  */
 export async function previewRedrive(
   store: Store,
@@ -81,23 +82,33 @@ export async function previewRedrive(
       : x.rows(previewSome, { ids: selection }, selection.length),
   );
   if (selection !== 'all') refuseUnlessAllDead(selection, rows);
-  return rows.map((row) => {
+  // The handler runs outside any transaction (none is open here): nothing is written.
+  const previews: RedrivePreview[] = [];
+  for (const row of rows) {
     if (row.payload === null) {
       const detail = 'the payload was pruned; only its hash is kept';
-      return { eventId: row.event_id, accepted: false, code: 'pruned', detail };
+      previews.push({ eventId: row.event_id, accepted: false, code: 'pruned', detail });
+      continue;
     }
-    const result = runSyncHandler(handler, row.payload, {
+    const result = await runHandler(handler, row.payload, {
       eventId: row.event_id,
       attempt: 1,
       generation: Number(row.generation) + 1,
+      signal: NEVER,
     });
-    return 'effect' in result
-      ? { eventId: row.event_id, accepted: true, code: null, detail: null }
-      : {
-          eventId: row.event_id,
-          accepted: false,
-          code: result.failure.code,
-          detail: result.failure.detail ?? null,
-        };
-  });
+    previews.push(
+      'failure' in result
+        ? {
+            eventId: row.event_id,
+            accepted: false,
+            code: result.failure.code,
+            detail: result.failure.detail ?? null,
+          }
+        : { eventId: row.event_id, accepted: true, code: null, detail: null },
+    );
+  }
+  return previews;
 }
+
+/** A preview's handler is never aborted. */
+const NEVER = new AbortController().signal;

@@ -12,14 +12,17 @@
  *
  * The points, in the order a message meets them:
  * - `after-claim`: the claim committed, before any handler ran.
- * - `after-handler`: inside the apply transaction, the handler ran, nothing written yet.
- * - `after-effect-insert`: inside the apply transaction, the effect rows inserted, before
- *   the ACK. (PostgreSQL inserts the effects and ACKs in one statement: there this point
- *   and `after-ack` are the same instant, after that statement; the worker's batches and
- *   single messages run it as a transaction of its own, so it has committed.)
- * - `after-ack`: inside the apply transaction, ACK and failure records written, before
- *   COMMIT.
- * - `after-commit`: the apply transaction committed, before the caller hears of it.
+ * - `after-handler`: the handlers ran, nothing of their results written yet.
+ * - `after-effect-insert`: inside the completion's transaction, the fenced ACKs and their
+ *   effect rows written, before COMMIT. (PostgreSQL writes money effects and their ACKs
+ *   as one statement committing by itself: there this point and `after-ack` are the same
+ *   instant, after that statement has committed.)
+ * - `after-completion-write`: inside the completion's transaction, a user completion's
+ *   `write(tx)` returned (its fenced ACK and the user's rows written), before onceq's
+ *   record of it and COMMIT.
+ * - `after-ack`: inside the completion's transaction, ACKs and failure records written,
+ *   before COMMIT.
+ * - `after-commit`: the completion committed, before the caller hears of it.
  * - `mid-enqueue`: inside the enqueue transaction, its rows inserted, before COMMIT.
  * - `mid-redrive`: inside the redrive transaction, the rows moved to ready, before COMMIT.
  *
@@ -33,6 +36,7 @@ export const FAULT_POINTS = [
   'after-claim',
   'after-handler',
   'after-effect-insert',
+  'after-completion-write',
   'after-ack',
   'after-commit',
   'mid-enqueue',

@@ -1,5 +1,6 @@
-import { type HandlerResult, runHandler } from '../queue/settle.ts';
-import type { AsyncHandler, Lease, WorkerHandlerContext } from '../types.ts';
+import type { Handler, HandlerContext } from '../handler/contract.ts';
+import { type HandlerResult, runHandler } from '../handler/run.ts';
+import type { Lease } from '../types.ts';
 
 /**
  * Where a claimed message is in the worker: `waiting` for a handler lane, `running`,
@@ -44,7 +45,7 @@ export class Held {
 }
 
 export interface HandlerRun {
-  handler: AsyncHandler;
+  handler: Handler;
   /** Handlers running at once. */
   concurrency: number;
   /** A handler's deadline, ms; undefined: none. */
@@ -82,7 +83,7 @@ export async function runHandlers(items: readonly Held[], run: HandlerRun): Prom
 
 function runOne(item: Held, run: HandlerRun): Promise<HandlerResult> {
   const { lease } = item;
-  const context: WorkerHandlerContext = {
+  const context: HandlerContext = {
     eventId: lease.eventId,
     generation: lease.generation,
     attempt: lease.attempt,

@@ -1,5 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import type { AsyncHandler } from '../types.ts';
+import type { Handler } from '../handler/contract.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
 
 export interface WorkOptions
@@ -29,7 +29,7 @@ export interface WorkSummary {
  */
 export async function work(
   store: Store,
-  handler: AsyncHandler,
+  handler: Handler,
   options: WorkOptions = {},
 ): Promise<WorkSummary> {
   const { onProgress, ...rest } = options;

@@ -1,14 +1,13 @@
 import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
-import type { ApplyManyResult } from '../queue/apply.ts';
+import type { Handler } from '../handler/contract.ts';
+import type { HandlerResult } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
+import { type CompleteResult, complete } from '../queue/complete.ts';
 import { nextDue } from '../queue/due.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
 import { releaseMany } from '../queue/release.ts';
-import type { HandlerResult } from '../queue/settle.ts';
-import { settleClaimed } from '../queue/settle-batch.ts';
-import { type ClaimedLease, settleOne } from '../queue/settle-one.ts';
-import type { ApplyOutcome, AsyncHandler, Lease } from '../types.ts';
+import type { ApplyOutcome, Lease } from '../types.ts';
 import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
 import { Held, runHandlers } from './held.ts';
@@ -123,7 +122,7 @@ export interface StopResult {
  */
 export class Worker {
   readonly #store: Store;
-  readonly #handler: AsyncHandler;
+  readonly #handler: Handler;
   readonly #batch: number;
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
@@ -160,7 +159,7 @@ export class Worker {
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
 
-  constructor(store: Store, handler: AsyncHandler, options: WorkerOptions = {}) {
+  constructor(store: Store, handler: Handler, options: WorkerOptions = {}) {
     this.#store = store;
     this.#handler = handler;
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
@@ -481,16 +480,12 @@ export class Worker {
 
   /**
    * The one place the loop writes handler results, each fenced at the generation it ran
-   * under: one result as one fenced write with no read in front, a batch as the backend's
-   * batch write (on PostgreSQL the successes are one fenced effect + ACK statement).
+   * under, through the one result writer ({@link complete}): on PostgreSQL the successes
+   * of a batch are one fenced effect + ACK statement, no read in front.
    */
-  #record(ran: readonly Held[]): Promise<ApplyManyResult> {
+  #record(ran: readonly Held[]): Promise<CompleteResult> {
     if (ran.length === 0) return Promise.resolve({ outcomes: [], lost: [] });
-    const [only] = ran;
-    if (ran.length === 1 && only !== undefined) {
-      return settleOne(this.#store, claimedLease(only), only.result as HandlerResult);
-    }
-    return settleClaimed(
+    return complete(
       this.#store,
       ran.map((held) => ({ lease: held.lease, result: held.result as HandlerResult })),
     );
@@ -585,12 +580,6 @@ export class Worker {
 
 function key(lease: { eventId: string; generation: number }): string {
   return `${lease.eventId}/${lease.generation}`;
-}
-
-/** The lease as the claim returned it, with its end as this worker's heartbeats moved it. */
-function claimedLease(held: Held): ClaimedLease {
-  const { eventId, generation, attempt } = held.lease;
-  return { eventId, generation, attempt, leaseUntil: held.leaseUntil };
 }
 
 /**

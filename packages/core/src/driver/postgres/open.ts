@@ -9,6 +9,7 @@ import type { OpenStoreOptions, Store } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
 import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
 import { postgresCaller } from './caller-transaction.ts';
+import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
@@ -155,6 +156,8 @@ export async function openPostgresStore(
       const result = await client.query(text, [...parameters]);
       return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
     },
+    savepoint: (body) => withSavepoint(client, body),
+    completionTx: () => completionTx(client, options.onQuery),
   });
   /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
   const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {

@@ -8,16 +8,26 @@
  */
 import { sql } from 'kysely';
 import {
+  type FailureMove,
   inClaimOrder,
   LEASE_EXPIRED,
   RECOVERED_DEAD_DETAIL,
   RECOVERED_DETAIL,
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
+import type { Store } from '../backend.ts';
+import { writeCompletion } from '../completion-write.ts';
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral } from '../shared-statements.ts';
-import type { ClaimedRow, FencedRow, Statements, Success } from '../statements.ts';
+import type {
+  ClaimedRow,
+  CompleteOptions,
+  CompleteReport,
+  CompletionWrite,
+  FencedRow,
+  Statements,
+} from '../statements.ts';
 
 /**
  * The tables as raw templates name them: the store's compile step qualifies them with
@@ -143,7 +153,7 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
  * {@link ackWithEffects} for exactly one message, with scalar parameters: the same fenced
  * UPDATE and an effect row only if it marked the row done, without the arrays (no
  * array literals to build on the client, no `unnest` and join on the server). How
- * `settleAlone` records one message's effect, the per-message hot path.
+ * `complete` records one message's effect, the per-message hot path.
  */
 const ackOneWithEffect = defineStatement<{ event_id: string }>(
   'ack-one-with-effect',
@@ -174,15 +184,97 @@ const notifyWake = defineStatement(
   ({ schema }) => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, ${sql.lit(schema ?? '')})`,
 );
 
-function ackValues(succeeded: readonly Success[], createdAt: number, now: number) {
+type EffectWrite = Extract<CompletionWrite, { effect: unknown }>;
+
+function ackValues(succeeded: readonly EffectWrite[], now: number) {
   return {
     ids: succeeded.map((s) => s.lease.eventId),
     generations: succeeded.map((s) => s.lease.generation),
     categories: succeeded.map((s) => s.effect.category),
     amounts: succeeded.map((s) => s.effect.amountCents),
-    createdAt,
+    createdAt: now,
     now,
   };
+}
+
+/**
+ * Every write of `writes`, each fenced on its own in its SQL `WHERE`, no read in front.
+ * Money effects alone (the worker's common case) are one statement committing by itself
+ * (effects + ACK: two round trips a message with its claim, or two a batch); a single
+ * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
+ * effects' statement, one fenced UPDATE per failure, and each user completion in a
+ * savepoint of its own.
+ */
+async function complete(
+  store: Store,
+  writes: readonly CompletionWrite[],
+  options: CompleteOptions = {},
+): Promise<CompleteReport> {
+  const now = store.clock();
+  const written = new Map<string, FailureMove | null>();
+  const effects = writes.filter((w): w is EffectWrite => 'effect' in w);
+  const [only] = writes;
+  const alone = options.explicitTransaction !== true;
+  if (alone && effects.length === writes.length) {
+    const [one] = effects;
+    const acked =
+      effects.length === 1 && one !== undefined
+        ? await store.autocommit(ackOneWithEffect, {
+            id: one.lease.eventId,
+            generation: one.lease.generation,
+            category: one.effect.category,
+            amount: one.effect.amountCents,
+            createdAt: now,
+            now,
+          })
+        : await store.autocommit(ackWithEffects, ackValues(effects, now));
+    // The effects went in with the ACK, committed: both crash points are this instant.
+    crashPoint('after-effect-insert');
+    crashPoint('after-ack');
+    for (const row of acked) written.set(row.event_id, null);
+    return { now, written };
+  }
+  if (alone && writes.length === 1 && only !== undefined && 'failure' in only) {
+    const move = only.failure(now);
+    const moved = await store.autocommit(
+      shared.settleFailureReturning,
+      shared.failValues(only.lease, move, now),
+    );
+    crashPoint('after-ack');
+    if (moved.length === 1) written.set(only.lease.eventId, move);
+    return { now, written };
+  }
+  await store.transact(async (x) => {
+    // A transaction PostgreSQL re-runs (deadlock) starts from nothing written.
+    written.clear();
+    if (effects.length > 0) {
+      const acked = await x.rows(ackWithEffects, ackValues(effects, now));
+      for (const row of acked) written.set(row.event_id, null);
+      crashPoint('after-effect-insert');
+    }
+    for (const write of writes) {
+      const { lease } = write;
+      if ('failure' in write) {
+        const move = write.failure(now);
+        if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
+      } else if ('completion' in write) {
+        const result = await writeCompletion(x, write, now, {
+          ack: () => shared.ack(x, [lease], now),
+          record: async () => {
+            await x.changes(shared.insertCompletion, {
+              id: lease.eventId,
+              summary: write.completion.summary,
+              now,
+            });
+          },
+          fail: (move) => shared.fail(x, lease, move, now),
+        });
+        if (result !== undefined) written.set(lease.eventId, result);
+      }
+    }
+    crashPoint('after-ack');
+  });
+  return { now, written };
 }
 
 function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: number }) {
@@ -207,47 +299,7 @@ export const postgresStatements: Statements = {
       ),
     ),
   readFenced: (x, leases) => x.rows(readFenced, { ids: leases.map((l) => l.eventId) }),
-  ack: shared.ack,
-  async ackWithEffects(x, succeeded, createdAt, secondCheck) {
-    // The second clock check first: the effects go in with the ACK, in one statement.
-    const later = secondCheck();
-    const acked = await x.rows(ackWithEffects, ackValues(succeeded, createdAt, later));
-    // The effects went in with the ACK: both crash points are this instant.
-    crashPoint('after-effect-insert');
-    return acked.length;
-  },
-  // One statement committing by itself: the fused ACK inserts an effect only for a row
-  // it marked done, so a lost lease writes nothing and the rest of the batch commits.
-  async ackManyAlone(store, succeeded, createdAt, now) {
-    const acked = await store.autocommit(ackWithEffects, ackValues(succeeded, createdAt, now));
-    crashPoint('after-effect-insert');
-    crashPoint('after-ack');
-    return acked.map((row) => row.event_id);
-  },
-  // One statement committing by itself: the fused ACK inserts the effect only for the
-  // row it marked done, so a lost lease writes nothing.
-  async settleAlone(store, lease, write, now) {
-    if ('move' in write) {
-      const moved = await store.autocommit(
-        shared.settleFailureReturning,
-        shared.failValues(lease, write.move, now),
-      );
-      crashPoint('after-ack');
-      return moved.length;
-    }
-    const acked = await store.autocommit(ackOneWithEffect, {
-      id: lease.eventId,
-      generation: lease.generation,
-      category: write.effect.category,
-      amount: write.effect.amountCents,
-      createdAt: write.createdAt,
-      now,
-    });
-    crashPoint('after-effect-insert');
-    crashPoint('after-ack');
-    return acked.length;
-  },
-  fail: shared.fail,
+  complete,
   extend: shared.extend,
   release: shared.release,
   readForRedrive: (x, ids) => x.rows(shared.redriveCheckLocked, { ids }, ids.length),

@@ -5,15 +5,20 @@
  * filters are a builder's job), run through an executor.
  */
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import type { Database, EffectsTable, MessagesTable } from '../../schema.ts';
+import type { CompletionsTable, Database, EffectsTable, MessagesTable } from '../../schema.ts';
 import type { MessageState } from '../../states.ts';
 import { defineStatement, type Slots, type Statement } from '../prepared.ts';
 import { stateLiteral } from '../shared-statements.ts';
 
-/** One message row joined with its effect (null when it has none), as the views read it. */
+/**
+ * One message row joined with its recorded outcome (an effect or a completion; null when
+ * it has none), as the views read it.
+ */
 export type MessageRow = MessagesTable & {
   category: EffectsTable['category'] | null;
   amount_cents: EffectsTable['amount_cents'] | null;
+  completion_id: CompletionsTable['event_id'] | null;
+  completion_summary: CompletionsTable['summary'] | null;
 };
 
 const MESSAGE_COLUMNS = [
@@ -32,12 +37,15 @@ const MESSAGE_COLUMNS = [
   'messages.payload_sha256',
   'effects.category',
   'effects.amount_cents',
+  'completions.event_id as completion_id',
+  'completions.summary as completion_summary',
 ] as const;
 
 function messages(db: Kysely<Database>) {
   return db
     .selectFrom('messages')
     .leftJoin('effects', 'effects.event_id', 'messages.event_id')
+    .leftJoin('completions', 'completions.event_id', 'messages.event_id')
     .select(MESSAGE_COLUMNS);
 }
 

@@ -14,13 +14,20 @@ function integer(value: number): string {
 
 /** The checks, each as "select event_id of every row that breaks it". */
 export const INVARIANT_ROWS = {
-  done_without_effect: () => `select m.event_id from messages m
+  done_without_outcome: () => `select m.event_id from messages m
     left join effects e on e.event_id = m.event_id
-    where m.state = 'done' and e.event_id is null`,
-  effect_without_done: () => `select m.event_id from effects e
-    join messages m on m.event_id = e.event_id where m.state <> 'done'`,
+    left join completions c on c.event_id = m.event_id
+    where m.state = 'done' and e.event_id is null and c.event_id is null`,
+  two_outcomes: () => `select e.event_id from effects e
+    join completions c on c.event_id = e.event_id`,
+  outcome_without_done: () => `select m.event_id from messages m
+    where m.state <> 'done' and (
+      exists (select 1 from effects e where e.event_id = m.event_id)
+      or exists (select 1 from completions c where c.event_id = m.event_id))`,
   effect_without_message: () => `select e.event_id from effects e
     left join messages m on m.event_id = e.event_id where m.event_id is null`,
+  completion_without_message: () => `select c.event_id from completions c
+    left join messages m on m.event_id = c.event_id where m.event_id is null`,
   lease_mismatch: () => `select event_id from messages
     where (state = 'leased' and lease_until is null)
        or (state <> 'leased' and lease_until is not null)`,

@@ -1,4 +1,7 @@
 import type { SQLQueryBindings, Statement as SqliteStatement } from 'bun:sqlite';
+import { type Kysely, SqliteAdapter, SqliteQueryCompiler } from 'kysely';
+import type { CompletionTx } from '../../handler/contract.ts';
+import { boundKysely, CLOSED_TX } from '../bound-kysely.ts';
 import type { Executor, SlotValues, Statement, StatementCache } from '../prepared.ts';
 import type { BunSqliteConnection } from './dialect.ts';
 
@@ -55,6 +58,40 @@ export class SqliteExecutor implements Executor {
     return { rows: result.rows as Row[], changes: result.changes };
   }
 
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    this.connection.exec('SAVEPOINT onceq_completion');
+    try {
+      const result = await fn();
+      this.connection.exec('RELEASE onceq_completion');
+      return result;
+    } catch (error) {
+      this.connection.exec('ROLLBACK TO onceq_completion');
+      this.connection.exec('RELEASE onceq_completion');
+      throw error;
+    }
+  }
+
+  completionTx(): { tx: CompletionTx; close(): void } {
+    const { connection, onQuery } = this;
+    let open = true;
+    // biome-ignore lint/suspicious/noExplicitAny: the user's own tables, typed by the user.
+    let db: Kysely<any> | undefined;
+    const tx: CompletionTx = {
+      kind: 'sqlite',
+      async query(sql, params = []) {
+        if (!open) throw new Error(CLOSED_TX);
+        onQuery?.(sql, params);
+        const { rows, changes } = connection.run(sql, [...params]);
+        return { rows: rows as Record<string, unknown>[], rowCount: rows.length || changes };
+      },
+      get db() {
+        db ??= boundKysely(SQLITE_DIALECT, connection, () => open);
+        return db;
+      },
+    };
+    return { tx, close: () => (open = false) };
+  }
+
   /** The rows of a hand-written statement, `parameters` bound in `?N` order. */
   all<Row>(statement: SqlText, parameters: readonly SQLQueryBindings[]): Row[] {
     return this.prepared(statement, parameters).all(...(parameters as never[])) as Row[];
@@ -82,6 +119,11 @@ export class SqliteExecutor implements Executor {
     return this.connection.run(compiled.sql, parameters);
   }
 }
+
+const SQLITE_DIALECT = {
+  createAdapter: () => new SqliteAdapter(),
+  createQueryCompiler: () => new SqliteQueryCompiler(),
+};
 
 /**
  * `x` as the SQLite executor: SQLite's statements only ever get the one their store's

@@ -1,8 +1,8 @@
 /**
  * SQLite's implementation of {@link Statements}. A statement here costs no round trip
  * (the database is in the process), so the protocol keeps its plain statements: the
- * claim is the recovery UPDATE then the claim UPDATE, the ACK is the effect INSERT then
- * the fenced UPDATE, each in the caller's `BEGIN IMMEDIATE` transaction, which already
+ * claim is the recovery UPDATE then the claim UPDATE, the completion is the fenced ACK
+ * UPDATE then (if it matched) the effect INSERT, each in the caller's `BEGIN IMMEDIATE` transaction, which already
  * holds the one write lock (no row locks needed, no `SKIP LOCKED` to have).
  *
  * The hot statements (recovery, claim, fence read, effect insert, ACK, failure) are
@@ -12,7 +12,7 @@
  * prepared statement, like the bare baseline of `bun run bench`: a 100-row
  * `UPDATE … WHERE event_id IN (…) AND (… OR …)` cost SQLite 12-15 µs of CPU a message
  * against 6-8 µs for 100 single-row UPDATEs, and a multi-row effect INSERT spills the
- * statement journal to disk (see {@link insertEffectRows}). Extend, release and redrive
+ * statement journal to disk (see {@link completeIn}). Extend, release and redrive
  * stay Kysely-built, shared with PostgreSQL.
  */
 import { sql } from 'kysely';
@@ -25,9 +25,16 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
+import { writeCompletion } from '../completion-write.ts';
 import type { Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import type { ClaimedRow, ClaimInput, FencedRow, Statements, Success } from '../statements.ts';
+import type {
+  ClaimedRow,
+  ClaimInput,
+  CompletionWrite,
+  FencedRow,
+  Statements,
+} from '../statements.ts';
 import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
 
 /**
@@ -67,7 +74,7 @@ WHERE event_id IN (
 RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
 };
 
-/** One message for apply/fail (no lock needed: the transaction holds the write lock). */
+/** One message for apply's and fail's fence read (no lock needed: the transaction holds the write lock). */
 const READ_FENCED: SqlText = {
   name: 'read-fenced',
   sql: `SELECT event_id, payload, state, generation, attempts, lease_until
@@ -100,25 +107,64 @@ const INSERT_EFFECT: SqlText = {
 VALUES (?1, ?2, ?3, ?4)`,
 };
 
-/**
- * The effect rows, one single-row INSERT each. Not one multi-row INSERT: a statement
- * that may abort halfway (constraints, the counters trigger) keeps a statement journal
- * of every page it changes, and past 64 KiB SQLite spills that journal to a temporary
- * file, which then takes a `pwrite` for every page every later statement of the
- * transaction changes (strace: 68,478 writes to it for 10,000 messages). A 100-row
- * effect INSERT crossed that line; a single row never does.
- */
-function insertEffectRows(x: SqliteExecutor, succeeded: readonly Success[], createdAt: number) {
-  for (const { lease, effect } of succeeded) {
-    x.run(INSERT_EFFECT, [lease.eventId, effect.category, effect.amountCents, createdAt]);
-  }
+/** onceq's record of a done message a user's completion handled (migration 0005). */
+const INSERT_COMPLETION: SqlText = {
+  name: 'insert-completion',
+  sql: `INSERT INTO completions (event_id, summary, created_at) VALUES (?1, ?2, ?3)`,
+};
+
+/** The fenced ACK of one lease; returns the rows marked done (0 or 1). */
+function ackRow(x: SqliteExecutor, lease: LeaseRef, now: number): number {
+  return x.run(ACK, [now, lease.eventId, lease.generation]);
 }
 
-/** The fenced ACK, one single-row UPDATE per lease; returns the rows marked done. */
-function ackRows(x: SqliteExecutor, leases: readonly LeaseRef[], now: number): number {
-  let changed = 0;
-  for (const lease of leases) changed += x.run(ACK, [now, lease.eventId, lease.generation]);
-  return changed;
+/**
+ * Every write of `writes` in the caller's `BEGIN IMMEDIATE` transaction, one row per
+ * statement: for an effect the fenced ACK, then (only if it matched) its effect row. Not
+ * one multi-row INSERT for the effects: a statement that may abort halfway (constraints,
+ * the counters trigger) keeps a statement journal of every page it changes, and past 64
+ * KiB SQLite spills that journal to a temporary file, which then takes a `pwrite` for
+ * every page every later statement of the transaction changes (strace: 68,478 writes to
+ * it for 10,000 messages). A 100-row effect INSERT crossed that line; a single row never
+ * does. User completions go last, each in a savepoint (completion-write.ts).
+ */
+async function completeIn(
+  x: SqliteExecutor,
+  writes: readonly CompletionWrite[],
+  now: number,
+): Promise<Map<string, FailureMove | null>> {
+  const written = new Map<string, FailureMove | null>();
+  let effects = false;
+  for (const write of writes) {
+    const { lease } = write;
+    if ('effect' in write) {
+      // The fenced ACK first: a lost lease then writes nothing at all (no effect INSERT
+      // to roll back, no duplicate key against an effect another claim committed).
+      if (ackRow(x, lease, now) === 0) continue;
+      const { category, amountCents } = write.effect;
+      x.run(INSERT_EFFECT, [lease.eventId, category, amountCents, now]);
+      effects = true;
+      written.set(lease.eventId, null);
+    } else if ('failure' in write) {
+      const move = write.failure(now);
+      if (failRow(x, lease, move, now) === 1) written.set(lease.eventId, move);
+    }
+  }
+  if (effects) crashPoint('after-effect-insert');
+  for (const write of writes) {
+    if (!('completion' in write)) continue;
+    const { lease } = write;
+    const result = await writeCompletion(x, write, now, {
+      ack: async () => ackRow(x, lease, now),
+      record: async () => {
+        x.run(INSERT_COMPLETION, [lease.eventId, write.completion.summary, now]);
+      },
+      fail: async (move) => failRow(x, lease, move, now),
+    });
+    if (result !== undefined) written.set(lease.eventId, result);
+  }
+  crashPoint('after-ack');
+  return written;
 }
 
 function failRow(x: SqliteExecutor, lease: LeaseRef, move: FailureMove, now: number): number {
@@ -157,37 +203,13 @@ export const sqliteStatements: Statements = {
   claim,
   claimAlone: (store, input) => store.transact((x) => claim(x, { ...input, now: store.clock() })),
   readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
-  ack: async (x, leases, now) => ackRows(sqliteExecutor(x), leases, now),
-  async ackWithEffects(x, succeeded, createdAt, secondCheck) {
-    const direct = sqliteExecutor(x);
-    insertEffectRows(direct, succeeded, createdAt);
-    crashPoint('after-effect-insert');
-    // The second clock check comes after the INSERT: it may have been slow too.
-    const later = secondCheck();
-    return ackRows(
-      direct,
-      succeeded.map((s) => s.lease),
-      later,
-    );
-  },
-  settleAlone: (store, lease, write, now) =>
+  complete: (store, writes) =>
     store.transact(async (x) => {
-      const direct = sqliteExecutor(x);
-      if ('move' in write) {
-        const changed = failRow(direct, lease, write.move, now);
-        crashPoint('after-ack');
-        return changed;
-      }
-      // The fenced ACK first: a lost lease then writes nothing at all (no effect INSERT
-      // to roll back, no duplicate key against an effect another claim committed).
-      const changed = ackRows(direct, [lease], now);
-      if (changed === 0) return 0;
-      insertEffectRows(direct, [{ lease, effect: write.effect }], write.createdAt);
-      crashPoint('after-effect-insert');
-      crashPoint('after-ack');
-      return changed;
+      // Read inside BEGIN IMMEDIATE: time spent waiting for the write lock counts against
+      // the leases.
+      const now = store.clock();
+      return { now, written: await completeIn(sqliteExecutor(x), writes, now) };
     }),
-  fail: async (x, lease, move, now) => failRow(sqliteExecutor(x), lease, move, now),
   extend: shared.extend,
   release: shared.release,
   readForRedrive: (x, ids) => x.rows(shared.redriveCheck, { ids }, ids.length),

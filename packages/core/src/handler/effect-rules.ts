@@ -1,4 +1,4 @@
-import type { Effect } from '../types.ts';
+import type { Effect } from './contract.ts';
 
 /** The largest amount an effect row may carry, as the `effects` table's CHECK says. */
 export const MAX_EFFECT_CENTS = 9_999_999;
@@ -24,7 +24,8 @@ function shown(value: unknown): string {
  * rules as the `effects` table's CHECKs (non-empty category, amount an integer from 1 to
  * 9,999,999) plus a category of at most {@link MAX_CATEGORY_LENGTH} characters, checked in JavaScript first so that one handler's bad effect fails that
  * message (`invalid_effect`) instead of making the whole batch's INSERT throw. The CHECKs
- * stay as the second guard.
+ * stay as the second guard. Reads each field of `effect` once; the runner passes the copy
+ * it then stores.
  */
 export function effectViolation(effect: unknown): string | null {
   if (typeof effect !== 'object' || effect === null) {

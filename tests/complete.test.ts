@@ -1,15 +1,15 @@
 /**
- * The worker's path (handler outside the transaction, then a fenced settle) and the
- * effect rules, on the edges the mutation run (`bun run mutation -- --scope apply`)
- * found untested: `applyAsync` refusing
- * a stale lease before the handler runs and after it ran, `settleMany` reporting a stale
- * settlement while the others commit, `runHandler`'s failures, and the bounds of an
- * effect. Both backends, like the conformance suite.
+ * The one completion path (handler outside the transaction, then `complete`'s fenced
+ * write) and the runner's rules: `apply` refusing a stale lease before the handler runs
+ * and after it ran, `complete` reporting a stale result while the others commit, no fence
+ * read in front of a batch, `runHandler`'s failures, a result read once, and the bounds
+ * of an effect. Both backends, like the conformance suite.
  */
 import { describe, expect, test } from 'bun:test';
 import {
-  type AsyncHandler,
+  apply,
   enqueue,
+  type Handler,
   LeaseLostError,
   PermanentFailure,
   type Store,
@@ -18,15 +18,14 @@ import {
   work,
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { applyAsync, claimMany, runHandler, settleMany } from '../packages/core/src/internal.ts';
 import {
   effectViolation,
   MAX_CATEGORY_LENGTH,
   MAX_EFFECT_CENTS,
-} from '../packages/core/src/queue/effect-rules.ts';
-import { handlerInput, runSyncHandler } from '../packages/core/src/queue/handler-result.ts';
-import { settleClaimed } from '../packages/core/src/queue/settle-batch.ts';
-import { effectsOf, freshStore, mustClaim, rejection } from './conformance/harness.ts';
+} from '../packages/core/src/handler/effect-rules.ts';
+import { handlerInput } from '../packages/core/src/handler/run.ts';
+import { claimMany, complete, runHandler } from '../packages/core/src/internal.ts';
+import { effectsOf, freshStore, handleAll, mustClaim, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';
 
@@ -37,49 +36,49 @@ const context = (eventId: string) => ({
   signal: new AbortController().signal,
 });
 
-function settleSuite(factory: BackendFactory): void {
-  describe(`${factory.name}: the worker's settle path`, () => {
+function completeSuite(factory: BackendFactory): void {
+  describe(`${factory.name}: the one completion path`, () => {
     const env = freshStore(factory);
 
-    test('applyAsync with a held lease writes the effect and the ACK', async () => {
+    test('apply with a held lease writes the effect and the ACK', async () => {
       const { store } = env();
       await enqueue(store, nEvents(1).jsonl);
       const lease = await mustClaim(store);
-      const outcome = await applyAsync(store, lease, async (p, c) => handlers.v1(p, c));
+      const outcome = await apply(store, lease, async (p, c) => handlers.v1(p, c));
       expect([outcome.eventId, outcome.outcome]).toEqual(['E0001', 'done']);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0001']);
     });
 
-    test('applyAsync refuses a stale lease before running the handler', async () => {
+    test('apply refuses a stale lease before running the handler', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(1).jsonl);
       const stale = await mustClaim(store);
       clock.set(1030); // the lease ran out; a new claim recovers it at generation 2
       await mustClaim(store);
       let ran = 0;
-      const handler: AsyncHandler = async (p, c) => {
+      const handler: Handler = async (p, c) => {
         ran++;
         return handlers.v1(p, c);
       };
-      await rejection(applyAsync(store, stale, handler), LeaseLostError);
+      await rejection(apply(store, stale, handler), LeaseLostError);
       expect(ran).toBe(0);
       expect(await effectsOf(store)).toEqual([]);
     });
 
-    test('applyAsync refuses when the lease runs out while the handler runs: no effect, still leased', async () => {
+    test('apply refuses when the lease runs out while the handler runs: no effect, still leased', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(1).jsonl);
       const lease = await mustClaim(store);
-      const slow: AsyncHandler = async (p, c) => {
+      const slow: Handler = async (p, c) => {
         clock.set(1030); // lease_until: expired by the time the result is settled
         return handlers.v1(p, c);
       };
-      await rejection(applyAsync(store, lease, slow), LeaseLostError);
+      await rejection(apply(store, lease, slow), LeaseLostError);
       expect(await effectsOf(store)).toEqual([]);
       expect((await show(store, 'E0001')).state).toBe('leased');
     });
 
-    test('settleMany reports a stale settlement as lost and commits the others', async () => {
+    test('complete reports a stale result as lost and commits the others', async () => {
       const { store, clock } = env();
       await enqueue(store, nEvents(2).jsonl);
       const [first] = await claimMany(store, { limit: 1, leaseSeconds: 2 }); // E0001 until 1002
@@ -87,7 +86,7 @@ function settleSuite(factory: BackendFactory): void {
       if (first === undefined || second === undefined) throw new Error('nothing claimed');
       clock.set(1002);
       const effect = { category: 'book', amountCents: 100 };
-      const { outcomes, lost } = await settleMany(store, [
+      const { outcomes, lost } = await complete(store, [
         { lease: first, result: { effect } },
         { lease: second, result: { effect } },
       ]);
@@ -96,7 +95,7 @@ function settleSuite(factory: BackendFactory): void {
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0002']);
     });
 
-    test('settleClaimed (no fence read on PostgreSQL): a lease another claim took is lost with its reason and writes nothing; the others commit, a failure is recorded', async () => {
+    test('complete (no fence read in front): a lease another claim took is lost with its reason and writes nothing; the others commit, a failure is recorded', async () => {
       const { store, clock } = env();
       await enqueue(
         store,
@@ -112,13 +111,7 @@ function settleSuite(factory: BackendFactory): void {
       clock.set(1002);
       const thief = await claimMany(store, { limit: 1 }); // recovers E0001 at generation 2
       expect(thief.map((l) => [l.eventId, l.generation])).toEqual([['E0001', 2]]);
-      const { outcomes, lost } = await settleClaimed(
-        store,
-        [stolen, ...rest].map((lease) => ({
-          lease,
-          result: runSyncHandler(handlers.v1, lease.payload, lease),
-        })),
-      );
+      const { outcomes, lost } = await handleAll(store, [stolen, ...rest], handlers.v1);
       expect(lost.map((l) => [l.eventId, l.code, l.message])).toEqual([
         [
           'E0001',
@@ -127,14 +120,14 @@ function settleSuite(factory: BackendFactory): void {
         ],
       ]);
       expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
-        ['E0003', 'done'],
         ['E0002', 'dead'],
+        ['E0003', 'done'],
       ]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(['E0003']);
       expect((await show(store, 'E0001')).state).toBe('leased');
     });
 
-    test('the long-running Worker records a batch of successes with no fence read where the backend has a one-statement ACK (PostgreSQL), in a read-first transaction elsewhere', async () => {
+    test('the long-running Worker records a batch of successes with no fence read in front, on both backends', async () => {
       const { store } = env();
       const events = nEvents(6);
       await enqueue(store, events.jsonl);
@@ -154,7 +147,7 @@ function settleSuite(factory: BackendFactory): void {
       const summary = await worker.finished();
       expect([summary.claimed, summary.done, summary.lost]).toEqual([6, 6, 0]);
       expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(events.ids);
-      expect(fenceReads).toBe(store.statements.ackManyAlone === undefined ? 1 : 0);
+      expect(fenceReads).toBe(0);
     });
 
     test('work in batches stops at max, handles failures, and writes each effect once', async () => {
@@ -176,7 +169,7 @@ function settleSuite(factory: BackendFactory): void {
   });
 }
 
-forEachBackend('the settle path of the worker', settleSuite);
+forEachBackend('the one completion path', completeSuite);
 
 describe('runHandler turns what a handler does into a result', () => {
   test('a plain throw is a temporary handler_error with its message', async () => {

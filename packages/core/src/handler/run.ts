@@ -1,0 +1,139 @@
+/**
+ * The one runner: a handler (sync or async) on one stored payload, outside any
+ * transaction, and what it returned or threw turned into a {@link HandlerResult}. Every
+ * caller (the worker loop, `apply`, `redrive --dry-run`) runs handlers through it.
+ */
+import { FAILURE_BRAND } from '../errors.ts';
+import { isJsonObject, type JsonObject } from '../input/json-value.ts';
+import { parseJson } from '../input/parse-json.ts';
+import type { FailInput } from '../types.ts';
+import type { CompletionTx, Effect, Handler, HandlerContext } from './contract.ts';
+import { effectViolation } from './effect-rules.ts';
+
+/** The longest {@link Completion.summary} onceq records. */
+export const MAX_SUMMARY_LENGTH = 200;
+
+/** A completion as the runner checked and copied it. */
+export interface CheckedCompletion {
+  readonly write: (tx: CompletionTx) => unknown;
+  readonly summary: string | null;
+}
+
+/**
+ * What running a handler on one message came to: the effect or the completion to record
+ * with the ACK, or the failure to record instead. A copy, checked once: nothing of the
+ * handler's own object is read again after the runner returns.
+ */
+export type HandlerResult =
+  | { readonly effect: Effect }
+  | { readonly completion: CheckedCompletion }
+  | { readonly failure: FailInput };
+
+/**
+ * Runs `handler` on the stored payload `payloadText` and returns its checked result. A
+ * payload that is not a JSON object is a permanent `invalid_payload`; a branded failure
+ * keeps its kind and code; anything else thrown is a temporary `handler_error`.
+ */
+export async function runHandler(
+  handler: Handler,
+  payloadText: string,
+  context: HandlerContext,
+): Promise<HandlerResult> {
+  try {
+    const input = handlerInput(payloadText);
+    if ('failure' in input) return input;
+    return resultOf(await handler(input.payload, context));
+  } catch (error) {
+    return { failure: failureOf(error) };
+  }
+}
+
+/** The stored payload as the object a handler takes, or the permanent failure if it is not one. */
+export function handlerInput(
+  payloadText: string,
+): { payload: JsonObject } | { failure: FailInput } {
+  const payload = parseJson(payloadText);
+  if (isJsonObject(payload)) return { payload };
+  return {
+    failure: {
+      kind: 'permanent',
+      code: 'invalid_payload',
+      detail: 'the stored payload is not a JSON object',
+    },
+  };
+}
+
+/**
+ * What the handler returned, read **once**: each field is read a single time into a copy,
+ * the copy is checked, and the copy is what gets stored. A getter that answers differently
+ * on a second read cannot get one value checked and another written. An effect the
+ * `effects` table would refuse fails its own message (`invalid_effect`), never a batch's
+ * write; an object with a `write` is a completion.
+ */
+export function resultOf(value: unknown): HandlerResult {
+  if (typeof value !== 'object' || value === null) {
+    const what = value === null ? 'null' : typeof value;
+    return invalid('invalid_effect', `the handler returned ${what}, not an effect object`);
+  }
+  const { write, summary, category, amountCents } = value as Record<string, unknown>;
+  if (write !== undefined) {
+    if (typeof write !== 'function') {
+      return invalid(
+        'invalid_completion',
+        `the handler's completion has a write that is ${typeof write}, not a function`,
+      );
+    }
+    if (
+      summary !== undefined &&
+      (typeof summary !== 'string' || summary.length > MAX_SUMMARY_LENGTH)
+    ) {
+      return invalid(
+        'invalid_completion',
+        `the handler's completion summary must be a string of at most ${MAX_SUMMARY_LENGTH} characters`,
+      );
+    }
+    return {
+      completion: {
+        write: (tx) => Reflect.apply(write, value, [tx]),
+        summary: summary ?? null,
+      },
+    };
+  }
+  const copy = { category, amountCents } as Effect;
+  const violation = effectViolation(copy);
+  if (violation !== null) return invalid('invalid_effect', violation);
+  return { effect: copy };
+}
+
+function invalid(code: string, detail: string): HandlerResult {
+  return { failure: { kind: 'permanent', code, detail } };
+}
+
+/**
+ * What a handler (or a completion's write) threw, read once: a branded failure (any copy
+ * of `HandlerFailure`, or a plain object with the brand and a string `code`) keeps its
+ * kind and code; anything else is a temporary `handler_error`.
+ */
+export function failureOf(error: unknown): FailInput {
+  if (typeof error === 'object' && error !== null) {
+    const kind = (error as Record<PropertyKey, unknown>)[FAILURE_BRAND];
+    const { code } = error as { code?: unknown };
+    if ((kind === 'temporary' || kind === 'permanent') && typeof code === 'string') {
+      const { message } = error as { message?: unknown };
+      return { kind, code, detail: typeof message === 'string' ? message : '' };
+    }
+  }
+  return {
+    kind: 'temporary',
+    code: 'handler_error',
+    detail: `the handler threw: ${describe(error)}`,
+  };
+}
+
+function describe(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'a value that cannot be printed';
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * THE result writer: every handler result of a claim (success or failure, one message or
+ * a batch, from the worker loop, `apply` or the CLI's `fail`) is recorded here, by one
+ * driver method per backend (`Statements.complete`).
+ */
+import type { Store } from '../driver/backend.ts';
+import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/statements.ts';
+import { LeaseLostError, OnceqError } from '../errors.ts';
+import type { Handler } from '../handler/contract.ts';
+import { failureOf, type HandlerResult, runHandler } from '../handler/run.ts';
+import { afterFailure, type FailureMove, fenceViolation } from '../machine.ts';
+import { crashPoint } from '../testing/crash-points.ts';
+import type { ApplyOutcome, Lease, LeaseRef } from '../types.ts';
+import { explainLost } from './extend.ts';
+
+/** A lease as its claim returned it: the fencing token and the attempt it counted. */
+export type ClaimedLease = Pick<Lease, 'eventId' | 'generation' | 'attempt'>;
+
+/** One handler result, with the lease it was computed under. */
+export interface ClaimResult {
+  readonly lease: ClaimedLease;
+  readonly result: HandlerResult;
+}
+
+/** What {@link complete} recorded. */
+export type { CompleteOptions };
+
+export interface CompleteResult {
+  /** One per message whose result was recorded, in the order given. */
+  outcomes: ApplyOutcome[];
+  /** Leases found lost (another claim, a release, a redrive or the clock got there first): nothing of them was written. */
+  lost: LeaseLostError[];
+}
+
+/** A signal that never fires, for handlers run where nothing can abort them. */
+const NEVER = new AbortController().signal;
+
+/**
+ * Records the handler results of claimed messages: for each, the money effect or the
+ * user's completion **with its ACK, in one transaction**, or the failure (permanent →
+ * `dead`; temporary → `ready` after backoff, or `dead` on the last attempt).
+ *
+ * Every write is fenced in its SQL `WHERE`: state `leased`, the lease's generation,
+ * `lease_until > now` with `now` read at the write, after the handler. Zero rows means
+ * the lease is lost: nothing of that message is written (no effect, no completion, none
+ * of the user's rows, since a completion's `write(tx)` runs only after its fenced ACK
+ * matched), and the caller gets a {@link LeaseLostError} whose reason is read after the
+ * fact (the rare path). The other messages of a batch are recorded regardless.
+ *
+ * **Why this is exactly-once although the handler ran outside any transaction.** The
+ * handler ran on the payload read under this generation (by the claim, or by
+ * {@link apply}'s fenced read), and a stored payload never changes (a conflicting
+ * enqueue is refused, redrive keeps it). The write commits only while the message is
+ * still `leased` at that generation with time left; every other claim bumps the
+ * generation, and a release, a recovery or a redrive leaves the row not `leased`. So at
+ * most one result per message commits, it commits together with its ACK (the effect or
+ * the user's rows included), and it was computed from the stored payload. The `attempt`
+ * a failure's backoff is computed from is the one the claim counted, which nothing can
+ * change without the fence noticing. What is not exactly-once: anything the handler did
+ * outside the store (an HTTP call) runs once per attempt; key it on the event id.
+ *
+ * Results are copies the runner checked once (handler/run.ts), so one handler cannot
+ * make a batch's write fail with a value it changes after the check. If the database
+ * refuses a batch's write anyway (a trigger, a constraint of the user's), the batch is
+ * recorded again one message at a time, so each gets its own outcome; a message whose
+ * own write is refused fails temporarily with code `write_failed` and the database's
+ * reason. A store that cannot be written at all (disk full, unreachable) throws.
+ *
+ * Crash points: `after-handler` before the write, `after-effect-insert`,
+ * `after-completion-write` and `after-ack` in it (before COMMIT, except PostgreSQL's one
+ * statement for money effects alone, which has committed by then), `after-commit` after
+ * it.
+ */
+export async function complete(
+  store: Store,
+  results: readonly ClaimResult[],
+  options: CompleteOptions = {},
+): Promise<CompleteResult> {
+  crashPoint('after-handler');
+  if (results.length === 0) return { outcomes: [], lost: [] };
+  let report: CompleteReport;
+  try {
+    const writes = results.map((r) => writeOf(store, r));
+    report = await store.statements.complete(store, writes, options);
+  } catch (error) {
+    if (unwritable(error)) throw error;
+    const [only] = results;
+    if (results.length === 1 && only !== undefined) return refused(store, only, error, options);
+    return oneByOne(store, results, options);
+  }
+  crashPoint('after-commit');
+  return reported(store, results, report);
+}
+
+/**
+ * Runs `handler` on the stored payload of a held lease and records the result
+ * (`onceq complete <id> --generation G`): a short fenced read of the payload (never the
+ * caller's copy), the handler outside any transaction, then {@link complete} at the same
+ * generation, in one explicit write transaction (§5: the effect rows are in before
+ * COMMIT, and a crash there leaves nothing). Throws {@link LeaseLostError} when the lease does not hold at either end.
+ */
+export async function apply(
+  store: Store,
+  lease: LeaseRef,
+  handler: Handler,
+  signal: AbortSignal = NEVER,
+): Promise<ApplyOutcome> {
+  const row = await store.transact(async (x) => {
+    const [found] = await store.statements.readFenced(x, [lease]);
+    const why = fenceViolation(found, lease, store.clock());
+    if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
+    return found as NonNullable<typeof found>;
+  });
+  const claimed = {
+    eventId: lease.eventId,
+    generation: lease.generation,
+    attempt: Number(row.attempts),
+  };
+  const result = await runHandler(handler, row.payload, { ...claimed, signal });
+  const { outcomes, lost } = await complete(store, [{ lease: claimed, result }], {
+    explicitTransaction: true,
+  });
+  if (lost[0] !== undefined) throw lost[0];
+  return outcomes[0] as ApplyOutcome;
+}
+
+function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite {
+  const moveAt = (failure: Parameters<typeof afterFailure>[2], now: number) =>
+    afterFailure(store.protocol, lease.attempt, failure, now);
+  if ('effect' in result) return { lease, effect: result.effect };
+  if ('completion' in result) {
+    return {
+      lease,
+      completion: result.completion,
+      failed: (error, now) => moveAt(failureOf(error), now),
+    };
+  }
+  return { lease, failure: (now) => moveAt(result.failure, now) };
+}
+
+async function reported(
+  store: Store,
+  results: readonly ClaimResult[],
+  report: CompleteReport,
+): Promise<CompleteResult> {
+  const outcomes: ApplyOutcome[] = [];
+  const missed: LeaseRef[] = [];
+  for (const { lease, result } of results) {
+    const move = report.written.get(lease.eventId);
+    if (move === undefined) missed.push(lease);
+    else if (move !== null) outcomes.push(failed(lease.eventId, move));
+    else if ('effect' in result) {
+      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: result.effect });
+    } else if ('completion' in result) {
+      const { summary } = result.completion;
+      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: null, summary });
+    }
+  }
+  const lost =
+    missed.length === 0
+      ? []
+      : await store.transact((x) => explainLost(store, x, missed, report.now));
+  return { outcomes, lost };
+}
+
+function failed(eventId: string, move: FailureMove): ApplyOutcome {
+  const { code, detail } = move;
+  return move.state === 'dead'
+    ? { eventId, outcome: 'dead', code, detail }
+    : { eventId, outcome: 'retry', code, detail, availableAt: move.availableAt };
+}
+
+/** A batch the database refused as a whole, recorded one message at a time. */
+async function oneByOne(
+  store: Store,
+  results: readonly ClaimResult[],
+  options: CompleteOptions,
+): Promise<CompleteResult> {
+  const outcomes: ApplyOutcome[] = [];
+  const lost: LeaseLostError[] = [];
+  for (const result of results) {
+    const one = await complete(store, [result], options);
+    outcomes.push(...one.outcomes);
+    lost.push(...one.lost);
+  }
+  return { outcomes, lost };
+}
+
+/**
+ * One message whose write the database refused: its failure instead (temporary
+ * `write_failed`, the database's reason as detail). When even that is refused, the
+ * original error is thrown: the lease then runs out and lazy recovery retries it.
+ */
+async function refused(
+  store: Store,
+  only: ClaimResult,
+  error: unknown,
+  options: CompleteOptions,
+): Promise<CompleteResult> {
+  const reason = error instanceof Error ? error.message : String(error);
+  const failure = {
+    kind: 'temporary' as const,
+    code: 'write_failed',
+    detail: `the store refused this message's completion: ${reason}`,
+  };
+  const instead: ClaimResult = { lease: only.lease, result: { failure } };
+  let report: CompleteReport;
+  try {
+    report = await store.statements.complete(store, [writeOf(store, instead)], options);
+  } catch {
+    throw error;
+  }
+  crashPoint('after-commit');
+  return reported(store, [instead], report);
+}
+
+/** The store itself cannot take writes now (full disk, read-only, busy, unreachable). */
+function unwritable(error: unknown): boolean {
+  return error instanceof OnceqError && error.exitCode === 1;
+}
