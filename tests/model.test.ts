@@ -1,6 +1,6 @@
 /**
  * Model-based tests (fast-check): random sequences of enqueue (duplicates, conflicts),
- * claim, claimMany, apply, applyMany with mixed outcomes, fail with valid and stale
+ * claim, claimMany, apply, complete of a batch with mixed outcomes, fail with valid and stale
  * leases, clock moves onto and across lease and backoff boundaries, crashes before and
  * after COMMIT, and redrive under handler v1 or v2, run on the real store (a SQLite file,
  * a PostgreSQL schema; only the clock is modelled) and on the reference model of
