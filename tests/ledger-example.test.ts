@@ -29,13 +29,6 @@ setDefaultTimeout(300_000);
 const ROOT = resolve(import.meta.dir, '..');
 const LEDGER = join(ROOT, 'examples', 'ledger');
 const HANDLER = join(LEDGER, 'handler.ts');
-/**
- * The ledger's handler returns a completion (`{ write(tx), summary }`), which the handler
- * contract's one result writer, `complete`, records in the ACK's transaction. Until that
- * writer is in this tree these tests are skipped, visibly.
- */
-const ACK_WRITES = 'complete' in (await import('@onceq/core'));
-const describeLedger = ACK_WRITES ? describe : describe.skip;
 
 const SEED = Number(process.env.ONCEQ_STORM_SEED ?? Date.now() % 1_000_000);
 
@@ -57,7 +50,7 @@ async function check(target: string) {
   return bun([join(LEDGER, 'check.ts'), target]);
 }
 
-describeLedger('the ledger example', () => {
+describe('the ledger example', () => {
   test('through the library on SQLite: balances exact; repeats counted, not applied', async () => {
     const db = join(dir, 'library.db');
     const r = await bun([join(LEDGER, 'app.ts'), db]);
@@ -154,7 +147,7 @@ function stormSummary(name: string, report: KillStormReport): string {
   return `${name} ledger kill storm: ${report.runs.length} runs, ${report.killed} killed by SIGKILL (${report.killsAtLiveLeases} of ${report.kills} kills at live leases), seed ${SEED}`;
 }
 
-describeLedger('the ledger example under the kill storm', () => {
+describe('the ledger example under the kill storm', () => {
   test('SQLite: work processes with the ledger handler SIGKILLed at random; balances exact', async () => {
     const db = join(dir, 'storm.db');
     expect((await bun([join(LEDGER, 'setup.ts'), db])).code).toBe(0);

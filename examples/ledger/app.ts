@@ -17,8 +17,7 @@ await setUpLedger(target);
 const store = await openStore(target);
 let duplicates = 0;
 for (const batch of deliveries(count)) duplicates += (await enqueue(store, batch)).duplicates;
-// `as never` until the handler type accepts a completion (`{ write(tx), summary }`); then drop it.
-const summary = await work(store, handle as never);
+const summary = await work(store, handle);
 await store.close();
 const problems = await ledgerDifferences(target, count);
 for (const p of problems) console.error(`ledger check: ${p}`);
