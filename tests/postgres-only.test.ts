@@ -269,6 +269,7 @@ describePostgres('PostgreSQL only', () => {
           SELECT table_name FROM information_schema.tables
           WHERE table_schema = ${schema} ORDER BY table_name`;
         expect(rows.map((r) => r.table_name)).toEqual([
+          'completions',
           'effects',
           'messages',
           'onceq_counts',
