@@ -5,7 +5,12 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
 import { enqueue, show, status, Worker, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { PruneArgumentError, prune, type WorkerLog } from '../packages/core/src/internal.ts';
+import {
+  localTime,
+  PruneArgumentError,
+  prune,
+  type WorkerLog,
+} from '../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
@@ -68,7 +73,7 @@ function scheduleSuite(factory: BackendFactory) {
         await until(() => prunes().length === 2, 'the second prune');
         expect(prunes()[1]?.fields).toMatchObject({ done: 3, dead: 0 });
         expect(prunes()[1]?.message).toMatch(
-          /^pruned 3 done \(finished before \d+\) in \d+ ms; next prune in 600 s$/,
+          /^pruned 3 done \(finished before \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\) in \d+ ms; next prune in 600 s$/,
         );
         for (const id of ['E0001', 'E0002', 'E0003'])
           expect((await show(store, id)).prunedAt).toBe(1000 + 599 + 3600);
@@ -141,7 +146,8 @@ describe('onceq worker --prune-every (real process)', () => {
         ],
         box.cwd,
       );
-      await w.waitForLog(/prune: pruned 3 done \(finished before 4600\)/);
+      const before = localTime(4600).replace(/[-:]/g, '\\$&');
+      await w.waitForLog(new RegExp(`prune: pruned 3 done \\(finished before ${before}\\)`));
       expect(w.stderr()).toContain('pruning every 3600 s: done older than 3600 s');
       w.signal('SIGTERM');
       expect(await w.exited()).toBe(0);

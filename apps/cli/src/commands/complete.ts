@@ -1,4 +1,5 @@
 import { apply, LeaseLostError, show } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -50,7 +51,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
       ctx.out(
         json
           ? toJson({ event_id: outcome.eventId, outcome: 'done', summary })
-          : `${outcome.eventId} done: ${summary ?? "the handler's own completion"} (handler ${args.handler.name})`,
+          : `${outcome.eventId} done: ${summary === null || summary === undefined ? "the handler's own completion" : printable(summary)} (handler ${args.handler.name})`,
       );
     } else if (outcome.outcome === 'done') {
       const { category, amountCents } = outcome.effect;
@@ -62,7 +63,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               category,
               amount_cents: amountCents,
             })
-          : `${outcome.eventId} done: ${category} ${amountCents} (handler ${args.handler.name})`,
+          : `${outcome.eventId} done: ${printable(category)} ${amountCents} (handler ${args.handler.name})`,
       );
     } else if (outcome.outcome === 'dead') {
       ctx.out(
@@ -73,7 +74,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
               code: outcome.code,
               detail: outcome.detail,
             })
-          : `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail} (handler ${args.handler.name})`,
+          : `${outcome.eventId} went to the DLQ: ${printable(outcome.code)}: ${printable(outcome.detail)} (handler ${args.handler.name})`,
       );
     } else {
       ctx.out(

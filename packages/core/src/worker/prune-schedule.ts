@@ -1,4 +1,5 @@
 import type { Store } from '../driver/backend.ts';
+import { localTime } from '../local-time.ts';
 import { type PruneResult, prune } from '../maintenance/prune.ts';
 import type { WorkerLog } from './log.ts';
 
@@ -112,9 +113,9 @@ export class ScheduledPrune {
   #logResult(result: PruneResult, ms: number): void {
     const parts: string[] = [];
     if (result.doneBefore !== null)
-      parts.push(`${result.done} done (finished before ${result.doneBefore})`);
+      parts.push(`${result.done} done (finished before ${localTime(result.doneBefore)})`);
     if (result.deadBefore !== null)
-      parts.push(`${result.dead} dead (died before ${result.deadBefore})`);
+      parts.push(`${result.dead} dead (died before ${localTime(result.deadBefore)})`);
     this.#log.write(
       'prune',
       `pruned ${parts.join(' and ')} in ${Math.round(ms)} ms; next prune in ${this.#schedule.everySeconds} s`,
