@@ -56,14 +56,21 @@ describe.skipIf(SKIP)('the CLI behind PgBouncer in transaction mode', () => {
   beforeAll(() => database.create(), 60_000);
   afterAll(() => database.drop(), 60_000);
 
-  test('read-only commands on a database without the schema refuse it and create nothing', async () => {
+  test('read-only commands, redrive and fail on a database without the schema refuse it and create nothing', async () => {
     const sandbox = cliSandbox();
     try {
       for (const url of [
         database.url,
         (pooler as Pooler).urlFor(new URL(database.url).pathname.slice(1)),
       ]) {
-        for (const args of [['status'], ['show', 'E0001'], ['list'], ['dlq']]) {
+        for (const args of [
+          ['status'],
+          ['show', 'E0001'],
+          ['list'],
+          ['dlq'],
+          ['redrive', 'nosuch'],
+          ['fail', 'nosuch', '--generation', '1', '--permanent'],
+        ]) {
           const result = await sandbox.run([...args, '--db', url]);
           expect(result.code).toBe(2);
           expect(result.stderr).toMatch(

@@ -120,7 +120,11 @@ async function openFor(
   // start-up, and help, completion and --version never open a store.
   const { openStore } = await import('@onceq/core/open');
   try {
-    return await openStore(target, { clock, readOnly });
+    return await openStore(target, {
+      clock,
+      readOnly,
+      mustExist: command.existingStore === true,
+    });
   } catch (error) {
     const cause =
       error instanceof StoreUnavailableError && !isPostgresUrl(target)

@@ -100,4 +100,10 @@ export interface OpenStoreOptions {
    * behind this build, the store is opened read-write once to migrate it. Default false.
    */
   readOnly?: boolean;
+  /**
+   * PostgreSQL: refuse a schema that holds no onceq store instead of creating it (for
+   * writes that only make sense on an existing store: redrive, fail). An older store is
+   * still migrated. SQLite callers check the file themselves. Default false.
+   */
+  mustExist?: boolean;
 }

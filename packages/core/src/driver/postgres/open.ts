@@ -95,7 +95,14 @@ export async function openPostgresStore(
     dialect: new SchemaScopedDialect({ pool: guard.kyselyPool }, schema),
   });
   try {
-    await prepareSchema(db, probe, schema, url, options.readOnly === true);
+    await prepareSchema(
+      db,
+      probe,
+      schema,
+      url,
+      options.readOnly === true,
+      options.mustExist === true,
+    );
   } catch (error) {
     probe.release();
     await db.destroy().catch(() => {});
@@ -306,7 +313,8 @@ async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> 
  * every wait is bounded by `lock_timeout`.
  *
  * `readOnly` (status, show, list, dlq): a missing or older schema is refused, nothing
- * is created.
+ * is created. `mustExist` (redrive, fail): a missing schema is refused, an older one is
+ * migrated.
  */
 async function prepareSchema(
   db: Kysely<Database>,
@@ -314,6 +322,7 @@ async function prepareSchema(
   schema: string,
   url: string,
   readOnly: boolean,
+  mustExist: boolean,
 ): Promise<void> {
   // On the probe's connection: an open uses one connection, not two.
   const applied = await probe.query<{ present: boolean }>(
@@ -326,6 +335,13 @@ async function prepareSchema(
     );
     const names = new Set(rows.map((row) => row.name));
     if (MIGRATIONS.every((migration) => names.has(migration.name))) return;
+  }
+  if (mustExist && applied.rows[0]?.present !== true) {
+    throw new OnceqError(
+      'no_store',
+      2,
+      `no onceq store in schema ${schema} of PostgreSQL at ${describeTarget(url)}: nothing was created; enqueue or work creates it`,
+    );
   }
   if (readOnly) {
     throw new OnceqError(
