@@ -3,8 +3,11 @@
 // without one `/healthz` reports the worker stuck once it has settled nothing for three
 // leases while holding work. Every wait is a bounded wait for an event.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { enqueue, show } from '@onceq/core';
 import { forEachBackend } from './support/backends.ts';
+import { cliSandbox } from './support/cli.ts';
 import {
   type SharedStore,
   STUCK_HANDLER,
@@ -104,5 +107,67 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
       w.signal('SIGTERM');
       expect(await w.exited()).toBe(1);
     });
+  });
+});
+
+describe('complete and redrive --dry-run with a handler that never returns', () => {
+  test('--handler-timeout ends them: complete retries it as handler_timeout, the preview counts it as not accepted', async () => {
+    const box = cliSandbox();
+    try {
+      const at = ['--now', '1000'];
+      writeFileSync(join(box.cwd, 'events.jsonl'), events(['stuck']));
+      expect((await box.run(['enqueue', 'events.jsonl', ...at])).code).toBe(0);
+      const claimed = JSON.parse((await box.run(['claim', '--json', ...at])).stdout);
+      const completed = await box.run([
+        'complete',
+        'E0001',
+        '--generation',
+        String(claimed.generation),
+        '--handler',
+        STUCK_HANDLER,
+        '--handler-timeout',
+        '1',
+        '--json',
+        ...at,
+      ]);
+      expect(completed.code).toBe(0);
+      expect(JSON.parse(completed.stdout)).toMatchObject({
+        event_id: 'E0001',
+        outcome: 'retry',
+        code: 'handler_timeout',
+      });
+      expect(completed.stderr).toContain('handler-aborted E0001');
+
+      const again = JSON.parse((await box.run(['claim', '--json', '--now', '1002'])).stdout);
+      const failed = await box.run([
+        'fail',
+        'E0001',
+        '--generation',
+        String(again.generation),
+        '--permanent',
+        '--now',
+        '1002',
+      ]);
+      expect(failed.code).toBe(0);
+      const preview = await box.run([
+        'redrive',
+        'E0001',
+        '--dry-run',
+        '--handler',
+        STUCK_HANDLER,
+        '--handler-timeout',
+        '1',
+        '--json',
+        '--now',
+        '1002',
+      ]);
+      expect(preview.code).toBe(0);
+      expect(JSON.stringify(JSON.parse(preview.stdout))).toContain('handler_timeout');
+      expect((await box.run(['redrive', 'E0001', '--handler-timeout', '1'])).stderr).toContain(
+        '--handler-timeout only applies with --dry-run or --accepted-by',
+      );
+    } finally {
+      box.cleanup();
+    }
   });
 });

@@ -5,11 +5,14 @@ import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
 import { humanTime, toJson } from '../output.ts';
+import { HANDLER_TIMEOUT_FLAG, handlerTimeoutMs } from './worker.ts';
 
 interface CompleteArgs {
   eventId: string;
   generation: number;
   handler: HandlerChoice;
+  /** `--handler-timeout`, seconds. */
+  handlerTimeout: number | undefined;
 }
 
 export const completeCommand = defineCommand<CompleteArgs>({
@@ -24,6 +27,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
       help: 'the generation the claim returned (the fencing token)',
     },
     handler: HANDLER_FLAG,
+    'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },
   opensStore: true,
   examples: ['complete E0001 --generation 1', 'complete E0004 --generation 3 --handler v2 --json'],
@@ -33,6 +37,7 @@ export const completeCommand = defineCommand<CompleteArgs>({
       eventId,
       generation: requireGeneration(intFlag(values, 'generation'), 'complete'),
       handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+      handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
     };
   },
   async run(args, { store, json, ctx }) {
@@ -40,7 +45,13 @@ export const completeCommand = defineCommand<CompleteArgs>({
     const lease = { eventId: args.eventId, generation: args.generation };
     let outcome: Awaited<ReturnType<typeof apply>>;
     try {
-      outcome = await apply(store, lease, args.handler.handler);
+      outcome = await apply(
+        store,
+        lease,
+        args.handler.handler,
+        undefined,
+        handlerTimeoutMs(args.handlerTimeout).handlerTimeoutMs,
+      );
     } catch (error) {
       // An unknown id is not a lost lease: say so the way show and redrive do.
       if (error instanceof LeaseLostError) await show(store, args.eventId);

@@ -1,6 +1,6 @@
 import { previewRedrive, redrive } from '@onceq/core';
 import type { RedrivePreview, RedriveSelection } from '@onceq/core/internal';
-import { boolFlag, stringFlag } from '../args.ts';
+import { boolFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
@@ -15,6 +15,8 @@ type RedriveMode =
 interface RedriveArgs {
   selection: RedriveSelection;
   mode: RedriveMode;
+  /** `--handler-timeout` for the preview's handler calls, ms. */
+  timeoutMs: number | undefined;
 }
 
 export const redriveCommand = defineCommand<RedriveArgs>({
@@ -37,6 +39,11 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     'accepted-by': {
       ...HANDLER_FLAG,
       help: 'redrive only the selected messages this handler now accepts (the dry run\'s "would be accepted"); the rest stay dead',
+    },
+    'handler-timeout': {
+      type: 'string',
+      value: 'S',
+      help: "with --dry-run or --accepted-by: each handler call's deadline in seconds; past it the message counts as not accepted (handler_timeout); default none",
     },
   },
   opensStore: true,
@@ -65,16 +72,21 @@ export const redriveCommand = defineCommand<RedriveArgs>({
       );
     }
     const selection = all ? 'all' : [...new Set(positionals)];
+    const seconds = intFlag(values, 'handler-timeout', { min: 1, max: 86_400 });
+    if (seconds !== undefined && !dryRun && acceptedBy === undefined) {
+      throw new UsageError('--handler-timeout only applies with --dry-run or --accepted-by');
+    }
+    const timeoutMs = seconds === undefined ? undefined : seconds * 1000;
     if (acceptedBy !== undefined) {
       if (acceptedBy.trim() === '') throw new UsageError('--accepted-by needs a handler');
       const handler = await chooseHandler(acceptedBy, config, ctx.cwd, '--accepted-by');
-      return { selection, mode: { kind: 'accepted-by', handler } };
+      return { selection, mode: { kind: 'accepted-by', handler }, timeoutMs };
     }
     if (dryRun) {
       const handler = await chooseHandler(handlerFlag, config, ctx.cwd);
-      return { selection, mode: { kind: 'preview', handler } };
+      return { selection, mode: { kind: 'preview', handler }, timeoutMs };
     }
-    return { selection, mode: { kind: 'all-selected' } };
+    return { selection, mode: { kind: 'all-selected' }, timeoutMs };
   },
   async run(args, { store, json, ctx }) {
     const { mode } = args;
@@ -86,7 +98,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
       return 0;
     }
     const choice = mode.handler;
-    const preview = await previewRedrive(store, args.selection, choice.handler);
+    const preview = await previewRedrive(store, args.selection, choice.handler, args.timeoutMs);
     if (mode.kind === 'preview') {
       printPreview(choice, preview, json, ctx.out);
       return 0;

@@ -48,6 +48,35 @@ export async function runHandler(
   }
 }
 
+/** The code of the temporary failure a handler that runs past its deadline gets. */
+export const HANDLER_TIMEOUT_CODE = 'handler_timeout';
+
+/**
+ * `running` (a {@link runHandler} call) with a deadline: past `timeoutMs` it calls
+ * `abort` (the handler's signal) and resolves to a temporary {@link HANDLER_TIMEOUT_CODE}
+ * failure at once; what the handler returns later is dropped. No deadline when
+ * `timeoutMs` is undefined. A synchronous handler blocks the process and cannot be
+ * interrupted.
+ */
+export function withDeadline(
+  running: Promise<HandlerResult>,
+  timeoutMs: number | undefined,
+  abort: (reason: Error) => void,
+): Promise<HandlerResult> {
+  if (timeoutMs === undefined) return running;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      const detail = `the handler did not return within ${timeoutMs / 1000} s; its signal was aborted`;
+      abort(new Error(detail));
+      resolve({ failure: { kind: 'temporary', code: HANDLER_TIMEOUT_CODE, detail } });
+    }, timeoutMs);
+    running.then((result) => {
+      clearTimeout(timer);
+      resolve(result);
+    });
+  });
+}
+
 /** The stored payload as the object a handler takes, or the permanent failure if it is not one. */
 export function handlerInput(
   payloadText: string,

@@ -7,7 +7,7 @@ import type { Store } from '../driver/backend.ts';
 import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/statements.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import { failureOf, type HandlerResult, runHandler } from '../handler/run.ts';
+import { failureOf, type HandlerResult, runHandler, withDeadline } from '../handler/run.ts';
 import { afterFailure, type FailureMove, fenceViolation } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { ApplyOutcome, Lease, LeaseRef } from '../types.ts';
@@ -104,6 +104,7 @@ export async function apply(
   lease: LeaseRef,
   handler: Handler,
   signal: AbortSignal = NEVER,
+  timeoutMs?: number,
 ): Promise<ApplyOutcome> {
   const row = await store.transact(async (x) => {
     const [found] = await store.statements.readFenced(x, [lease]);
@@ -116,7 +117,14 @@ export async function apply(
     generation: lease.generation,
     attempt: Number(row.attempts),
   };
-  const result = await runHandler(handler, row.payload, { ...claimed, signal });
+  // The handler's signal fires when the caller's does or when its deadline passes.
+  const deadline = new AbortController();
+  const handlerSignal = AbortSignal.any([signal, deadline.signal]);
+  const result = await withDeadline(
+    runHandler(handler, row.payload, { ...claimed, signal: handlerSignal }),
+    timeoutMs,
+    (reason) => deadline.abort(reason),
+  );
   const { outcomes, lost } = await complete(store, [{ lease: claimed, result }], {
     explicitTransaction: true,
   });

@@ -3,7 +3,7 @@ import type { Executor } from '../driver/prepared.ts';
 import { previewAll, previewSome } from '../driver/sql/inspect.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import { runHandler } from '../handler/run.ts';
+import { runHandler, withDeadline } from '../handler/run.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -74,6 +74,8 @@ export async function previewRedrive(
   store: Store,
   selection: RedriveSelection,
   handler: Handler,
+  /** A deadline for each handler call, ms (`--handler-timeout`); none when undefined. */
+  timeoutMs?: number,
 ): Promise<RedrivePreview[]> {
   if (selection !== 'all' && selection.length === 0) return [];
   const rows = await store.read((x) =>
@@ -90,12 +92,17 @@ export async function previewRedrive(
       previews.push({ eventId: row.event_id, accepted: false, code: 'pruned', detail });
       continue;
     }
-    const result = await runHandler(handler, row.payload, {
-      eventId: row.event_id,
-      attempt: 1,
-      generation: Number(row.generation) + 1,
-      signal: NEVER,
-    });
+    const deadline = new AbortController();
+    const result = await withDeadline(
+      runHandler(handler, row.payload, {
+        eventId: row.event_id,
+        attempt: 1,
+        generation: Number(row.generation) + 1,
+        signal: deadline.signal,
+      }),
+      timeoutMs,
+      (reason) => deadline.abort(reason),
+    );
     previews.push(
       'failure' in result
         ? {
@@ -109,6 +116,3 @@ export async function previewRedrive(
   }
   return previews;
 }
-
-/** A preview's handler is never aborted. */
-const NEVER = new AbortController().signal;

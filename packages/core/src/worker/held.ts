@@ -1,5 +1,5 @@
 import type { Handler, HandlerContext } from '../handler/contract.ts';
-import { type HandlerResult, runHandler } from '../handler/run.ts';
+import { type HandlerResult, runHandler, withDeadline } from '../handler/run.ts';
 import type { Lease } from '../types.ts';
 
 /**
@@ -9,9 +9,6 @@ import type { Lease } from '../types.ts';
  * stop, and its result, recorded anyway, is refused by the fence).
  */
 export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'lost';
-
-/** The code of the temporary failure a handler that runs past its deadline gets. */
-export const HANDLER_TIMEOUT_CODE = 'handler_timeout';
 
 /** One message the worker holds a lease on, from its claim until it is recorded or released. */
 export class Held {
@@ -60,9 +57,8 @@ export interface HandlerRun {
  * when every started handler has a result; an item a lane did not start (the worker
  * began stopping) stays `waiting`, to be released.
  *
- * A handler past its deadline gets its signal aborted and a temporary failure
- * ({@link HANDLER_TIMEOUT_CODE}) as its result at once; what it returns later is
- * dropped. A synchronous handler blocks the process and cannot be interrupted.
+ * A handler past its deadline gets its signal aborted and a temporary
+ * `handler_timeout` failure as its result at once ({@link withDeadline}).
  */
 export async function runHandlers(items: readonly Held[], run: HandlerRun): Promise<void> {
   let next = 0;
@@ -91,22 +87,7 @@ function runOne(item: Held, run: HandlerRun): Promise<HandlerResult> {
       return item.signal;
     },
   };
-  const running = runHandler(run.handler, lease.payload, context);
-  const { timeoutMs } = run;
-  if (timeoutMs === undefined) return running;
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      const detail = `the handler did not return within ${formatSeconds(timeoutMs)}; its signal was aborted`;
-      item.abort(new Error(detail));
-      resolve({ failure: { kind: 'temporary', code: HANDLER_TIMEOUT_CODE, detail } });
-    }, timeoutMs);
-    running.then((result) => {
-      clearTimeout(timer);
-      resolve(result);
-    });
-  });
-}
-
-function formatSeconds(ms: number): string {
-  return `${ms / 1000} s`;
+  return withDeadline(runHandler(run.handler, lease.payload, context), run.timeoutMs, (reason) =>
+    item.abort(reason),
+  );
 }
