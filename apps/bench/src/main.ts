@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     log(`wrote ${writeBenchmarksPage(ROOT, page)}`);
   }
   out.push(
-    `\nload average at end: ${loadavg()
+    `\nsystem load (1, 5, 15 min) at end: ${loadavg()
       .map((l) => l.toFixed(2))
       .join(
         ' ',

@@ -3,6 +3,7 @@ import { printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
+import type { FlagSpec } from '../flags.ts';
 import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
 import { humanTime, toJson } from '../output.ts';
 import { HANDLER_TIMEOUT_FLAG, handlerTimeoutMs } from './worker.ts';
@@ -15,17 +16,20 @@ interface CompleteArgs {
   handlerTimeout: number | undefined;
 }
 
+/** `--generation G` of the commands that act on a held lease (complete, extend, fail). */
+export const GENERATION_FLAG = {
+  type: 'string',
+  value: 'G',
+  required: true,
+  help: 'the generation the claim returned (the fencing token)',
+} as const satisfies FlagSpec;
+
 export const completeCommand = defineCommand<CompleteArgs>({
   name: 'complete',
   summary: 'run the handler on the stored payload and apply + ACK (or dead on invalid_payload)',
   operands: { synopsis: '<id>' },
   flags: {
-    generation: {
-      type: 'string',
-      value: 'G',
-      required: true,
-      help: 'the generation the claim returned (the fencing token)',
-    },
+    generation: GENERATION_FLAG,
     handler: HANDLER_FLAG,
     'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },

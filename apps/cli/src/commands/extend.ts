@@ -2,7 +2,7 @@ import { extend } from '@onceq/core';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { toJson } from '../output.ts';
-import { requireGeneration } from './complete.ts';
+import { GENERATION_FLAG, requireGeneration } from './complete.ts';
 
 interface ExtendArgs {
   eventId: string;
@@ -15,12 +15,7 @@ export const extendCommand = defineCommand<ExtendArgs>({
   summary: 'extend a held lease (a manual heartbeat); exit 4 when the lease is lost',
   operands: { synopsis: '<id>' },
   flags: {
-    generation: {
-      type: 'string',
-      value: 'G',
-      required: true,
-      help: 'the generation the claim returned (the fencing token)',
-    },
+    generation: GENERATION_FLAG,
     lease: {
       type: 'string',
       value: 'S',

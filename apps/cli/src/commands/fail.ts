@@ -4,7 +4,7 @@ import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { humanTime, toJson } from '../output.ts';
-import { requireGeneration } from './complete.ts';
+import { GENERATION_FLAG, requireGeneration } from './complete.ts';
 
 /** The error code recorded when `--code` is not given. */
 export const DEFAULT_FAIL_CODE = 'manual';
@@ -22,12 +22,7 @@ export const failCommand = defineCommand<FailArgs>({
   summary: 'report a failure for a claimed message',
   operands: { synopsis: '<id>' },
   flags: {
-    generation: {
-      type: 'string',
-      value: 'G',
-      required: true,
-      help: 'the generation the claim returned',
-    },
+    generation: GENERATION_FLAG,
     temporary: {
       type: 'boolean',
       help: 'retry after backoff (1 s, then 2 s); dead after the last attempt (this or --permanent)',
