@@ -104,7 +104,7 @@ async function measureProcessing(
       const run = await runProcessing(factory, config);
       runs.get(configKey(config))?.push(run);
       log(
-        `  run ${r + 1}/${opts.runs} ${configKey(config).padEnd(26)} ${fmtRate(run.rate).padStart(7)} msg/s  shares ${run.shares.map((s) => `${Math.round(s * 100)}%`).join('/')}  p50 ${fmtMs(run.p50Ms)} ms  p99 ${fmtMs(run.p99Ms)} ms${run.errors.length ? `  ERRORS ${run.errors.join('; ')}` : ''}${run.verified ? '' : `  NOT VERIFIED ${run.verifyDetail}`}`,
+        `  run ${r + 1}/${opts.runs} ${configKey(config).padEnd(34)} ${fmtRate(run.rate).padStart(7)} msg/s  shares ${run.shares.map((s) => `${Math.round(s * 100)}%`).join('/')}  p50 ${fmtMs(run.p50Ms)} ms  p99 ${fmtMs(run.p99Ms)} ms${run.errors.length ? `  ERRORS ${run.errors.join('; ')}` : ''}${run.verified ? '' : `  NOT VERIFIED ${run.verifyDetail}`}`,
       );
     }
   }
@@ -360,7 +360,7 @@ export async function processingSection(ctx: SectionContext): Promise<void> {
     results.processing = processing;
     out.push(
       section(
-        `Processing: claim → v1 handler → apply + ACK, ${opts.messages} messages per run, ${opts.runs} run(s); latency = claim call to ACK commit`,
+        `Processing: claim → v1 handler → apply + ACK, ${opts.messages} messages per run, ${opts.runs} run(s); latency = claim call to ACK commit; effect "own row" = v1's checks, then one row of the handler's own per message through a completion's write(tx) instead of the money effect`,
       ),
     );
     out.push(processingTable(processing));
