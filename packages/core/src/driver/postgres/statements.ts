@@ -6,7 +6,7 @@
  * per column, and the fence reads lock their rows (`FOR UPDATE`) because no single write
  * lock serializes writers.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -118,6 +118,24 @@ const readFenced = defineStatement<FencedRow>(
 );
 
 /**
+ * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement:
+ * leased → done for every pair still validly leased at `now`; returns the ids it marked
+ * done. The `acked` step of {@link ackWithEffects} and {@link ackWithCompletions}.
+ */
+function ackInput(now: number): RawBuilder<unknown> {
+  return sql`
+      UPDATE ${messagesTable} AS m
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
+      FROM input
+      WHERE m.event_id = input.event_id
+        AND m.generation = input.generation
+        AND m.state = ${stateLiteral('leased')}
+        AND m.lease_until > ${now}
+      RETURNING m.event_id
+    `;
+}
+
+/**
  * The ACK and the effect rows in one statement, taking one array per column: leased →
  * done for every `(event_id, generation)` pair still validly leased at `now`, and an
  * effect row for each message it marked done, none for the others. Returns the ids it
@@ -133,16 +151,7 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
         ${p.value<string[]>('categories')}::text[],
         ${p.value<number[]>('amounts')}::integer[]
       ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (
-      UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
-      FROM input
-      WHERE m.event_id = input.event_id
-        AND m.generation = input.generation
-        AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${p.value<number>('now')}
-      RETURNING m.event_id
-    ), inserted AS (
+    ), acked AS (${ackInput(p.value<number>('now'))}), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
       FROM input JOIN acked ON acked.event_id = input.event_id
@@ -191,16 +200,7 @@ const ackWithCompletions = defineStatement<{ event_id: string }>(
         ${p.value<number[]>('generations')}::integer[],
         ${p.value<(string | null)[]>('summaries')}::text[]
       ) AS t(event_id, generation, summary)
-    ), acked AS (
-      UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
-      FROM input
-      WHERE m.event_id = input.event_id
-        AND m.generation = input.generation
-        AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${p.value<number>('now')}
-      RETURNING m.event_id
-    ), recorded AS (
+    ), acked AS (${ackInput(p.value<number>('now'))}), recorded AS (
       INSERT INTO ${completionsTable} (event_id, summary, created_at)
       SELECT input.event_id, input.summary, ${p.value<number>('now')}
       FROM input JOIN acked ON acked.event_id = input.event_id
