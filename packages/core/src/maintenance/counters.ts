@@ -45,7 +45,7 @@ export async function findCounterDrift(store: Store): Promise<CounterDrift[]> {
  */
 export async function recomputeCounters(store: Store): Promise<void> {
   await store.transact(async (x) => {
-    await store.maintenance.lockForRecount(x);
+    await store.driver.lockForRecount(x);
     await recount(x);
   });
 }

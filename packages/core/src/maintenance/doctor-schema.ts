@@ -42,7 +42,7 @@ export async function checkSchemaVersion(store: Store): Promise<{
 
 /** Drift between the live schema and the one the migrations build, one finding per object. */
 export async function checkSchemaDrift(store: Store): Promise<Finding[]> {
-  const [live, reference] = await store.transact((x) => store.maintenance.schemas(x));
+  const [live, reference] = await store.transact((x) => store.driver.schemas(x));
   const findings: Finding[] = [];
   const drift = (message: string) =>
     findings.push({ check: 'schema_drift', severity: 'problem', message });

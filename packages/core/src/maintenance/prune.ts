@@ -124,7 +124,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
       : await pruneState(store, state, before, now, chunk, pace);
   }
   if (options.vacuum && !options.dryRun && result.done + result.dead > 0) {
-    result.vacuumed = await store.read((x) => store.maintenance.vacuum(x));
+    result.vacuumed = await store.read((x) => store.driver.vacuum(x));
   }
   return result;
 }

@@ -19,8 +19,8 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.transact(async (x) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(store, x, selection);
-    const moved = await store.statements.redrive(x, selection, now);
-    if (moved.length > 0) await store.statements.wake(x);
+    const moved = await store.driver.redrive(x, selection, now);
+    if (moved.length > 0) await store.driver.wake(x);
     crashPoint('mid-redrive');
     return moved;
   });
@@ -34,7 +34,7 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
  */
 async function assertAllDead(store: Store, x: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await store.statements.readForRedrive(x, ids);
+  const rows = await store.driver.readForRedrive(x, ids);
   refuseUnlessAllDead(ids, rows);
   // A pruned dead message has no payload left to process (streams/prune.ts).
   const pruned = rows.find((r) => r.pruned_at !== null);
