@@ -143,14 +143,16 @@ export interface Driver {
    * transaction `x`. Recovery first (§5): a leased row whose lease ran out by `now` goes
    * back to `ready` at its `lease_until` (or `dead` on the last attempt) and is claimable
    * in this very claim. The picked rows get `attempts + 1`, `generation + 1`,
-   * `lease_until = now + leaseSeconds`. Returns them in claim order.
+   * `lease_until = now + leaseSeconds`. Returns them in claim order. (The `claim --hold`
+   * lab: it holds the transaction open before COMMIT.)
    */
-  claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]>;
+  claimInTransaction(x: Executor, input: ClaimInput): Promise<ClaimedRow[]>;
   /**
-   * {@link claim} as a transaction of its own, reading the clock inside it: the hot path
-   * of `claim` and `work`. (PostgreSQL: one statement that commits by itself.)
+   * {@link claimInTransaction} as a transaction of its own, reading the clock inside it:
+   * the hot path of `claim` and every worker. (PostgreSQL: one statement that commits by
+   * itself.)
    */
-  claimAlone(store: Store, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
+  claim(store: Store, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
   /**
    * Reads the named messages for apply, fail and the lease service, in the caller's
    * write transaction; a missing id has no row. The rows stay locked until COMMIT where

@@ -38,13 +38,13 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
   const { beforeCommit } = options;
   const input = { limit, leaseSeconds, maxAttempts: store.protocol.maxAttempts };
   if (beforeCommit === undefined) {
-    const leases = toLeases(await store.driver.claimAlone(store, input));
+    const leases = toLeases(await store.driver.claim(store, input));
     crashPoint('after-claim');
     return leases;
   }
   const leases = await store.transact(async (x) => {
     const now = store.clock();
-    const leases = toLeases(await store.driver.claim(x, { ...input, now }));
+    const leases = toLeases(await store.driver.claimInTransaction(x, { ...input, now }));
     await beforeCommit(leases);
     return leases;
   });

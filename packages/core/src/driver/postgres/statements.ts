@@ -290,10 +290,10 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
   capabilities: { skipLocked: true, maxParameters: 65_535, backup: false },
-  claim: async (x, input) =>
+  claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claimAlone: async (store, input) =>
+  claim: async (store, input) =>
     inClaimOrder(
       await store.autocommit(
         claimWithRecovery,

@@ -191,15 +191,16 @@ function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
   return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
 }
 
-async function claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+async function claimInTransaction(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
   return claimRows(sqliteExecutor(x), input);
 }
 
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
   capabilities: { skipLocked: false, maxParameters: 32_766, backup: true },
-  claim,
-  claimAlone: (store, input) => store.transact((x) => claim(x, { ...input, now: store.clock() })),
+  claimInTransaction,
+  claim: (store, input) =>
+    store.transact((x) => claimInTransaction(x, { ...input, now: store.clock() })),
   readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
   complete: (store, writes) =>
     store.transact(async (x) => {
