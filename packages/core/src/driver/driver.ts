@@ -23,6 +23,12 @@ import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Store } from './backend.ts';
 import type { Executor } from './prepared.ts';
+import type { CounterRow } from './sql/counters.ts';
+import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
+import type { InvariantCheck } from './sql/invariants.ts';
+
+/** The finished states prune touches. */
+export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
 
 /** The columns a claim returns, in claim order. */
 export interface ClaimedRow {
@@ -221,6 +227,95 @@ export interface Driver {
    * at `now`, and the oldest `updated_at` of a dead one.
    */
   snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
+
+  /**
+  // The read-only views (queue/inspect, list, due, ages; redrive's preview): one
+  // statement each, run on `store.read`'s executor.
+
+  /** The message `eventId` with its recorded outcome, or undefined. */
+  readMessage(x: Executor, eventId: string): Promise<MessageRow | undefined>;
+  /** The dead messages not pruned, by event id: all of them or the first `limit`. */
+  listDead(x: Executor, limit?: number): Promise<MessageRow[]>;
+  /** How many messages {@link listDead} returns. */
+  countDead(x: Executor): Promise<number>;
+  /** One keyset page of the messages `page.filter` takes, in `page.order`. */
+  listPage(x: Executor, page: ListPage): Promise<MessageRow[]>;
+  /** How many messages `filter` takes. */
+  countMatching(x: Executor, filter: MessageFilter): Promise<number>;
+  /** The earliest `available_at` of a ready message and `lease_until` of a leased one. */
+  nextDue(x: Executor): Promise<{ ready_at: unknown; lease_at: unknown }>;
+  /** Ready messages still in backoff at `now` and leased ones, with their earliest times. */
+  waiting(x: Executor, now: number): Promise<WaitingRow>;
+  /** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
+  ages(x: Executor): Promise<{ ready_at: unknown; dead_at: unknown }>;
+  /** The named messages (any state), or every dead one, by event id, for a redrive preview. */
+  readForPreview(x: Executor, ids: readonly string[] | 'all'): Promise<PreviewRow[]>;
+
+  // The store's recorded id policy (`onceq_meta`).
+
+  /**
+   * The recorded policy text, undefined when none. Inside a write transaction on a
+   * backend with row locks (PostgreSQL) it is read `FOR SHARE`: a concurrent policy
+   * change waits for running enqueues, and later enqueues wait for it.
+   */
+  readIdPolicy(x: Executor): Promise<string | undefined>;
+  /** {@link readIdPolicy} locked `FOR UPDATE` where rows lock: the start of a policy change. */
+  lockIdPolicy(x: Executor): Promise<string | undefined>;
+  /** Writes the policy text, creating the row if missing. */
+  writeIdPolicy(x: Executor, value: string): Promise<void>;
+  /** Whether the store holds any message at all. */
+  hasMessages(x: Executor): Promise<boolean>;
+  /**
+   * The next page of stored event ids after `after` (`''` for the first), in id order;
+   * a page shorter than `pageSize` is the last.
+   */
+  idPage(x: Executor, after: string): Promise<{ ids: string[]; pageSize: number }>;
+
+  // Prune: a dry run's count, keyset pages of candidates, and the tombstones.
+
+  /** Finished messages of `state`, not yet pruned, finished before `before`. */
+  countPrunable(x: Executor, state: PrunableState, before: number): Promise<number>;
+  /**
+   * The next `limit` candidates after the cursor, in `messages_claim` order (state,
+   * available_at, event_id): a range scan from the cursor. The first cursor is `(-1, '')`.
+   */
+  prunePage(
+    x: Executor,
+    state: PrunableState,
+    before: number,
+    after: { availableAt: number; eventId: string },
+    limit: number,
+  ): Promise<{ event_id: string; payload: string; available_at: number }[]>;
+  /**
+   * Turns `rows` into tombstones (payload gone, `pruned_at = now`, each its SHA-256),
+   * repeating every condition of the page, so a message redriven since is skipped.
+   * Returns the rows changed.
+   */
+  pruneRows(
+    x: Executor,
+    state: PrunableState,
+    rows: readonly { eventId: string; sha256: string }[],
+    now: number,
+    before: number,
+  ): Promise<number>;
+
+  // The maintained counters (`onceq_counts`, migration 0004) and the doctor's data checks.
+
+  /** Every counted or present key, with the counter's and the rows' figures, one statement. */
+  compareCounters(x: Executor): Promise<CounterRow[]>;
+  /** Replaces every counter with a real count, in the caller's write transaction. */
+  recount(x: Executor): Promise<void>;
+  /** How many rows break the invariant `check`, and the first `limit` of their ids. */
+  violations(
+    x: Executor,
+    check: InvariantCheck,
+    maxAttempts: number,
+    limit: number,
+  ): Promise<{ n: number; ids: string[] }>;
+  /** Leases that ran out before `cutoff`: how many, and the oldest `lease_until`. */
+  expiredLeases(x: Executor, cutoff: number): Promise<{ n: number; oldest: number }>;
+  /** The names of the applied migrations, in order. */
+  appliedMigrations(x: Executor): Promise<string[]>;
 
   /**
    * The backend's own consistency checks, run right after the schema checks (SQLite:

@@ -2,7 +2,6 @@ import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/prepared.ts';
-import { readIdPolicyRow } from '../driver/sql/meta.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
@@ -73,9 +72,9 @@ export async function enqueue(
   const unit = batch.unit ?? 'line';
   return store.transact(async (x) => {
     const now = store.clock();
-    const [policyRow] = await x.rows(readIdPolicyRow, {});
-    remember(store, policyRow?.value);
-    checkIds(batch.entries, policyRow?.value, unit);
+    const policyText = await store.driver.readIdPolicy(x);
+    remember(store, policyText);
+    checkIds(batch.entries, policyText, unit);
     const accepted = await insertNew(store, x, batch.entries, now, unit);
     if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');

@@ -1,6 +1,5 @@
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/prepared.ts';
-import { previewAll, previewSome } from '../driver/sql/inspect.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { runHandler, withDeadline } from '../handler/run.ts';
@@ -78,11 +77,7 @@ export async function previewRedrive(
   timeoutMs?: number,
 ): Promise<RedrivePreview[]> {
   if (selection !== 'all' && selection.length === 0) return [];
-  const rows = await store.read((x) =>
-    selection === 'all'
-      ? x.rows(previewAll, {})
-      : x.rows(previewSome, { ids: selection }, selection.length),
-  );
+  const rows = await store.read((x) => store.driver.readForPreview(x, selection));
   if (selection !== 'all') refuseUnlessAllDead(selection, rows);
   // The handler runs outside any transaction (none is open here): nothing is written.
   const previews: RedrivePreview[] = [];

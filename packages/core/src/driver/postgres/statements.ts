@@ -28,6 +28,7 @@ import type {
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral } from '../shared-statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
@@ -290,6 +291,7 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
   capabilities: { skipLocked: true, maxParameters: 65_535, backup: false },
+  ...sharedDriver,
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
   // One statement that commits by itself: no BEGIN/COMMIT round trips.

@@ -29,6 +29,7 @@ import { writeCompletion } from '../completion-write.ts';
 import type { ClaimedRow, ClaimInput, CompletionWrite, Driver, FencedRow } from '../driver.ts';
 import type { Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
 import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
 import { schemas } from './sql/schema.ts';
@@ -198,6 +199,7 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
   capabilities: { skipLocked: false, maxParameters: 32_766, backup: true },
+  ...sharedDriver,
   claimInTransaction,
   claim: (store, input) =>
     store.transact((x) => claimInTransaction(x, { ...input, now: store.clock() })),
