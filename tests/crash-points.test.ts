@@ -100,8 +100,11 @@ async function inspect(place: Place) {
   }
 }
 
-/** The handler module that writes rows of its own (tests/support/handlers/ledger.ts). */
-const LEDGER = join(import.meta.dir, 'support', 'handlers', 'ledger.ts');
+/** The handler modules that write rows of their own: by `write(tx)`, and by `insert`. */
+const OWN_ROW_HANDLERS = [
+  ['write', join(import.meta.dir, 'support', 'handlers', 'ledger.ts')],
+  ['insert', join(import.meta.dir, 'support', 'handlers', 'ledger-rows.ts')],
+] as const;
 
 /** The user's rows and onceq's records of completions. */
 async function ownRows(place: Place) {
@@ -260,39 +263,45 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
       });
     }
 
-    test("work with a handler's own completion dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each", async () => {
-      await atStore(place, 1000, async (store) => {
-        await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
-          store.db,
+    for (const [how, module] of OWN_ROW_HANDLERS) {
+      test(`work with a handler's own completion (${how}) dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each`, async () => {
+        await atStore(place, 1000, async (store) => {
+          await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+            store.db,
+          );
+          await enqueue(store, THREE.jsonl);
+        });
+        expectCode(
+          await onceq(['work', '--handler', module, '--now', '1000'], 'after-completion-write'),
+          FAULT_EXIT_CODE,
         );
-        await enqueue(store, THREE.jsonl);
+        await place.afterCrash();
+        const crashed = await inspect(place);
+        expect(crashed.messages).toEqual([
+          'E0001 leased a1 g1',
+          'E0002 leased a1 g1',
+          'E0003 leased a1 g1',
+        ]);
+        expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
+        const { handle } = await import(module);
+        await atStore(place, 1030, (store) => work(store, handle));
+        const after = await inspect(place);
+        expect(after.messages).toEqual([
+          'E0001 done a2 g2',
+          'E0002 done a2 g2',
+          'E0003 done a2 g2',
+        ]);
+        expect(after.effects).toEqual([]);
+        expect(await ownRows(place)).toEqual({
+          ledger: [
+            ['E0001', -100],
+            ['E0002', -200],
+            ['E0003', -300],
+          ],
+          completions: ['E0001', 'E0002', 'E0003'],
+        });
       });
-      expectCode(
-        await onceq(['work', '--handler', LEDGER, '--now', '1000'], 'after-completion-write'),
-        FAULT_EXIT_CODE,
-      );
-      await place.afterCrash();
-      const crashed = await inspect(place);
-      expect(crashed.messages).toEqual([
-        'E0001 leased a1 g1',
-        'E0002 leased a1 g1',
-        'E0003 leased a1 g1',
-      ]);
-      expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
-      const { handle } = await import(LEDGER);
-      await atStore(place, 1030, (store) => work(store, handle));
-      const after = await inspect(place);
-      expect(after.messages).toEqual(['E0001 done a2 g2', 'E0002 done a2 g2', 'E0003 done a2 g2']);
-      expect(after.effects).toEqual([]);
-      expect(await ownRows(place)).toEqual({
-        ledger: [
-          ['E0001', -100],
-          ['E0002', -200],
-          ['E0003', -300],
-        ],
-        completions: ['E0001', 'E0002', 'E0003'],
-      });
-    });
+    }
 
     test('enqueue dies mid-transaction: nothing of the batch was written; the same batch enqueued again is accepted whole', async () => {
       expectCode(

@@ -19,7 +19,12 @@ import {
   type JsonValue,
 } from '../packages/core/src/input/json-value.ts';
 import { parseJson } from '../packages/core/src/input/parse-json.ts';
-import { canonicalize, HandlerFailure, runHandler } from '../packages/core/src/internal.ts';
+import {
+  canonicalize,
+  HandlerFailure,
+  resultOf,
+  runHandler,
+} from '../packages/core/src/internal.ts';
 
 const ctx: HandlerContext = {
   eventId: 'E0001',
@@ -319,5 +324,105 @@ describe('payloads from the real parser', () => {
     const payload = parse('{"category":"toy","amount_cents":9999999}');
     rejection(v1, payload);
     expect(v2(payload, ctx)).toEqual({ category: 'toy', amountCents: 9999999 });
+  });
+});
+
+describe("a completion's insert", () => {
+  const refused = (insert: unknown) => resultOf({ insert, summary: 'x' });
+  const sentence = (detail: string) => ({
+    failure: { kind: 'permanent' as const, code: 'invalid_completion', detail },
+  });
+
+  test('rows are grouped by table and sorted column list, values copied and bound', () => {
+    const result = resultOf({
+      insert: {
+        'shop.ledger_entries': [
+          { event_id: 'E1', amount_cents: -1299, currency: 'EUR' },
+          { currency: 'USD', amount_cents: 10n ** 15n, event_id: 'E2' },
+        ],
+        audit: { event_id: 'E1', ok: true, note: null, data: { tags: ['a', 1.5] } },
+      },
+    });
+    expect(result).toEqual({
+      completion: {
+        rows: [
+          {
+            table: '"shop"."ledger_entries"',
+            columns: ['"amount_cents"', '"currency"', '"event_id"'],
+            rows: [
+              [-1299, 'EUR', 'E1'],
+              [10n ** 15n, 'USD', 'E2'],
+            ],
+          },
+          {
+            table: '"audit"',
+            columns: ['"data"', '"event_id"', '"note"', '"ok"'],
+            rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
+          },
+        ],
+        write: null,
+        summary: null,
+      },
+    });
+  });
+
+  test('a bad shape is a permanent invalid_completion naming the table and column', () => {
+    expect(refused([{ a: 1 }])).toEqual(
+      sentence("the completion's insert must be an object of table names, not an array"),
+    );
+    expect(refused({ 'a.b.c': { x: 1 } })).toEqual(
+      sentence(
+        `the completion's insert names table "a.b.c": a table name is letters, digits and _ (not starting with a digit), with at most one schema dot`,
+      ),
+    );
+    expect(JSON.stringify(refused({ 'ledger; DROP TABLE x': { x: 1 } }))).toContain(
+      'names table \\"ledger; DROP TABLE x\\"',
+    );
+    expect(refused({ ledger: [{ x: 1 }, 'row'] })).toEqual(
+      sentence(
+        "the completion's insert row 2 of table ledger must be an object of column values, not string",
+      ),
+    );
+    expect(refused({ ledger: {} })).toEqual(
+      sentence("the completion's insert row of table ledger has no columns"),
+    );
+    expect(refused({ ledger: { '1st': 1 } })).toEqual(
+      sentence(
+        `the completion's insert row of table ledger names column "1st": a column name is letters, digits and _ (not starting with a digit)`,
+      ),
+    );
+    for (const [value, what] of [
+      [undefined, 'undefined'],
+      [Number.NaN, 'NaN'],
+      [new Date(0), 'a Date'],
+      [new JsonFloat(1.5), 'a JsonFloat'],
+      [{ at: new Date(0) }, 'an object'],
+      [[1, Number.POSITIVE_INFINITY], 'an array'],
+    ] as const) {
+      expect(refused({ ledger: { amount: value } })).toEqual(
+        sentence(
+          `the completion's insert row of table ledger has column amount = ${what}: a value is a string, a finite number, a bigint, a boolean, null, or a plain array or object`,
+        ),
+      );
+    }
+  });
+
+  test('the insert is read once: a getter that changes later cannot change what is stored', () => {
+    let reads = 0;
+    const row = {
+      get amount() {
+        reads++;
+        return reads === 1 ? 5 : 'changed';
+      },
+    };
+    const result = resultOf({ insert: { ledger: row } });
+    expect(reads).toBe(1);
+    expect(result).toEqual({
+      completion: {
+        rows: [{ table: '"ledger"', columns: ['"amount"'], rows: [[5]] }],
+        write: null,
+        summary: null,
+      },
+    });
   });
 });

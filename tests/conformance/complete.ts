@@ -25,6 +25,7 @@ import {
   complete,
   extendMany,
   type HandlerResult,
+  resultOf,
 } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, snapshot, type TestEnv } from './harness.ts';
@@ -190,6 +191,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
           lease: stale,
           result: {
             completion: {
+              rows: [],
               write: async (tx: CompletionTx) => {
                 ran++;
                 await tx.query(insertSql(tx), ['E0001', 5]);
@@ -274,6 +276,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       const ran: string[] = [];
       const result = (eventId: string, amount: number): HandlerResult => ({
         completion: {
+          rows: [],
           write: async (tx: CompletionTx) => {
             ran.push(eventId);
             await tx.query(insertSql(tx), [eventId, amount]);
@@ -326,6 +329,107 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       expect((await show(store, 'E0002')).lastErrorCode).toBe('invalid_effect');
     });
 
+    test("a completion's insert rows of a whole batch commit with their ACKs, other schemas included", async () => {
+      const { store } = env();
+      await ledger(store);
+      const other = await otherSchemaTable(store);
+      await enqueue(store, nEvents(3).jsonl);
+      const leases = [await mustClaim(store), await mustClaim(store), await mustClaim(store)];
+      const handler: Handler = (_payload, context) => ({
+        insert: {
+          user_ledger: [{ event_id: context.eventId, amount: -1299 }],
+          [other]: { event_id: context.eventId, note: { currency: 'EUR', big: 10n ** 12n > 0n } },
+        },
+        summary: `refund ${context.eventId}`,
+      });
+      const { outcomes, lost } = await handleAll(store, leases, handler);
+      expect(lost).toEqual([]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0001', 'done'],
+        ['E0002', 'done'],
+        ['E0003', 'done'],
+      ]);
+      expect(await ledgerRows(store)).toEqual([
+        ['E0001', -1299],
+        ['E0002', -1299],
+        ['E0003', -1299],
+      ]);
+      const { rows } = await sql<{ event_id: string; note: string }>`
+        SELECT event_id, note FROM ${sql.raw(other)} ORDER BY event_id`.execute(store.db);
+      expect(rows.map((r) => [r.event_id, JSON.parse(r.note)])).toEqual(
+        ['E0001', 'E0002', 'E0003'].map((id) => [id, { currency: 'EUR', big: true }]),
+      );
+      expect((await show(store, 'E0002')).completion).toEqual({ summary: 'refund E0002' });
+    });
+
+    test("a stale lease inserts none of its completion's rows; the fresh ones of the batch do", async () => {
+      const e = env();
+      await ledger(e.store);
+      const stale = await reclaimed(e);
+      await enqueue(e.store, batch(line('E0002', paid('pen', 5))));
+      const fresh = await mustClaim(e.store);
+      const row = (eventId: string): HandlerResult =>
+        resultOf({ insert: { user_ledger: { event_id: eventId, amount: 7 } } });
+      const { outcomes, lost } = await complete(e.store, [
+        { lease: stale, result: row('E0001') },
+        { lease: fresh, result: row('E0002') },
+      ]);
+      expect(lost.map((l) => l.eventId)).toEqual(['E0001']);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([['E0002', 'done']]);
+      expect(await ledgerRows(e.store)).toEqual([['E0002', 7]]);
+    });
+
+    test('in a batch, a row the database refuses fails only its own message (temporary write_failed): the others commit their rows', async () => {
+      const { store } = env();
+      await ledger(store);
+      await sql`INSERT INTO user_ledger (event_id, amount) VALUES ('E0002', 1)`.execute(store.db);
+      await enqueue(store, nEvents(3).jsonl);
+      const leases = [await mustClaim(store), await mustClaim(store), await mustClaim(store)];
+      const handler: Handler = (_payload, context) => ({
+        insert: { user_ledger: { event_id: context.eventId, amount: -5 } },
+      });
+      const { outcomes, lost } = await handleAll(store, leases, handler);
+      expect(lost).toEqual([]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0001', 'done'],
+        ['E0002', 'retry'],
+        ['E0003', 'done'],
+      ]);
+      const refused = await show(store, 'E0002');
+      expect([refused.state, refused.lastErrorCode, refused.completion]).toEqual([
+        'ready',
+        'write_failed',
+        null,
+      ]);
+      expect(refused.lastErrorDetail).toStartWith("the store refused this message's insert rows: ");
+      expect(await ledgerRows(store)).toEqual([
+        ['E0001', -5],
+        ['E0002', 1],
+        ['E0003', -5],
+      ]);
+    });
+
+    test("a completion's insert runs before its write, in the same transaction", async () => {
+      const { store } = env();
+      await ledger(store);
+      await enqueue(store, nEvents(1).jsonl);
+      const lease = await mustClaim(store);
+      const handler: Handler = (_payload, context) => ({
+        insert: { user_ledger: { event_id: context.eventId, amount: 3 } },
+        async write(tx) {
+          const update =
+            tx.kind === 'sqlite'
+              ? 'UPDATE user_ledger SET amount = amount * 2 WHERE event_id = ?'
+              : 'UPDATE user_ledger SET amount = amount * 2 WHERE event_id = $1';
+          const { rowCount } = await tx.query(update, [context.eventId]);
+          if (rowCount !== 1) throw new Error('the inserted row is not there');
+        },
+      });
+      const { outcomes } = await handleAll(store, [lease], handler);
+      expect(outcomes.map((o) => o.outcome)).toEqual(['done']);
+      expect(await ledgerRows(store)).toEqual([['E0001', 6]]);
+    });
+
     test('a batch the database refuses is recorded one message at a time: each gets its own outcome and reason', async () => {
       const { store } = env();
       await refuseEffectOf(store, 'E0002');
@@ -351,6 +455,20 @@ async function ledger(store: Store): Promise<void> {
   await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
     store.db,
   );
+}
+
+/**
+ * A second table of the user's own outside the default place: another schema on
+ * PostgreSQL (`shop.notes`), the file's own `main` on SQLite. Its name as `insert` takes it.
+ */
+async function otherSchemaTable(store: Store): Promise<string> {
+  const name = store.kind === 'sqlite' ? 'main.notes' : 'shop.notes';
+  if (store.kind === 'postgres') await sql`CREATE SCHEMA IF NOT EXISTS shop`.execute(store.db);
+  await sql`DROP TABLE IF EXISTS ${sql.raw(name)}`.execute(store.db);
+  await sql`CREATE TABLE ${sql.raw(name)} (event_id TEXT PRIMARY KEY, note TEXT NOT NULL)`.execute(
+    store.db,
+  );
+  return name;
 }
 
 function insertSql(tx: CompletionTx): string {

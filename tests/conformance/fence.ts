@@ -42,7 +42,7 @@ function ackWithCompletion(e: TestEnv, lease: LeaseRef, now: number) {
   };
   return completeAt(
     e,
-    [{ lease, completion: { write: () => {}, summary: 'fence test' }, failed }],
+    [{ lease, completion: { rows: [], write: () => {}, summary: 'fence test' }, failed }],
     now,
   );
 }

@@ -29,6 +29,7 @@ export {
   type HandlerResult,
   handlersPastDeadline,
   MAX_SUMMARY_LENGTH,
+  resultOf,
   runHandler,
 } from './handler/run.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';

@@ -1,3 +1,5 @@
+import { TemporaryFailure } from '../errors.ts';
+import type { RowGroup } from '../handler/completion-rows.ts';
 import type { FailureMove } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { CompletionWrite } from './driver.ts';
@@ -18,6 +20,10 @@ export interface CompletionSteps {
   record(write: UserWrite): Promise<void>;
   /** The fenced failure move of one message; the rows it changed. */
   fail(write: UserWrite, move: FailureMove): Promise<number>;
+  /** The backend's placeholder for the 1-based parameter `position` (`?1`, `$1`). */
+  placeholder(position: number): string;
+  /** Largest number of bound parameters one statement may carry. */
+  readonly maxParameters: number;
 }
 
 /**
@@ -27,8 +33,10 @@ export interface CompletionSteps {
  * a write that throws leaves nothing of its message and fails it, the others kept.
  *
  * The common case costs one savepoint for the whole batch, not one per message (two
- * round trips each on PostgreSQL): every ACK and record at once, then every write in
- * order. Only when something in it throws is the batch rolled back to that savepoint and
+ * round trips each on PostgreSQL): every ACK and record at once, then the `insert` rows
+ * of every message ACKed (one multi-row INSERT per table and column list, chunked to the
+ * backend's parameter limit), then every write in order. Only when something in it
+ * throws (a row the database refuses included) is the batch rolled back to that savepoint and
  * written again one message at a time, each in a savepoint of its own, so the one that
  * throws fails alone. A `write` before the one that threw then runs twice: its first
  * rows were rolled back, and only what the final pass wrote commits.
@@ -44,8 +52,13 @@ export async function writeCompletions(
       return await x.savepoint(async () => {
         const written = new Map<string, FailureMove | null>();
         const acked = await steps.ackAll(writes);
-        for (const write of writes) {
-          if (!acked.has(write.lease.eventId)) continue;
+        const done = writes.filter((write) => acked.has(write.lease.eventId));
+        await insertRows(
+          x,
+          done.flatMap((write) => write.completion.rows),
+          steps,
+        );
+        for (const write of done) {
           await userWrite(x, write);
           written.set(write.lease.eventId, null);
         }
@@ -65,9 +78,11 @@ export async function writeCompletions(
 
 /** The user's `write(tx)` on the open transaction, its `tx` closed once it returned. */
 async function userWrite(x: Executor, write: UserWrite): Promise<void> {
+  const run = write.completion.write;
+  if (run === null) return;
   const { tx, close } = x.completionTx();
   try {
-    await write.completion.write(tx);
+    await run(tx);
   } finally {
     close();
   }
@@ -75,9 +90,58 @@ async function userWrite(x: Executor, write: UserWrite): Promise<void> {
 }
 
 /**
+ * The `insert` rows of `groups` (of one message or of a batch): one INSERT per table and
+ * column list, each carrying as many rows as the parameter limit allows, in the order the
+ * tables first appear.
+ */
+async function insertRows(
+  x: Executor,
+  groups: readonly RowGroup[],
+  steps: CompletionSteps,
+): Promise<void> {
+  if (groups.length === 0) return;
+  const merged = new Map<string, { group: RowGroup; rows: (readonly unknown[])[] }>();
+  for (const group of groups) {
+    const key = `${group.table} ${group.columns.join(',')}`;
+    const found = merged.get(key);
+    if (found === undefined) merged.set(key, { group, rows: [...group.rows] });
+    else found.rows.push(...group.rows);
+  }
+  for (const { group, rows } of merged.values()) {
+    const width = group.columns.length;
+    const perStatement = Math.max(1, Math.floor(steps.maxParameters / width));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const chunk = rows.slice(start, start + perStatement);
+      const tuples = chunk.map(
+        (_, r) =>
+          `(${group.columns.map((_, c) => steps.placeholder(r * width + c + 1)).join(', ')})`,
+      );
+      await x.query(
+        `INSERT INTO ${group.table} (${group.columns.join(', ')}) VALUES ${tuples.join(', ')}`,
+        chunk.flat(),
+      );
+    }
+  }
+  crashPoint('after-completion-write');
+}
+
+/** One message's `insert` rows; a row the database refuses is a temporary `write_failed`. */
+async function insertOwnRows(x: Executor, write: UserWrite, steps: CompletionSteps) {
+  try {
+    await insertRows(x, write.completion.rows, steps);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new TemporaryFailure(
+      'write_failed',
+      `the store refused this message's insert rows: ${reason}`,
+    );
+  }
+}
+
+/**
  * One user completion in a savepoint of its own: the fenced ACK first (a lost lease
- * writes nothing, and the user's write never runs), then `write(tx)`, then onceq's
- * record. When any of it throws, the savepoint is rolled back (the user's rows and the
+ * writes nothing, and the user's rows and write never run), then its `insert` rows, then
+ * `write(tx)`, then onceq's record. When any of it throws, the savepoint is rolled back (the user's rows and the
  * ACK with it, the other messages of the transaction kept) and the message's failure is
  * written instead. Returns `null` for done, the move for a recorded failure, `undefined`
  * when the lease was lost.
@@ -91,6 +155,7 @@ async function writeCompletion(
   try {
     return await x.savepoint(async () => {
       if ((await steps.ack(write)) === 0) return undefined;
+      await insertOwnRows(x, write, steps);
       await userWrite(x, write);
       await steps.record(write);
       return null;

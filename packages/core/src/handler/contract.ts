@@ -34,16 +34,67 @@ export interface CompletionTx {
 }
 
 /**
- * A handler's own rows, written in the ACK's transaction: `write(tx)` runs after the fence
- * check, and what it writes commits if and only if the ACK commits. A `write` that throws
- * rolls back everything of its message and fails it (a branded failure keeps its kind and
- * code; anything else is a temporary `handler_error`).
+ * One column's value in a row of {@link CompletionRows}: bound as it is (a `boolean` is
+ * `1`/`0` on SQLite), `null` for SQL NULL. A plain array or object (strings, finite
+ * numbers, booleans, null, nested) is stored as its JSON text, for a JSON or text column.
+ * Anything else (`undefined`, a `Date`, a class instance, a `JsonFloat`, `NaN`) is refused.
  */
-export interface Completion {
-  write(tx: CompletionTx): unknown;
+export type ColumnValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | readonly PlainJson[]
+  | { readonly [key: string]: PlainJson };
+
+/** What a {@link ColumnValue} array or object may hold: stored as JSON text. */
+export type PlainJson =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly PlainJson[]
+  | { readonly [key: string]: PlainJson };
+
+/** One row of a table of the user's own: column name → value. */
+export type CompletionRow = { readonly [column: string]: ColumnValue };
+
+/**
+ * Rows onceq inserts into tables of the user's own, in the ACK's transaction: a table name
+ * (letters, digits and `_`, not starting with a digit; on PostgreSQL optionally one
+ * schema, `"shop.ledger_entries"`) → one row or an array of rows. Names are quoted as
+ * written (`"ledger_entries"`), so they are case-sensitive.
+ */
+export type CompletionRows = { readonly [table: string]: CompletionRow | readonly CompletionRow[] };
+
+interface CompletionParts {
+  /**
+   * Rows onceq inserts itself, after the fenced ACK: the rows of every message of a batch
+   * go in with one multi-row INSERT per table and column list, so a batch of 100 costs one
+   * statement per table, not 100 round trips. Tables are written in the order they first
+   * appear. Use it for plain rows; use {@link write} for anything else.
+   */
+  readonly insert?: CompletionRows;
+  /**
+   * Statements of the user's own (updates, reads, conditional logic), run after the ACK
+   * and after {@link insert}'s rows, one round trip per statement.
+   */
+  write?(tx: CompletionTx): unknown;
   /** What onceq records for the done message (`show`, console); at most 200 characters. */
-  summary?: string;
+  readonly summary?: string;
 }
+
+/**
+ * A handler's own rows, written in the ACK's transaction after the fence check: what
+ * `insert` names and what `write(tx)` writes commit if and only if the ACK commits (a
+ * stale lease writes none of them). A row the database refuses fails its message alone
+ * (temporary `write_failed`, the database's reason); a `write` that throws rolls back
+ * everything of its message and fails it (a branded failure keeps its kind and code;
+ * anything else is a temporary `handler_error`). At least one of `insert` and `write`.
+ */
+export type Completion = CompletionParts &
+  ({ write(tx: CompletionTx): unknown } | { readonly insert: CompletionRows });
 
 /** What a handler returns: the lesson's money effect, or a completion of its own. */
 export type HandlerReturn = Effect | Completion;

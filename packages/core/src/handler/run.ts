@@ -7,6 +7,7 @@ import { FAILURE_BRAND } from '../errors.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
 import type { FailInput } from '../types.ts';
+import { checkRows, type RowGroup } from './completion-rows.ts';
 import type { CompletionTx, Effect, Handler, HandlerContext } from './contract.ts';
 import { effectViolation } from './effect-rules.ts';
 
@@ -15,7 +16,10 @@ export const MAX_SUMMARY_LENGTH = 200;
 
 /** A completion as the runner checked and copied it. */
 export interface CheckedCompletion {
-  readonly write: (tx: CompletionTx) => unknown;
+  /** The rows of its `insert`, grouped by table and column list; empty without one. */
+  readonly rows: readonly RowGroup[];
+  /** Its `write`, bound to the handler's object; null without one. */
+  readonly write: ((tx: CompletionTx) => unknown) | null;
   readonly summary: string | null;
 }
 
@@ -112,16 +116,17 @@ export function handlerInput(
  * the copy is checked, and the copy is what gets stored. A getter that answers differently
  * on a second read cannot get one value checked and another written. An effect the
  * `effects` table would refuse fails its own message (`invalid_effect`), never a batch's
- * write; an object with a `write` is a completion.
+ * write; an object with a `write` or an `insert` is a completion (a bad `insert` fails its
+ * message as `invalid_completion`, naming the table and column).
  */
 export function resultOf(value: unknown): HandlerResult {
   if (typeof value !== 'object' || value === null) {
     const what = value === null ? 'null' : typeof value;
     return invalid('invalid_effect', `the handler returned ${what}, not an effect object`);
   }
-  const { write, summary, category, amountCents } = value as Record<string, unknown>;
-  if (write !== undefined) {
-    if (typeof write !== 'function') {
+  const { write, insert, summary, category, amountCents } = value as Record<string, unknown>;
+  if (write !== undefined || insert !== undefined) {
+    if (write !== undefined && typeof write !== 'function') {
       return invalid(
         'invalid_completion',
         `the handler's completion has a write that is ${typeof write}, not a function`,
@@ -136,9 +141,12 @@ export function resultOf(value: unknown): HandlerResult {
         `the handler's completion summary must be a string of at most ${MAX_SUMMARY_LENGTH} characters`,
       );
     }
+    const checked = insert === undefined ? { groups: [] } : checkRows(insert);
+    if ('violation' in checked) return invalid('invalid_completion', checked.violation);
     return {
       completion: {
-        write: (tx) => Reflect.apply(write, value, [tx]),
+        rows: checked.groups,
+        write: write === undefined ? null : (tx) => Reflect.apply(write, value, [tx]),
         summary: summary ?? null,
       },
     };

@@ -314,6 +314,8 @@ async function complete(
         });
       },
       fail: (write, move) => shared.fail(x, write.lease, move, now),
+      placeholder: (position) => `$${position}`,
+      maxParameters: MAX_PARAMETERS,
     });
     for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');
@@ -329,9 +331,12 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   };
 }
 
+/** Largest number of bound parameters one statement may carry. */
+const MAX_PARAMETERS = 65_535;
+
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
-  capabilities: { skipLocked: true, maxParameters: 65_535, backup: false },
+  capabilities: { skipLocked: true, maxParameters: MAX_PARAMETERS, backup: false },
   ...sharedDriver,
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),

@@ -167,6 +167,8 @@ async function completeIn(
       record(write);
     },
     fail: async (write, move) => failRow(x, write.lease, move, now),
+    placeholder: (position) => `?${position}`,
+    maxParameters: MAX_PARAMETERS,
   });
   for (const [id, result] of done) written.set(id, result);
   crashPoint('after-ack');
@@ -204,9 +206,12 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
   return claimRows(sqliteExecutor(x), input);
 }
 
+/** Largest number of bound parameters one statement may carry. */
+const MAX_PARAMETERS = 32_766;
+
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
-  capabilities: { skipLocked: false, maxParameters: 32_766, backup: true },
+  capabilities: { skipLocked: false, maxParameters: MAX_PARAMETERS, backup: true },
   ...sharedDriver,
   claimInTransaction,
   claim: (store, input) =>
