@@ -6,7 +6,7 @@
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
-import { openStore, type Store, work } from '@onceq/core';
+import { openStore, type Store, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
 import { errorText, wallMs } from './util.ts';
@@ -19,6 +19,8 @@ export interface ChildSpec {
   batch: number;
   /** PostgreSQL schema (core only). */
   schema?: string;
+  /** Messages to drain before `ready`, outside the measured window (core only). Default 0. */
+  warmUp?: number;
 }
 
 export interface ChildResult {
@@ -74,6 +76,12 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
       if (Number.isNaN(firstStart)) firstStart = wallMs();
       return original.apply(opened, args);
     };
+  }
+  if (spec.warmUp !== undefined && spec.warmUp > 0) {
+    const warm = await work(opened, handlers.v1, { batch: spec.batch, max: spec.warmUp });
+    if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
+    // Two reads at once: the pool opens the second connection that claim-ahead uses.
+    await Promise.all([status(opened), status(opened)]);
   }
   const latencies: number[] = [];
   let claimedBefore = 0;

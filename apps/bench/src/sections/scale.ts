@@ -23,7 +23,7 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
     results.scale = rows;
     out.push(
       section(
-        `PostgreSQL at scale: ${messages} messages, worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
+        `PostgreSQL at scale: ${messages} messages, warm worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
       ),
     );
     out.push(
