@@ -1,7 +1,7 @@
 import type { FailureMove } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
+import type { CompletionWrite } from './driver.ts';
 import type { Executor } from './prepared.ts';
-import type { CompletionWrite } from './statements.ts';
 
 type UserWrite = Extract<CompletionWrite, { completion: unknown }>;
 

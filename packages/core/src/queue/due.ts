@@ -1,5 +1,4 @@
 import type { Store } from '../driver/backend.ts';
-import { nextDueRow, waitingRow } from '../driver/sql/inspect.ts';
 
 /** When something next becomes claimable, as far as the stored rows say. */
 export interface NextDue {
@@ -17,9 +16,9 @@ export interface NextDue {
  * claim, so a message in backoff is picked up when its backoff ends.
  */
 export async function nextDue(store: Store): Promise<NextDue> {
-  const [row] = await store.read((x) => x.rows(nextDueRow, {}));
+  const row = await store.read((x) => store.driver.nextDue(x));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return { readyAt: num(row?.ready_at), leaseExpiresAt: num(row?.lease_at) };
+  return { readyAt: num(row.ready_at), leaseExpiresAt: num(row.lease_at) };
 }
 
 /** Why nothing is claimable now: messages waiting out a backoff and leases still held. */
@@ -36,8 +35,7 @@ export interface WaitingReport {
 
 /** For `work` when it found nothing: what is waiting and until when, one statement. */
 export async function waitingReport(store: Store, now: number): Promise<WaitingReport> {
-  const [found] = await store.read((x) => x.rows(waitingRow, { now }));
-  const row = found ?? {};
+  const row = await store.read((x) => store.driver.waiting(x, now));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     inBackoff: Number(row.in_backoff ?? 0),

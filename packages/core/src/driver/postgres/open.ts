@@ -13,10 +13,9 @@ import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
-import { postgresMaintenance } from './maintenance.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
-import { postgresStatements, WAKE_CHANNEL } from './statements.ts';
+import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
 import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
@@ -125,13 +124,12 @@ export async function openPostgresStore(
   probe.release();
 
   let retries = 0;
-  const capabilities = { skipLocked: true, maxParameters: 65_535, backup: false };
   // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
   // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
   const qualified = db
     .withPlugin(new WithSchemaPlugin(schema))
     .withPlugin(rawTableQualifier(schema));
-  const cache = new StatementCache(qualified, capabilities, schema);
+  const cache = new StatementCache(qualified, postgresDriver.capabilities, schema);
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
   // The schema name was validated by assertSchemaName: safe to interpolate.
@@ -233,9 +231,7 @@ export async function openPostgresStore(
   return {
     kind: 'postgres',
     db,
-    capabilities,
-    maintenance: postgresMaintenance,
-    statements: postgresStatements,
+    driver: postgresDriver,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's implementation of {@link Statements}. Every statement is a network round
+ * PostgreSQL's {@link Driver}. Every statement is a network round
  * trip here, and concurrent claimers are real, so the SQL differs from SQLite's where it
  * pays: the claim and its lazy recovery are one statement (`FOR UPDATE SKIP LOCKED`,
  * committing by itself), the ACK and its effect rows are one statement taking one array
@@ -17,17 +17,20 @@ import {
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { Store } from '../backend.ts';
 import { writeCompletion } from '../completion-write.ts';
-import { defineStatement } from '../prepared.ts';
-import * as shared from '../shared-statements.ts';
-import { stateLiteral } from '../shared-statements.ts';
 import type {
   ClaimedRow,
   CompleteOptions,
   CompleteReport,
   CompletionWrite,
+  Driver,
   FencedRow,
-  Statements,
-} from '../statements.ts';
+} from '../driver.ts';
+import { defineStatement } from '../prepared.ts';
+import * as shared from '../shared-statements.ts';
+import { stateLiteral } from '../shared-statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
+import { schemas } from './sql/schema.ts';
+import { statisticsProbe } from './sql/statistics.ts';
 
 /**
  * The tables as raw templates name them: the store's compile step qualifies them with
@@ -285,12 +288,14 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   };
 }
 
-/** PostgreSQL's statements: fused where a statement saves a round trip, rows locked. */
-export const postgresStatements: Statements = {
-  claim: async (x, input) =>
+/** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
+export const postgresDriver: Driver = {
+  capabilities: { skipLocked: true, maxParameters: 65_535, backup: false },
+  ...sharedDriver,
+  claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claimAlone: async (store, input) =>
+  claim: async (store, input) =>
     inClaimOrder(
       await store.autocommit(
         claimWithRecovery,
@@ -310,4 +315,17 @@ export const postgresStatements: Statements = {
     await x.rows(notifyWake, {});
   },
   snapshot: shared.snapshotStatement(sql``),
+  // The server checks its own pages; foreign keys are enforced, never deferred.
+  storageProbes: [],
+  plannerProbes: [statisticsProbe],
+  schemas,
+  async lockForRecount(x) {
+    // Waits for running writes and blocks new ones until COMMIT.
+    await x.query('LOCK TABLE messages, effects IN SHARE MODE');
+  },
+  // Autovacuum gives space back; a manual VACUUM FULL would lock the tables for its run.
+  vacuum: async () => false,
+  async copyTo() {
+    throw new TypeError('a PostgreSQL store is copied with pg_dump, not by onceq');
+  },
 };

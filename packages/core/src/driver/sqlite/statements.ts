@@ -1,5 +1,5 @@
 /**
- * SQLite's implementation of {@link Statements}. A statement here costs no round trip
+ * SQLite's {@link Driver}. A statement here costs no round trip
  * (the database is in the process), so the protocol keeps its plain statements: the
  * claim is the recovery UPDATE then the claim UPDATE, the completion is the fenced ACK
  * UPDATE then (if it matched) the effect INSERT, each in the caller's `BEGIN IMMEDIATE` transaction, which already
@@ -26,16 +26,14 @@ import {
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
 import { writeCompletion } from '../completion-write.ts';
+import type { ClaimedRow, ClaimInput, CompletionWrite, Driver, FencedRow } from '../driver.ts';
 import type { Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import type {
-  ClaimedRow,
-  ClaimInput,
-  CompletionWrite,
-  FencedRow,
-  Statements,
-} from '../statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
+import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
+import { schemas } from './sql/schema.ts';
+import { copyTo, vacuum } from './sql/vacuum.ts';
 
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
@@ -194,14 +192,17 @@ function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
   return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
 }
 
-async function claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+async function claimInTransaction(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
   return claimRows(sqliteExecutor(x), input);
 }
 
-/** SQLite's statements: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
-export const sqliteStatements: Statements = {
-  claim,
-  claimAlone: (store, input) => store.transact((x) => claim(x, { ...input, now: store.clock() })),
+/** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
+export const sqliteDriver: Driver = {
+  capabilities: { skipLocked: false, maxParameters: 32_766, backup: true },
+  ...sharedDriver,
+  claimInTransaction,
+  claim: (store, input) =>
+    store.transact((x) => claimInTransaction(x, { ...input, now: store.clock() })),
   readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
   complete: (store, writes) =>
     store.transact(async (x) => {
@@ -219,4 +220,11 @@ export const sqliteStatements: Statements = {
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+  storageProbes: [integrityProbe, foreignKeyProbe],
+  plannerProbes: [],
+  schemas,
+  // BEGIN IMMEDIATE already holds the one write lock.
+  lockForRecount: async () => {},
+  vacuum,
+  copyTo,
 };
