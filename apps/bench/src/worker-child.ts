@@ -6,7 +6,7 @@
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
-import { openStore, type Store, status, work } from '@onceq/core';
+import { openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
 import { errorText, wallMs } from './util.ts';
@@ -80,8 +80,6 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   if (spec.warmUp !== undefined && spec.warmUp > 0) {
     const warm = await work(opened, handlers.v1, { batch: spec.batch, max: spec.warmUp });
     if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
-    // Two reads at once: the pool opens the second connection that claim-ahead uses.
-    await Promise.all([status(opened), status(opened)]);
   }
   const latencies: number[] = [];
   let claimedBefore = 0;

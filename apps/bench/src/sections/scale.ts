@@ -30,7 +30,7 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
       table(
         ['mode', 'workers', 'msg/s', 'peak server connections', 'exact', 'errors'],
         rows.map((r) => [
-          r.mode,
+          r.poolMax === null ? r.mode : `${r.mode}, pool_max=${r.poolMax}`,
           String(r.workers),
           fmtRate(r.rate),
           String(r.peakConnections),
