@@ -353,6 +353,23 @@ describePostgres('PostgreSQL only', () => {
     expect(message).not.toContain('\n');
   });
 
+  test('pool_max=1 opens and migrates a fresh schema on its one connection, then enqueues and works', async () => {
+    const url = new URL(pgUrl());
+    url.searchParams.set('pool_max', '1');
+    const schema = freshSchema();
+    // The migrations must not wait for a second connection the pool may not open.
+    const store = await openStore(url.toString(), { schema, clock: testClock(T0) });
+    try {
+      const { jsonl } = nEvents(20);
+      expect(await enqueue(store, jsonl)).toEqual({ accepted: 20, duplicates: 0 });
+      expect((await work(store, handlers.v1, { batch: 5 })).done).toBe(20);
+      expect((await status(store)).effects).toBe(20);
+    } finally {
+      await dropSchema(store, schema);
+      await store.close();
+    }
+  }, 60_000);
+
   test('the store location is the URL with its password replaced by ***', async () => {
     const password = 'hunter2-location-secret';
     const url = withPassword(pgUrl(), password);

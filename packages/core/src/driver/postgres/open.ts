@@ -93,9 +93,9 @@ export async function openPostgresStore(
   const db = new Kysely<Database>({
     dialect: new SchemaScopedDialect({ pool: guard.kyselyPool }, schema),
   });
+  let migrate: boolean;
   try {
-    await prepareSchema(
-      db,
+    migrate = await prepareSchema(
       probe,
       schema,
       url,
@@ -122,6 +122,18 @@ export async function openPostgresStore(
     throw guard.mapError(error, probe);
   }
   probe.release();
+  // After the probe is back in the pool: the migrations run through it, and with
+  // `?pool_max=1` it is the only connection there is.
+  if (migrate) {
+    try {
+      await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
+      // Fail here, not at the first claim, if the tables did not land in `schema`.
+      await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
+    } catch (error) {
+      await db.destroy().catch(() => {});
+      throw guard.mapError(error);
+    }
+  }
 
   let retries = 0;
   // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
@@ -310,16 +322,16 @@ async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> 
  *
  * `readOnly` (status, show, list, dlq): a missing or older schema is refused, nothing
  * is created. `mustExist` (redrive, fail): a missing schema is refused, an older one is
- * migrated.
+ * migrated. Returns whether migrations are pending: the caller runs them once the probe
+ * is released, so an open never needs two connections at once.
  */
 async function prepareSchema(
-  db: Kysely<Database>,
   probe: pg.PoolClient,
   schema: string,
   url: string,
   readOnly: boolean,
   mustExist: boolean,
-): Promise<void> {
+): Promise<boolean> {
   // On the probe's connection: an open uses one connection, not two.
   const applied = await probe.query<{ present: boolean }>(
     'SELECT to_regclass($1) IS NOT NULL AS present',
@@ -330,7 +342,7 @@ async function prepareSchema(
       `SELECT name FROM ${schema}.onceq_migrations`,
     );
     const names = new Set(rows.map((row) => row.name));
-    if (MIGRATIONS.every((migration) => names.has(migration.name))) return;
+    if (MIGRATIONS.every((migration) => names.has(migration.name))) return false;
   }
   if (mustExist && applied.rows[0]?.present !== true) {
     throw new OnceqError(
@@ -369,7 +381,5 @@ async function prepareSchema(
     await probe.query('ROLLBACK').catch(() => {});
     throw error;
   }
-  await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
-  // Fail here, not at the first claim, if the tables did not land in `schema`.
-  await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
+  return true;
 }
