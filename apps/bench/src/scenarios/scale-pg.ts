@@ -129,16 +129,22 @@ export async function runScale(
         `scale: ${workers} worker process(es), ${mode}${poolMax === null ? '' : `, pool_max=${poolMax}`} …`,
       );
       const sampler = samplePeak(directUrl);
-      const run = await runProcessing(pgFactory(withPoolMax(url, poolMax)), {
-        backend: 'pg',
-        impl: 'core',
-        workers,
-        batch: 50,
-        messages,
-        synchronous: 'FULL',
-        warmUp: true,
-      });
-      const peakConnections = await sampler.stop();
+      // Stopped whatever the run does: a sampler left running keeps the bench alive.
+      let run: Awaited<ReturnType<typeof runProcessing>>;
+      let peakConnections: number;
+      try {
+        run = await runProcessing(pgFactory(withPoolMax(url, poolMax)), {
+          backend: 'pg',
+          impl: 'core',
+          workers,
+          batch: 50,
+          messages,
+          synchronous: 'FULL',
+          warmUp: true,
+        });
+      } finally {
+        peakConnections = await sampler.stop();
+      }
       rows.push({
         mode,
         workers,
