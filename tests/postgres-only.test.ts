@@ -366,6 +366,7 @@ describePostgres('PostgreSQL only', () => {
         skipLocked: true,
         maxParameters: 65_535,
         backup: false,
+        serverClock: true,
       });
     } finally {
       await dropSchema(store, schema);

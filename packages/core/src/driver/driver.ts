@@ -78,4 +78,10 @@ export interface Capabilities {
    * the backend's own tools do (PostgreSQL: `pg_dump`).
    */
   readonly backup: boolean;
+  /**
+   * Every lease, availability, backoff and fence time is read in the statement itself,
+   * from the server's clock (PostgreSQL: workers on many hosts whose clocks disagree).
+   * When false the bound `now`, the host's clock, is the time (SQLite: one host).
+   */
+  readonly serverClock: boolean;
 }

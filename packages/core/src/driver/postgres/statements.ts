@@ -19,7 +19,7 @@ import type { Store } from '../backend.ts';
 import { writeCompletion } from '../completion-write.ts';
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import { stateLiteral } from '../shared-statements.ts';
+import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import type {
   ClaimedRow,
   CompleteOptions,
@@ -57,8 +57,9 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
  */
-const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ p, n }) => {
-  const now = p.value<number>('now');
+const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (context) => {
+  const { p, n } = context;
+  const now = statementNow(context);
   const maxAttempts = p.value<number>('maxAttempts');
   const leased = stateLiteral('leased');
   const ready = stateLiteral('ready');
@@ -98,7 +99,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
       state = ${leased},
       attempts = m.attempts + 1,
       generation = m.generation + 1,
-      lease_until = ${p.value<number>('leaseUntil')},
+      lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
       updated_at = ${now},
       available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
       last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
@@ -122,9 +123,10 @@ const readFenced = defineStatement<FencedRow>(
  * effect row for each message it marked done, none for the others. Returns the ids it
  * marked done.
  */
-const ackWithEffects = defineStatement<{ event_id: string }>(
-  'ack-with-effects',
-  ({ p }) => sql<{ event_id: string }>`
+const ackWithEffects = defineStatement<{ event_id: string }>('ack-with-effects', (context) => {
+  const { p } = context;
+  const now = statementNow(context);
+  return sql<{ event_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(
         ${p.value<string[]>('ids')}::text[],
@@ -134,20 +136,20 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
       ) AS t(event_id, generation, category, amount_cents)
     ), acked AS (
       UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
       FROM input
       WHERE m.event_id = input.event_id
         AND m.generation = input.generation
         AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${p.value<number>('now')}
+        AND m.lease_until > ${now}
       RETURNING m.event_id
     ), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
+      SELECT input.event_id, input.category, input.amount_cents, ${now}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
-    SELECT event_id FROM acked`,
-);
+    SELECT event_id FROM acked`;
+});
 
 /**
  * {@link ackWithEffects} for exactly one message, with scalar parameters: the same fenced
@@ -155,25 +157,26 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
  * array literals to build on the client, no `unnest` and join on the server). How
  * `complete` records one message's effect, the per-message hot path.
  */
-const ackOneWithEffect = defineStatement<{ event_id: string }>(
-  'ack-one-with-effect',
-  ({ p }) => sql<{ event_id: string }>`
+const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-effect', (context) => {
+  const { p } = context;
+  const now = statementNow(context);
+  return sql<{ event_id: string }>`
     WITH acked AS (
       UPDATE ${messagesTable}
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
       WHERE event_id = ${p.value<string>('id')}
         AND generation = ${p.value<number>('generation')}
         AND state = ${stateLiteral('leased')}
-        AND lease_until > ${p.value<number>('now')}
+        AND lease_until > ${now}
       RETURNING event_id
     ), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
-        ${p.value<number>('createdAt')}::bigint
+        ${now}
       FROM acked
     )
-    SELECT event_id FROM acked`,
-);
+    SELECT event_id FROM acked`;
+});
 
 /**
  * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
@@ -192,7 +195,6 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
     generations: succeeded.map((s) => s.lease.generation),
     categories: succeeded.map((s) => s.effect.category),
     amounts: succeeded.map((s) => s.effect.amountCents),
-    createdAt: now,
     now,
   };
 }
@@ -224,7 +226,6 @@ async function complete(
             generation: one.lease.generation,
             category: one.effect.category,
             amount: one.effect.amountCents,
-            createdAt: now,
             now,
           })
         : await store.autocommit(ackWithEffects, ackValues(effects, now));
@@ -281,6 +282,7 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   return {
     now: input.now,
     leaseUntil: input.now + input.leaseSeconds,
+    leaseSeconds: input.leaseSeconds,
     maxAttempts: input.maxAttempts,
   };
 }

@@ -49,7 +49,12 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = { skipLocked: false, maxParameters: 32_766, backup: true };
+  const capabilities = {
+    skipLocked: false,
+    maxParameters: 32_766,
+    backup: true,
+    serverClock: false,
+  };
   const connection = dialect.connection;
   const cache = new StatementCache(db, capabilities);
   const executor = new SqliteExecutor(connection, cache, onQuery);
