@@ -20,6 +20,43 @@ const line = (id: number, body = '{"category":"book","amount_cents":100}') =>
   `{"event_id":"E${String(id).padStart(4, '0')}","payload":${body}}`;
 
 /** Runs `command` in a pseudo-terminal (util-linux `script`), `input` typed into it. */
+/**
+ * Runs `onceq args` in the sandbox (stdin a pipe held open), sends SIGINT as soon as its
+ * stderr shows `marker`, and returns its exit code and whole stderr (killed after 60 s).
+ */
+async function interruptOnceLogged(
+  box: CliSandbox,
+  args: readonly string[],
+  marker: string,
+): Promise<{ code: number; stderr: string }> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  delete env.ONCEQ_DB;
+  const proc = Bun.spawn(['bun', BIN, ...args], {
+    cwd: box.cwd,
+    env,
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+  const reader = proc.stderr.getReader();
+  const decoder = new TextDecoder();
+  let stderr = '';
+  let interrupted = false;
+  for (;;) {
+    if (!interrupted && stderr.includes(marker)) {
+      proc.kill('SIGINT');
+      interrupted = true;
+    }
+    const { value, done } = await reader.read();
+    if (done) break;
+    stderr += decoder.decode(value, { stream: true });
+  }
+  const code = await proc.exited;
+  clearTimeout(timer);
+  return { code, stderr };
+}
+
 async function inTerminal(command: string, input: string, env: Record<string, string> = {}) {
   const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], {
     cwd: box.cwd,
@@ -265,31 +302,11 @@ describe('terminal hints and Ctrl-C', () => {
 
   test('Ctrl-C during claim --hold says the claim was rolled back, and it was', async () => {
     await box.run(['enqueue', DEMO_JSONL]);
-    const env: Record<string, string | undefined> = { ...process.env };
-    delete env.ONCEQ_DB;
-    const proc = Bun.spawn(['bun', BIN, 'claim', '--hold'], {
-      cwd: box.cwd,
-      env,
-      stdin: 'pipe',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-    const reader = proc.stderr.getReader();
-    let stderr = '';
-    while (!stderr.includes('press Enter to commit')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      stderr += new TextDecoder().decode(value);
-    }
-    proc.kill('SIGINT');
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      stderr += new TextDecoder().decode(value);
-    }
-    const code = await proc.exited;
-    clearTimeout(timer);
+    const { code, stderr } = await interruptOnceLogged(
+      box,
+      ['claim', '--hold'],
+      'press Enter to commit',
+    );
     expect(code).toBe(130);
     expect(stderr).toContain('onceq: interrupted: the claim of E0001 was rolled back');
     const shown = json<{ state: string; attempts: number }>(
@@ -306,30 +323,11 @@ describe('Ctrl-C during work', () => {
     const lines = Array.from({ length: 3000 }, (_, i) => line(i));
     writeFileSync(join(box.cwd, 'many.jsonl'), `${lines.join('\n')}\n`);
     expect((await box.run(['enqueue', '--split', 'many.jsonl'])).code).toBe(0);
-    const env: Record<string, string | undefined> = { ...process.env };
-    delete env.ONCEQ_DB;
-    const proc = Bun.spawn(['bun', BIN, 'work', '--batch', '1'], {
-      cwd: box.cwd,
-      env,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
-    const reader = proc.stderr.getReader();
-    let stderr = '';
-    while (!stderr.includes('(from the default)')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      stderr += new TextDecoder().decode(value);
-    }
-    proc.kill('SIGINT');
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      stderr += new TextDecoder().decode(value);
-    }
-    const code = await proc.exited;
-    clearTimeout(timer);
+    const { code, stderr } = await interruptOnceLogged(
+      box,
+      ['work', '--batch', '1'],
+      '(from the default)',
+    );
     expect(code).toBe(130);
     expect(stderr).toContain('onceq: interrupted: ');
     expect(stderr).toContain('stopped between transactions, nothing is half done');

@@ -19,14 +19,18 @@ import {
 // Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
 setDefaultTimeout(120_000);
 
-/** `E0001…` events: `stuck` ones never return under the stuck handler, the others are done at once. */
-function events(kinds: readonly ('stuck' | 'quick')[]): string {
+/**
+ * `E0001…` events: `stuck` ones never return under the stuck handler (`timer` ones also
+ * keep an interval of their own running), `quick` ones are done at once.
+ */
+function events(kinds: readonly ('stuck' | 'quick' | 'timer')[]): string {
   return kinds
     .map((kind, i) => {
       const payload = {
         category: 'book',
         amount_cents: 100,
         ...(kind === 'quick' ? { done: true } : {}),
+        ...(kind === 'timer' ? { timer: true } : {}),
       };
       return `${JSON.stringify({ event_id: `E${String(i + 1).padStart(4, '0')}`, payload })}\n`;
     })
@@ -74,6 +78,21 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
       ]);
       expect(stuck.lastErrorDetail).toContain('did not return within 1 s');
       expect((await show(store, 'E0002')).state).toBe('done');
+    });
+
+    test('a handler past its deadline that keeps a timer of its own does not keep work alive', async () => {
+      const { store } = shared;
+      await enqueue(store, events(['timer']));
+      const w = startOnceq(
+        ['work', '--db', shared.db, '--handler', STUCK_HANDLER, '--handler-timeout', '1'],
+        shared.cwd,
+      );
+      expect(await w.exited(60_000)).toBe(0);
+      expect(w.stdout()).toContain('claimed 1 message: 0 done, 1 retried, 0 dead');
+      expect(w.stderr()).toContain(
+        'onceq: 1 handler call ignored the aborted signal and still run; exiting without waiting for it',
+      );
+      expect((await show(store, 'E0001')).lastErrorCode).toBe('handler_timeout');
     });
 
     test('without a deadline, /healthz turns 503 "stuck" once nothing was settled for three leases while holding work, its lease renewed meanwhile', async () => {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 /** The `onceq` executable: wires the process to the CLI and exits with its code. */
+import { handlersPastDeadline } from '@onceq/core/internal';
 import { runCli } from './cli.ts';
 import { processContext } from './context.ts';
 
@@ -11,7 +12,24 @@ if (argv[0]?.startsWith('/$bunfs/') && argv[0].endsWith('crash-child.ts')) {
   await runCrashChild(argv.slice(1));
 } else {
   const context = contextOrNull();
-  process.exitCode = context === null ? 2 : await runCli(argv, context);
+  const code = context === null ? 2 : await runCli(argv, context);
+  process.exitCode = code;
+  exitPastLateHandlers(code);
+}
+
+/**
+ * The command is over, but a handler that ran past its deadline and ignored its aborted
+ * signal may still hold a timer of its own, which would keep the process alive: say so
+ * and exit once stderr is written.
+ */
+function exitPastLateHandlers(code: number): void {
+  const late = handlersPastDeadline();
+  if (late === 0) return;
+  const calls = late === 1 ? '1 handler call' : `${late} handler calls`;
+  process.stderr.write(
+    `onceq: ${calls} ignored the aborted signal and still run; exiting without waiting for ${late === 1 ? 'it' : 'them'}\n`,
+    () => process.exit(code),
+  );
 }
 
 /**

@@ -25,7 +25,12 @@ export {
   StoreBusyError,
   StoreUnavailableError,
 } from './errors.ts';
-export { type HandlerResult, MAX_SUMMARY_LENGTH, runHandler } from './handler/run.ts';
+export {
+  type HandlerResult,
+  handlersPastDeadline,
+  MAX_SUMMARY_LENGTH,
+  runHandler,
+} from './handler/run.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';
 export {
   MAX_BATCH_BYTES,

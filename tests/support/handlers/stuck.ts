@@ -2,8 +2,10 @@
  * A handler module that never returns (`--handler tests/support/handlers/stuck.ts`): it
  * reports on stderr when it starts (`handler-start E0001 g1`) and when its signal aborts
  * (`handler-aborted E0001 <reason>`), and then still never settles. It holds no timer, so
- * a process whose loop has ended can exit around it. A payload with `"done": true` is
- * handled at once by v1's rules, so a test can mix quick and stuck messages.
+ * a process whose loop has ended can exit around it, unless the payload says
+ * `"timer": true`: then it keeps an interval of its own running, ignoring the abort. A
+ * payload with `"done": true` is handled at once by v1's rules, so a test can mix quick
+ * and stuck messages.
  */
 import type { HandlerContext, JsonObject } from '@onceq/core';
 import { v1 } from '@onceq/handler';
@@ -19,5 +21,6 @@ export function handle(payload: JsonObject, context: HandlerContext) {
       `handler-aborted ${context.eventId} ${reason instanceof Error ? reason.message : String(reason)}\n`,
     );
   });
+  if (payload.timer === true) setInterval(() => {}, 1000);
   return new Promise<never>(() => {});
 }

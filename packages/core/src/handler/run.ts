@@ -65,16 +65,31 @@ export function withDeadline(
 ): Promise<HandlerResult> {
   if (timeoutMs === undefined) return running;
   return new Promise((resolve) => {
+    let late = false;
     const timer = setTimeout(() => {
       const detail = `the handler did not return within ${timeoutMs / 1000} s; its signal was aborted`;
+      late = true;
+      pastDeadline += 1;
       abort(new Error(detail));
       resolve({ failure: { kind: 'temporary', code: HANDLER_TIMEOUT_CODE, detail } });
     }, timeoutMs);
     running.then((result) => {
       clearTimeout(timer);
+      if (late) pastDeadline -= 1;
       resolve(result);
     });
   });
+}
+
+let pastDeadline = 0;
+
+/**
+ * How many handler calls of this process ran past their deadline and have still not
+ * returned (they ignored their aborted signal). Their results are dropped; the CLI exits
+ * without waiting for them once its command is over.
+ */
+export function handlersPastDeadline(): number {
+  return pastDeadline;
 }
 
 /** The stored payload as the object a handler takes, or the permanent failure if it is not one. */

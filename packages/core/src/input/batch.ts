@@ -80,10 +80,7 @@ export function parseBatch(
   }
 
   const rawLines = text.split('\n');
-  const issues: BatchIssue[] = [];
-  const entries: BatchEntry[] = [];
-  const seen = new Map<string, BatchEntry>();
-  let duplicates = 0;
+  const collected = new BatchCollector('line');
   let lines = 0;
 
   for (let i = 0; i < rawLines.length; i++) {
@@ -91,25 +88,7 @@ export function parseBatch(
     if (isBlank(raw)) continue;
     lines++;
     if (lines > MAX_BATCH_LINES) break;
-    const line = i + 1;
-    const parsed = parseLine(raw, fits, idPolicy);
-    if (typeof parsed === 'string') {
-      issues.push({ line, reason: parsed });
-      continue;
-    }
-    const first = seen.get(parsed.eventId);
-    if (first === undefined) {
-      const entry = { line, eventId: parsed.eventId, payload: parsed.payload };
-      seen.set(parsed.eventId, entry);
-      entries.push(entry);
-    } else if (first.payload === parsed.payload) {
-      duplicates++;
-    } else {
-      issues.push({
-        line,
-        reason: `event_id ${parsed.eventId} conflicts with line ${first.line}: same event_id, different payload`,
-      });
-    }
+    collected.add(i + 1, parseLine(raw, fits, idPolicy));
   }
 
   if (lines > MAX_BATCH_LINES) {
@@ -123,10 +102,62 @@ export function parseBatch(
     ]);
   }
   if (lines === 0) throw new BatchRejectedError([{ line: 0, reason: 'the batch has no events' }]);
-  if (issues.length > 0) {
-    throw new BatchRejectedError(capIssues(issues), { problems: issues.length });
+  return collected.batch(lines);
+}
+
+/**
+ * A batch's entries collected in input order, by the one rule of both inputs (JSONL lines
+ * and event objects): the first occurrence of an event id is kept, a repeat with the same
+ * canonical payload is a duplicate, a repeat with another payload is an issue naming the
+ * first one.
+ */
+export class BatchCollector {
+  readonly #issues: BatchIssue[] = [];
+  readonly #entries: BatchEntry[] = [];
+  readonly #seen = new Map<string, BatchEntry>();
+  #duplicates = 0;
+
+  /** `unit`: what the numbers of issues count (JSONL lines, or event objects' positions). */
+  constructor(readonly unit: 'line' | 'event') {}
+
+  /** Adds what line (or event) `line` came to: a valid entry, or the reason it is invalid. */
+  add(line: number, parsed: { eventId: string; payload: string } | string): void {
+    if (typeof parsed === 'string') {
+      this.#issues.push({ line, reason: parsed });
+      return;
+    }
+    const first = this.#seen.get(parsed.eventId);
+    if (first === undefined) {
+      const entry = { line, eventId: parsed.eventId, payload: parsed.payload };
+      this.#seen.set(parsed.eventId, entry);
+      this.#entries.push(entry);
+    } else if (first.payload === parsed.payload) {
+      this.#duplicates++;
+    } else {
+      this.#issues.push({
+        line,
+        reason: `event_id ${parsed.eventId} conflicts with ${this.unit} ${first.line}: same event_id, different payload`,
+      });
+    }
   }
-  return { entries, duplicates, lines };
+
+  /**
+   * The parsed batch of `lines` non-empty lines (or events).
+   * @throws BatchRejectedError listing every issue collected (capped), nothing written.
+   */
+  batch(lines: number): ParsedBatch {
+    const issues = this.#issues;
+    if (issues.length > 0) {
+      const options = {
+        problems: issues.length,
+        ...(this.unit === 'event' ? { unit: this.unit } : {}),
+      };
+      throw new BatchRejectedError(capIssues(issues), options);
+    }
+    const batch: ParsedBatch = { entries: this.#entries, duplicates: this.#duplicates, lines };
+    if (this.unit === 'event') batch.unit = 'event';
+    return batch;
+  }
 }
 
 /** A valid line's event id and canonical payload, or the reason it is invalid. */

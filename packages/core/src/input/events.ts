@@ -11,15 +11,9 @@
  * beyond 2^53 as `bigint`. `NaN`, `Infinity`, `undefined`, functions, symbols, dates,
  * maps and class instances are refused, never silently dropped.
  */
-import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { BatchRejectedError } from '../errors.ts';
 import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from '../maintenance/id-policy.ts';
-import {
-  type BatchEntry,
-  MAX_BATCH_ISSUES,
-  MAX_BATCH_LINES,
-  MAX_PAYLOAD_BYTES,
-  type ParsedBatch,
-} from './batch.ts';
+import { BatchCollector, MAX_BATCH_LINES, MAX_PAYLOAD_BYTES, type ParsedBatch } from './batch.ts';
 import { canonicalize } from './canonical.ts';
 import { JsonFloat, type JsonObject, type JsonValue } from './json-value.ts';
 
@@ -67,45 +61,11 @@ export function parseEvents(
     );
   }
   const fits = idMatcher(idPolicy);
-  const issues: BatchIssue[] = [];
-  const entries: BatchEntry[] = [];
-  const seen = new Map<string, BatchEntry>();
-  let duplicates = 0;
+  const collected = new BatchCollector('event');
   events.forEach((event, index) => {
-    const line = index + 1;
-    const parsed = eventEntry(event, fits, idPolicy);
-    if (typeof parsed === 'string') {
-      issues.push({ line, reason: parsed });
-      return;
-    }
-    const first = seen.get(parsed.eventId);
-    if (first === undefined) {
-      const entry = { line, ...parsed };
-      seen.set(parsed.eventId, entry);
-      entries.push(entry);
-    } else if (first.payload === parsed.payload) {
-      duplicates++;
-    } else {
-      issues.push({
-        line,
-        reason: `event_id ${parsed.eventId} conflicts with event ${first.line}: same event_id, different payload`,
-      });
-    }
+    collected.add(index + 1, eventEntry(event, fits, idPolicy));
   });
-  if (issues.length > 0) {
-    const shown =
-      issues.length <= MAX_BATCH_ISSUES
-        ? issues
-        : [
-            ...issues.slice(0, MAX_BATCH_ISSUES),
-            {
-              line: 0,
-              reason: `… and ${issues.length - MAX_BATCH_ISSUES} more problem${issues.length - MAX_BATCH_ISSUES === 1 ? '' : 's'}`,
-            },
-          ];
-    throw new BatchRejectedError(shown, { problems: issues.length, unit: 'event' });
-  }
-  return { entries, duplicates, lines: events.length, unit: 'event' };
+  return collected.batch(events.length);
 }
 
 function eventEntry(
