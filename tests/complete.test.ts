@@ -134,11 +134,11 @@ function completeSuite(factory: BackendFactory): void {
       let fenceReads = 0;
       const counted: Store = {
         ...store,
-        statements: {
-          ...store.statements,
+        driver: {
+          ...store.driver,
           readFenced: (x, leases) => {
             fenceReads++;
-            return store.statements.readFenced(x, leases);
+            return store.driver.readFenced(x, leases);
           },
         },
       };

@@ -41,7 +41,7 @@ describePostgres('postgres: fence reads lock what they check', () => {
       const [lease] = await claimMany(store, { limit: 1 }); // until 1030
       if (lease === undefined) throw new Error('nothing claimed');
       const stolen = await store.transact(async (x) => {
-        const [row] = await store.statements.readFenced(x, [lease]);
+        const [row] = await store.driver.readFenced(x, [lease]);
         expect(row?.state).toBe('leased');
         // Another worker whose clock already says 1030 (the lease ran out for it) tries
         // to recover and re-claim the row now, between our fence read and our ACK.

@@ -362,7 +362,7 @@ describePostgres('PostgreSQL only', () => {
       expect(store.location).not.toContain(password);
       expect(store.location).toContain(':***@');
       expect(store.kind).toBe('postgres');
-      expect(store.capabilities).toEqual({
+      expect(store.driver.capabilities).toEqual({
         skipLocked: true,
         maxParameters: 65_535,
         backup: false,

@@ -84,7 +84,7 @@ export function applySuite(name: string, factory: BackendFactory): void {
       // Past the runner's checks, straight into the driver's completion write: the effects
       // CHECK refuses amount 0 and the write, ACK included, rolls back.
       await expect(
-        store.statements.complete(store, [{ lease, effect: { category: 'book', amountCents: 0 } }]),
+        store.driver.complete(store, [{ lease, effect: { category: 'book', amountCents: 0 } }]),
       ).rejects.toThrow();
       expect(await snapshot(store)).toEqual(before);
       expect((await show(store, 'E0001')).state).toBe('leased');

@@ -1,6 +1,6 @@
 /**
  * The fence in SQL, statement by statement. Every test here calls a fenced statement of
- * the backend's statements module (`store.statements`) **directly**, inside `store.transact`, bypassing the JavaScript checks
+ * the backend's statements module (`store.driver`) **directly**, inside `store.transact`, bypassing the JavaScript checks
  * of apply/fail/redrive, so that each SQL predicate is the only thing between a stale
  * worker and the row: a stale generation, a lease at exactly `lease_until`, a wrong
  * state, and a message recovered (and re-claimed) in between. Each must change zero rows
@@ -12,7 +12,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, enqueue, type Handler, LeaseLostError, OnceqError } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import type { CompletionWrite } from '../../packages/core/src/driver/statements.ts';
+import type { CompletionWrite } from '../../packages/core/src/driver/driver.ts';
 import type { LeaseRef } from '../../packages/core/src/internal.ts';
 import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
@@ -23,7 +23,7 @@ const EFFECT = { category: 'book', amountCents: 100 };
 /** The driver's completion write, committed on its own at `now`; the rows it wrote. */
 async function completeAt(e: TestEnv, writes: readonly CompletionWrite[], now: number) {
   e.clock.set(now);
-  return (await e.store.statements.complete(e.store, writes)).written;
+  return (await e.store.driver.complete(e.store, writes)).written;
 }
 
 /** The ACK with its money effect, as the worker writes it. */
@@ -206,7 +206,7 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       await apply(store, await mustClaim(store), handlers.v1); // E0003 dead: v1 refuses a toy
       const before = await snapshot(store);
       const all = ['E0001', 'E0002', 'E0003', 'E0004'];
-      const moved = await store.transact((x) => store.statements.redrive(x, all, 1001));
+      const moved = await store.transact((x) => store.driver.redrive(x, all, 1001));
       expect(moved).toEqual(['E0003']);
       const after = await snapshot(store);
       for (const id of ['E0001', 'E0002', 'E0004']) {

@@ -4,9 +4,8 @@ import type { IdPolicy } from '../maintenance/id-policy.ts';
 import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { CallerTransaction } from './caller-transaction.ts';
-import type { Capabilities, MaintenanceDriver } from './driver.ts';
+import type { Driver } from './driver.ts';
 import type { Executor, SlotValues, Statement } from './prepared.ts';
-import type { Statements } from './statements.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
@@ -15,15 +14,11 @@ export type BackendKind = (typeof BACKEND_KINDS)[number];
 export interface Store {
   readonly kind: BackendKind;
   readonly db: Kysely<Database>;
-  /** Facts of the backend, as plain data (driver/driver.ts). */
-  readonly capabilities: Capabilities;
-  /** The statements of doctor, prune, counters and backup that differ by backend. */
-  readonly maintenance: MaintenanceDriver;
   /**
-   * Every read and write of the protocol, as this backend runs it (the one seam between
-   * the protocol and the SQL; see backend/statements.ts).
+   * Every statement onceq runs, as this backend writes it, and the backend's facts as
+   * plain data (the one seam between onceq and the SQL; see driver/driver.ts).
    */
-  readonly statements: Statements;
+  readonly driver: Driver;
   readonly clock: Clock;
   readonly protocol: ProtocolOptions;
   /** Where the store lives, safe to print: a file path, or a URL without its password. */

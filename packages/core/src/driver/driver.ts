@@ -1,16 +1,126 @@
 /**
- * The maintenance half of a backend's driver: every statement onceq runs outside the
- * claim → complete path whose SQL differs between backends (the doctor's storage and
- * planner probes, the schema it compares with, the counters' recount lock, VACUUM,
- * backup), as methods on an {@link Executor} and facts as plain data. The modules in
- * `maintenance/` call these and read no backend kind; each backend implements it once,
- * one file per operation (`sqlite/sql/*.ts`, `postgres/sql/*.ts`).
+ * The one seam between onceq and a backend's SQL (River's driver interface): every
+ * statement onceq runs whose SQL a backend writes, as named operations on an
+ * {@link Executor} (the caller's transaction, or none), and the backend's facts as plain
+ * data ({@link Capabilities}). Each backend implements it once, as one object
+ * (`sqlite/statements.ts`, `postgres/statements.ts`); the modules in `queue/`,
+ * `worker/` and `maintenance/` call `store.driver` and read no backend kind.
  *
- * SQL the two backends share word for word (counts, the invariants, prune's pages) is
- * written once, in `driver/sql/*.ts`, and run through {@link Executor.query}.
+ * Every write of `messages.state` goes through it, and every move out of `leased` is
+ * fenced in its SQL `WHERE` (state `leased`, the lease's generation, `lease_until > now`)
+ * and reports how many rows it changed: zero means the lease is lost.
+ *
+ * SQL the two backends share word for word (counts, the invariants, prune's pages, the
+ * lists) is written once, in `driver/sql/*.ts` and `driver/shared-statements.ts`.
+ * What the backends do differently, and why: docs/architecture.md ("Where the SQL lives").
  */
+
+import type { Effect } from '../handler/contract.ts';
+import type { CheckedCompletion } from '../handler/run.ts';
+import type { FailureMove } from '../machine.ts';
 import type { Finding } from '../maintenance/doctor-types.ts';
+import type { MessageState } from '../states.ts';
+import type { LeaseRef } from '../types.ts';
+import type { Store } from './backend.ts';
 import type { Executor } from './prepared.ts';
+import type { CounterRow } from './sql/counters.ts';
+import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
+import type { InvariantCheck } from './sql/invariants.ts';
+
+/** The finished states prune touches. */
+export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
+
+/** The columns a claim returns, in claim order. */
+export interface ClaimedRow {
+  event_id: string;
+  generation: number;
+  attempts: number;
+  lease_until: number;
+  payload: string;
+  available_at: number;
+}
+
+/** The columns apply, fail and the lease service read under the fence. */
+export interface FencedRow {
+  event_id: string;
+  payload: string;
+  state: MessageState;
+  generation: number;
+  attempts: number;
+  lease_until: number | null;
+}
+
+/** What a claim needs to know. */
+export interface ClaimInput {
+  /** The claim's clock reading: leases that ran out by now are recovered first. */
+  now: number;
+  /** At most this many messages. */
+  limit: number;
+  leaseSeconds: number;
+  /** The cycle's attempt budget: an expired lease on the last attempt goes dead. */
+  maxAttempts: number;
+}
+
+/**
+ * One message's completion as {@link Driver.complete} writes it, fenced on its lease:
+ * the money effect with the ACK, a user's completion with the ACK, or a failure move.
+ * The move is a function of the time the write reads (its backoff starts then).
+ */
+export type CompletionWrite =
+  | { readonly lease: LeaseRef; readonly effect: Effect }
+  | {
+      readonly lease: LeaseRef;
+      readonly completion: CheckedCompletion;
+      /** The failure to record instead when `completion.write` throws. */
+      readonly failed: (error: unknown, now: number) => FailureMove;
+    }
+  | { readonly lease: LeaseRef; readonly failure: (now: number) => FailureMove };
+
+/** How {@link Driver.complete} writes. */
+export interface CompleteOptions {
+  /**
+   * Write inside one explicit transaction even where the backend could commit money
+   * effects with one statement of its own (PostgreSQL), so the effect rows exist, before
+   * COMMIT, in a transaction a crash rolls back (crash point `after-effect-insert`).
+   * `apply` asks for it: it shows §5's one write transaction. Default false.
+   */
+  readonly explicitTransaction?: boolean;
+}
+
+/** What {@link Driver.complete} wrote. */
+export interface CompleteReport {
+  /** The clock reading the fence used. */
+  readonly now: number;
+  /**
+   * Every message whose fenced write matched its row, by event id: `null` for done, the
+   * move for a failure (a completion whose write threw included). A message missing here
+   * lost its lease, and nothing of it was written.
+   */
+  readonly written: Map<string, FailureMove | null>;
+}
+
+/** A stored message as enqueue's duplicate check sees it. */
+export interface StoredForEnqueue {
+  event_id: string;
+  payload: string | null;
+  payload_sha256: string | null;
+  pruned_at: number | null;
+}
+
+/** A message as redrive's check sees it. */
+export interface StoredForRedrive {
+  event_id: string;
+  state: MessageState;
+  pruned_at: number | null;
+}
+
+/** One row of {@link Driver.snapshot}: a count by state, a category's effects, or a head. */
+export interface SnapshotRow {
+  kind: 'state' | 'effect' | 'ready' | 'due' | 'dead';
+  k: string | null;
+  n: unknown;
+  v: unknown;
+}
 
 /** One schema object as the doctor compares it: `kind name` → its normalized definition. */
 export type SchemaMap = Map<string, string>;
@@ -29,7 +139,191 @@ export interface ProbeOptions {
   readonly statisticsMinRows: number;
 }
 
-export interface MaintenanceDriver {
+/** One backend's implementation of every statement onceq runs, and its facts. */
+export interface Driver {
+  /** Facts of the backend, as plain data: callers read these, never the backend's kind. */
+  readonly capabilities: Capabilities;
+
+  /**
+   * Lazy recovery, then ready → leased for up to `limit` rows, inside the caller's write
+   * transaction `x`. Recovery first (§5): a leased row whose lease ran out by `now` goes
+   * back to `ready` at its `lease_until` (or `dead` on the last attempt) and is claimable
+   * in this very claim. The picked rows get `attempts + 1`, `generation + 1`,
+   * `lease_until = now + leaseSeconds`. Returns them in claim order. (The `claim --hold`
+   * lab: it holds the transaction open before COMMIT.)
+   */
+  claimInTransaction(x: Executor, input: ClaimInput): Promise<ClaimedRow[]>;
+  /**
+   * {@link claimInTransaction} as a transaction of its own, reading the clock inside it:
+   * the hot path of `claim` and every worker. (PostgreSQL: one statement that commits by
+   * itself.)
+   */
+  claim(store: Store, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
+  /**
+   * Reads the named messages for apply, fail and the lease service, in the caller's
+   * write transaction; a missing id has no row. The rows stay locked until COMMIT where
+   * concurrent writers exist (PostgreSQL `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE`
+   * already holds the one write lock).
+   */
+  readFenced(x: Executor, leases: readonly LeaseRef[]): Promise<FencedRow[]>;
+  /**
+   * THE completion write (River's "set state if running, many"): records every write of
+   * `writes` fenced in its SQL `WHERE` (state `leased`, the lease's generation,
+   * `lease_until > now`, `now` read by the backend at the write), with no read in front.
+   * A message whose fence does not match writes nothing at all (no effect row, no
+   * completion, no user rows). A completion's `write(tx)` runs after its message's fenced
+   * ACK matched, in the same transaction (completion-write.ts: one savepoint for the
+   * batch, one per message only after a write threw): when it throws, that message's rows
+   * are rolled back and its failure is written instead, and the other messages stay. Crash points: `after-effect-insert` once the effect rows are in,
+   * `after-completion-write` after a user's write, `after-ack` once everything is written
+   * (before COMMIT where the writes share a transaction; on PostgreSQL a batch of money
+   * effects alone is one statement that has committed by then). Throws when the database
+   * refuses the write; then nothing of `writes` was written.
+   */
+  complete(
+    store: Store,
+    writes: readonly CompletionWrite[],
+    options?: CompleteOptions,
+  ): Promise<CompleteReport>;
+  /** leased → leased until `leaseUntil`, fenced at `now`. Returns the rows changed. */
+  extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: number): Promise<number>;
+  /**
+   * leased → ready now, the claim's attempt given back (never below 0), generation kept,
+   * fenced at `now`. Returns the rows changed.
+   */
+  release(x: Executor, lease: LeaseRef, now: number): Promise<number>;
+  /**
+   * The named messages for redrive's check, locked until COMMIT like
+   * {@link readFenced}, so a concurrent redrive waits and then sees what this one did.
+   */
+  readForRedrive(x: Executor, ids: readonly string[]): Promise<StoredForRedrive[]>;
+  /**
+   * dead → ready for the named (or all) dead messages: attempts 0, available `now`,
+   * generation and payload kept; a pruned message is never moved. Returns the ids moved,
+   * sorted.
+   */
+  redrive(x: Executor, ids: readonly string[] | 'all', now: number): Promise<string[]>;
+  /** The stored rows of `ids` (any state) for enqueue's duplicate and conflict check. */
+  lookupForEnqueue(x: Executor, ids: readonly string[]): Promise<StoredForEnqueue[]>;
+  /**
+   * New messages, `ready` at `now`, attempts and generation 0, in the caller's
+   * transaction. An id already stored (committed, or inserted earlier in this
+   * transaction) is skipped, not an error; returns how many rows were inserted.
+   */
+  insertMessages(
+    x: Executor,
+    rows: readonly { eventId: string; payload: string }[],
+    now: number,
+  ): Promise<number>;
+  /**
+   * Wakes sleeping workers of this store when the caller's transaction commits
+   * (PostgreSQL `NOTIFY`, never delivered on rollback); nothing where workers poll.
+   */
+  wake(x: Executor): Promise<void>;
+  /**
+   * What `status` shows, read by **one statement** (one snapshot, so `done` and the
+   * effects never disagree): the maintained counters of `onceq_counts` by state and by
+   * effect category (migration 0004), the oldest `available_at` of a message claimable
+   * at `now`, and the oldest `updated_at` of a dead one.
+   */
+  snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
+
+  /**
+  // The read-only views (queue/inspect, list, due, ages; redrive's preview): one
+  // statement each, run on `store.read`'s executor.
+
+  /** The message `eventId` with its recorded outcome, or undefined. */
+  readMessage(x: Executor, eventId: string): Promise<MessageRow | undefined>;
+  /** The dead messages not pruned, by event id: all of them or the first `limit`. */
+  listDead(x: Executor, limit?: number): Promise<MessageRow[]>;
+  /** How many messages {@link listDead} returns. */
+  countDead(x: Executor): Promise<number>;
+  /** One keyset page of the messages `page.filter` takes, in `page.order`. */
+  listPage(x: Executor, page: ListPage): Promise<MessageRow[]>;
+  /** How many messages `filter` takes. */
+  countMatching(x: Executor, filter: MessageFilter): Promise<number>;
+  /**
+   * The earliest `available_at` of a ready message and `lease_until` of a leased one,
+   * and the statement's now (`now` bound: the host's clock or a model clock; on the
+   * server's clock the server's), the clock those times are on.
+   */
+  nextDue(
+    x: Executor,
+    now: number,
+  ): Promise<{ ready_at: unknown; lease_at: unknown; now: unknown }>;
+  /** Ready messages still in backoff at `now` and leased ones, with their earliest times. */
+  waiting(x: Executor, now: number): Promise<WaitingRow>;
+  /** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
+  ages(x: Executor): Promise<{ ready_at: unknown; dead_at: unknown }>;
+  /** The named messages (any state), or every dead one, by event id, for a redrive preview. */
+  readForPreview(x: Executor, ids: readonly string[] | 'all'): Promise<PreviewRow[]>;
+
+  // The store's recorded id policy (`onceq_meta`).
+
+  /**
+   * The recorded policy text, undefined when none. Inside a write transaction on a
+   * backend with row locks (PostgreSQL) it is read `FOR SHARE`: a concurrent policy
+   * change waits for running enqueues, and later enqueues wait for it.
+   */
+  readIdPolicy(x: Executor): Promise<string | undefined>;
+  /** {@link readIdPolicy} locked `FOR UPDATE` where rows lock: the start of a policy change. */
+  lockIdPolicy(x: Executor): Promise<string | undefined>;
+  /** Writes the policy text, creating the row if missing. */
+  writeIdPolicy(x: Executor, value: string): Promise<void>;
+  /** Whether the store holds any message at all. */
+  hasMessages(x: Executor): Promise<boolean>;
+  /**
+   * The next page of stored event ids after `after` (`''` for the first), in id order;
+   * a page shorter than `pageSize` is the last.
+   */
+  idPage(x: Executor, after: string): Promise<{ ids: string[]; pageSize: number }>;
+
+  // Prune: a dry run's count, keyset pages of candidates, and the tombstones.
+
+  /** Finished messages of `state`, not yet pruned, finished before `before`. */
+  countPrunable(x: Executor, state: PrunableState, before: number): Promise<number>;
+  /**
+   * The next `limit` candidates after the cursor, in `messages_claim` order (state,
+   * available_at, event_id): a range scan from the cursor. The first cursor is `(-1, '')`.
+   */
+  prunePage(
+    x: Executor,
+    state: PrunableState,
+    before: number,
+    after: { availableAt: number; eventId: string },
+    limit: number,
+  ): Promise<{ event_id: string; payload: string; available_at: number }[]>;
+  /**
+   * Turns `rows` into tombstones (payload gone, `pruned_at = now`, each its SHA-256),
+   * repeating every condition of the page, so a message redriven since is skipped.
+   * Returns the rows changed.
+   */
+  pruneRows(
+    x: Executor,
+    state: PrunableState,
+    rows: readonly { eventId: string; sha256: string }[],
+    now: number,
+    before: number,
+  ): Promise<number>;
+
+  // The maintained counters (`onceq_counts`, migration 0004) and the doctor's data checks.
+
+  /** Every counted or present key, with the counter's and the rows' figures, one statement. */
+  compareCounters(x: Executor): Promise<CounterRow[]>;
+  /** Replaces every counter with a real count, in the caller's write transaction. */
+  recount(x: Executor): Promise<void>;
+  /** How many rows break the invariant `check`, and the first `limit` of their ids. */
+  violations(
+    x: Executor,
+    check: InvariantCheck,
+    maxAttempts: number,
+    limit: number,
+  ): Promise<{ n: number; ids: string[] }>;
+  /** Leases that ran out before `cutoff`: how many, and the oldest `lease_until`. */
+  expiredLeases(x: Executor, cutoff: number): Promise<{ n: number; oldest: number }>;
+  /** The names of the applied migrations, in order. */
+  appliedMigrations(x: Executor): Promise<string[]>;
+
   /**
    * The backend's own consistency checks, run right after the schema checks (SQLite:
    * `integrity_check` and `foreign_key_check`; none on PostgreSQL, whose storage checks
@@ -74,7 +368,7 @@ export interface Capabilities {
   /** Largest number of bound parameters one statement may carry. */
   readonly maxParameters: number;
   /**
-   * `backup` can copy the store to a file ({@link MaintenanceDriver.copyTo}); where not,
+   * `backup` can copy the store to a file ({@link Driver.copyTo}); where not,
    * the backend's own tools do (PostgreSQL: `pg_dump`).
    */
   readonly backup: boolean;

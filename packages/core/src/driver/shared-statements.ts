@@ -14,8 +14,8 @@ import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Store } from './backend.ts';
+import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import { type BuildContext, defineStatement, type Executor } from './prepared.ts';
-import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './statements.ts';
 
 /**
  * A state as an SQL literal, not a bound parameter, so the planner can match it against

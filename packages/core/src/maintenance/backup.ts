@@ -39,7 +39,7 @@ export interface BackupResult {
  * directory; nothing is written then.
  */
 export async function backup(store: Store, file: string): Promise<BackupResult> {
-  if (!store.capabilities.backup) {
+  if (!store.driver.capabilities.backup) {
     throw new BackupRefusedError(
       'backup copies SQLite stores only; back up a PostgreSQL store with pg_dump (see docs/operations.md), nothing was written',
     );
@@ -53,7 +53,7 @@ export async function backup(store: Store, file: string): Promise<BackupResult> 
   }
   const temporary = `${file}.partial-${process.pid}-${Date.now()}`;
   try {
-    await store.read((x) => store.maintenance.copyTo(x, temporary));
+    await store.read((x) => store.driver.copyTo(x, temporary));
     try {
       linkSync(temporary, file);
     } catch (error) {

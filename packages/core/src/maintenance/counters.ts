@@ -5,7 +5,6 @@
  * edits `onceq_counts` by hand, disables the triggers, or restores a table without them.
  */
 import type { Store } from '../driver/backend.ts';
-import { compareCounters, recount } from '../driver/sql/counters.ts';
 
 /** One key whose counter disagrees with the rows it counts. */
 export interface CounterDrift {
@@ -25,7 +24,7 @@ export interface CounterDrift {
  * for `doctor`, not for a hot path.
  */
 export async function findCounterDrift(store: Store): Promise<CounterDrift[]> {
-  const rows = await store.read(compareCounters);
+  const rows = await store.read((x) => store.driver.compareCounters(x));
   const drift: CounterDrift[] = [];
   for (const row of rows) {
     const stored = { n: Number(row.sn ?? 0), total: Number(row.st ?? 0) };
@@ -45,7 +44,7 @@ export async function findCounterDrift(store: Store): Promise<CounterDrift[]> {
  */
 export async function recomputeCounters(store: Store): Promise<void> {
   await store.transact(async (x) => {
-    await store.maintenance.lockForRecount(x);
-    await recount(x);
+    await store.driver.lockForRecount(x);
+    await store.driver.recount(x);
   });
 }

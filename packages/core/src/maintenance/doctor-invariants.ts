@@ -4,12 +4,7 @@
  * restored file, a dropped CHECK) is caught.
  */
 import type { Store } from '../driver/backend.ts';
-import {
-  expiredLeases,
-  INVARIANT_ROWS,
-  type InvariantCheck,
-  violations,
-} from '../driver/sql/invariants.ts';
+import type { InvariantCheck } from '../driver/sql/invariants.ts';
 import type { Finding } from './doctor-types.ts';
 import { formatIdPolicy, parseIdPolicy } from './id-policy.ts';
 import { findOffenders, readIdPolicyText } from './meta.ts';
@@ -25,7 +20,7 @@ interface Invariant {
   what: string;
 }
 
-/** Every invariant the protocol keeps; its SQL is `INVARIANT_ROWS[check]`. */
+/** Every invariant the protocol keeps; its SQL is the driver's (`Driver.violations`). */
 export const INVARIANTS: readonly Invariant[] = [
   {
     check: 'done_without_outcome',
@@ -65,8 +60,10 @@ export const INVARIANTS: readonly Invariant[] = [
 export async function checkInvariants(store: Store): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const invariant of INVARIANTS) {
-    const rows = INVARIANT_ROWS[invariant.check](store.protocol.maxAttempts);
-    const { n, ids } = await store.read((x) => violations(x, rows, EXAMPLES));
+    const { maxAttempts } = store.protocol;
+    const { n, ids } = await store.read((x) =>
+      store.driver.violations(x, invariant.check, maxAttempts, EXAMPLES),
+    );
     if (n === 0) continue;
     findings.push({
       check: invariant.check,
@@ -90,7 +87,7 @@ export async function checkIdPolicy(store: Store): Promise<Finding[]> {
   } catch (error) {
     return finding(`the recorded id policy is unreadable: ${(error as Error).message}`);
   }
-  const { refused, offenders } = await store.read((x) => findOffenders(x, policy));
+  const { refused, offenders } = await store.read((x) => findOffenders(store, x, policy));
   if (refused === 0) return [];
   return finding(
     `${refused} stored event id${refused === 1 ? '' : 's'} do not fit the store's id policy ${formatIdPolicy(policy)}: ${offenders.map((id) => JSON.stringify(id)).join(', ')}${refused > offenders.length ? ', …' : ''}`,
@@ -103,7 +100,7 @@ export async function checkIdPolicy(store: Store): Promise<Finding[]> {
  */
 export async function checkStaleLeases(store: Store, staleSeconds: number): Promise<Finding[]> {
   const cutoff = store.clock() - staleSeconds;
-  const { n, oldest } = await store.read((x) => expiredLeases(x, cutoff));
+  const { n, oldest } = await store.read((x) => store.driver.expiredLeases(x, cutoff));
   if (n === 0) return [];
   const age = store.clock() - oldest;
   return [

@@ -3,7 +3,7 @@
  * (tables, columns, CHECKs, foreign keys, indexes) is exactly what the migrations build.
  *
  * The reference is built, not hand-written: the backend runs the same migration statements
- * on a scratch database (`MaintenanceDriver.schemas`), so a new migration never needs a
+ * on a scratch database (`Driver.schemas`), so a new migration never needs a
  * second list here.
  */
 import type { Store } from '../driver/backend.ts';
@@ -15,10 +15,7 @@ export async function checkSchemaVersion(store: Store): Promise<{
   version: string | null;
   findings: Finding[];
 }> {
-  const { rows } = await store.read((x) =>
-    x.query<{ name: string }>('select name from onceq_migrations order by name'),
-  );
-  const applied = rows.map((r) => r.name);
+  const applied = await store.read((x) => store.driver.appliedMigrations(x));
   const known = MIGRATIONS.map((m) => m.name);
   const findings: Finding[] = [];
   const missing = known.filter((n) => !applied.includes(n));
@@ -42,7 +39,7 @@ export async function checkSchemaVersion(store: Store): Promise<{
 
 /** Drift between the live schema and the one the migrations build, one finding per object. */
 export async function checkSchemaDrift(store: Store): Promise<Finding[]> {
-  const [live, reference] = await store.transact((x) => store.maintenance.schemas(x));
+  const [live, reference] = await store.transact((x) => store.driver.schemas(x));
   const findings: Finding[] = [];
   const drift = (message: string) =>
     findings.push({ check: 'schema_drift', severity: 'problem', message });

@@ -54,14 +54,14 @@ export async function doctor(store: Store, options: DoctorOptions = {}): Promise
   });
   await run('schema_drift', () => checkSchemaDrift(store));
   const probe = { fix: options.fix === true, statisticsMinRows: options.statisticsMinRows ?? 1000 };
-  for (const check of store.maintenance.storageProbes) {
+  for (const check of store.driver.storageProbes) {
     await run(check.name, () => store.read((x) => check.run(x, probe)));
   }
   await run('id_policy', () => checkIdPolicy(store));
   await run('invariants', () => checkInvariants(store));
   await run('counters', () => checkCounters(store, options.fix === true));
   await run('stale_leases', () => checkStaleLeases(store, options.staleLeaseSeconds ?? 3600));
-  for (const check of store.maintenance.plannerProbes) {
+  for (const check of store.driver.plannerProbes) {
     await run(check.name, () => store.read((x) => check.run(x, probe)));
   }
   return {

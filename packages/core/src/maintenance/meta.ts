@@ -4,14 +4,6 @@
  */
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/prepared.ts';
-import {
-  anyMessage,
-  ID_PAGE_SIZE,
-  idPage,
-  lockIdPolicyRow,
-  readIdPolicyRow,
-  writeIdPolicy,
-} from '../driver/sql/meta.ts';
 import { OnceqError } from '../errors.ts';
 import {
   formatIdPolicy,
@@ -54,15 +46,15 @@ export async function setIdPolicy(
   policy: IdPolicy,
 ): Promise<{ previous: IdPolicy; policy: IdPolicy; checked: number }> {
   return store.transact(async (x) => {
-    const previous = await lockPolicy(x);
-    const { checked, offenders, refused } = await findOffenders(x, policy);
+    const previous = await lockPolicy(store, x);
+    const { checked, offenders, refused } = await findOffenders(store, x, policy);
     if (refused > 0) {
       throw new IdPolicyRefusedError(
         `id policy ${formatIdPolicy(policy)} refused: ${refused} stored event id${refused === 1 ? '' : 's'} would not fit (${offenders.map((id) => JSON.stringify(id)).join(', ')}${refused > offenders.length ? ', …' : ''}); the policy stays ${formatIdPolicy(previous)}`,
         offenders,
       );
     }
-    await writePolicy(x, policy);
+    await writePolicy(store, x, policy);
     return { previous, policy, checked };
   });
 }
@@ -78,29 +70,29 @@ export async function adoptIdPolicy(store: Store, policy: IdPolicy): Promise<voi
   const current = await getIdPolicy(store);
   if (formatIdPolicy(current) === wanted) return;
   await store.transact(async (x) => {
-    const previous = await lockPolicy(x);
+    const previous = await lockPolicy(store, x);
     if (formatIdPolicy(previous) === wanted) return;
-    const [any] = await x.rows(anyMessage, {});
-    if (any !== undefined) {
+    if (await store.driver.hasMessages(x)) {
       throw new IdPolicyRefusedError(
         `the store ${store.location} already holds messages under id policy ${formatIdPolicy(previous)}, not ${wanted}; change it with onceq id-policy set ${wanted}`,
       );
     }
-    await writePolicy(x, policy);
+    await writePolicy(store, x, policy);
   });
 }
 
-async function lockPolicy(x: Executor): Promise<IdPolicy> {
-  const [row] = await x.rows(lockIdPolicyRow, {});
-  return row === undefined ? LESSON_POLICY : parseIdPolicy(row.value);
+async function lockPolicy(store: Store, x: Executor): Promise<IdPolicy> {
+  const text = await store.driver.lockIdPolicy(x);
+  return text === undefined ? LESSON_POLICY : parseIdPolicy(text);
 }
 
-async function writePolicy(x: Executor, policy: IdPolicy): Promise<void> {
-  await x.changes(writeIdPolicy, { value: formatIdPolicy(policy) });
+async function writePolicy(store: Store, x: Executor, policy: IdPolicy): Promise<void> {
+  await store.driver.writeIdPolicy(x, formatIdPolicy(policy));
 }
 
 /** Walks every stored event id by keyset pages and counts those `policy` refuses. */
 export async function findOffenders(
+  store: Store,
   x: Executor,
   policy: IdPolicy,
 ): Promise<{ checked: number; refused: number; offenders: string[] }> {
@@ -111,22 +103,21 @@ export async function findOffenders(
   // Every stored id is non-empty, so '' comes before the first.
   let after = '';
   for (;;) {
-    const rows = await x.rows(idPage, { after });
-    for (const { event_id } of rows) {
+    const { ids, pageSize } = await store.driver.idPage(x, after);
+    for (const event_id of ids) {
       if (!fits(event_id)) {
         refused++;
         if (offenders.length < SHOWN_OFFENDERS) offenders.push(event_id);
       }
     }
-    checked += rows.length;
-    if (rows.length < ID_PAGE_SIZE) break;
-    after = (rows[rows.length - 1] as { event_id: string }).event_id;
+    checked += ids.length;
+    if (ids.length < pageSize) break;
+    after = ids[ids.length - 1] as string;
   }
   return { checked, refused, offenders };
 }
 
 /** Kept for the doctor: the raw policy text, to report an unreadable one. */
 export async function readIdPolicyText(store: Store): Promise<string | null> {
-  const [row] = await store.read((x) => x.rows(readIdPolicyRow, {}));
-  return row?.value ?? null;
+  return (await store.read((x) => store.driver.readIdPolicy(x))) ?? null;
 }

@@ -6,7 +6,6 @@
  * (the money) are never touched; `ready` and `leased` messages never pruned.
  */
 import type { Store } from '../driver/backend.ts';
-import { prunableCount, prunePage, pruneRows } from '../driver/sql/prune.ts';
 import { OnceqError } from '../errors.ts';
 import { payloadSha256 } from './enqueue-checks.ts';
 
@@ -124,14 +123,13 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
       : await pruneState(store, state, before, now, chunk, pace);
   }
   if (options.vacuum && !options.dryRun && result.done + result.dead > 0) {
-    result.vacuumed = await store.read((x) => store.maintenance.vacuum(x));
+    result.vacuumed = await store.read((x) => store.driver.vacuum(x));
   }
   return result;
 }
 
 async function countPrunable(store: Store, state: PrunableState, before: number): Promise<number> {
-  const [row] = await store.read((x) => x.rows(prunableCount(state), { before }));
-  return Number(row?.n ?? 0);
+  return store.read((x) => store.driver.countPrunable(x, state, before));
 }
 
 /** How prune shares the store: its duty cycle, when to stop, whom to tell. */
@@ -155,17 +153,16 @@ async function pruneState(
   while (pace.signal?.aborted !== true) {
     const started = performance.now();
     // Read outside the write lock; the payload of a finished message never changes.
-    const rows = await store.read((x) => x.rows(prunePage(state), { before, ...after }, chunk));
+    const rows = await store.read((x) => store.driver.prunePage(x, state, before, after, chunk));
     if (rows.length === 0) break;
     const last = rows[rows.length - 1] as { event_id: string; available_at: number };
     after = { availableAt: Number(last.available_at), eventId: last.event_id };
-    const ids = rows.map((r) => r.event_id);
-    const hashes = rows.map((r) => payloadSha256(r.payload));
+    const tombstones = rows.map((r) => ({ eventId: r.event_id, sha256: payloadSha256(r.payload) }));
     const readMs = performance.now() - started;
     let locked = 0;
     pruned += await store.transact(async (x) => {
       locked = performance.now();
-      return x.changes(pruneRows(state), { ids, hashes, now, before }, ids.length);
+      return store.driver.pruneRows(x, state, tombstones, now, before);
     });
     pace.onChunk?.({ state, pruned });
     if (rows.length < chunk) break;

@@ -1,5 +1,4 @@
 import type { Store } from '../driver/backend.ts';
-import { agesRow } from '../driver/sql/inspect.ts';
 
 /** How long the oldest work has waited, as stored times (Unix seconds); null when none. */
 export interface QueueAges {
@@ -16,7 +15,7 @@ export interface QueueAges {
  * healthy queue; an index on `(state, updated_at)` would make it one step too).
  */
 export async function queueAges(store: Store): Promise<QueueAges> {
-  const [row] = await store.read((x) => x.rows(agesRow, {}));
+  const row = await store.read((x) => store.driver.ages(x));
   const toSeconds = (at: unknown) => (at === null || at === undefined ? null : Number(at));
-  return { oldestReadyAt: toSeconds(row?.ready_at), oldestDeadAt: toSeconds(row?.dead_at) };
+  return { oldestReadyAt: toSeconds(row.ready_at), oldestDeadAt: toSeconds(row.dead_at) };
 }

@@ -1,5 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import type { ClaimedRow } from '../driver/statements.ts';
+import type { ClaimedRow } from '../driver/driver.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { Lease } from '../types.ts';
 
@@ -22,7 +22,7 @@ export interface ClaimOptions {
  * `generation+1` and `lease_until = now + lease`. Every claim spends attempt budget.
  * Returns the leases in claim order, `[]` when nothing is claimable now.
  *
- * The statements are the backend's (`store.statements.claim`): on SQLite `BEGIN IMMEDIATE`,
+ * The statements are the backend's (`store.driver.claim`): on SQLite `BEGIN IMMEDIATE`,
  * the recovery UPDATE, the claim UPDATE, `COMMIT`; on PostgreSQL one statement that
  * commits by itself.
  */
@@ -38,13 +38,13 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
   const { beforeCommit } = options;
   const input = { limit, leaseSeconds, maxAttempts: store.protocol.maxAttempts };
   if (beforeCommit === undefined) {
-    const leases = toLeases(await store.statements.claimAlone(store, input));
+    const leases = toLeases(await store.driver.claim(store, input));
     crashPoint('after-claim');
     return leases;
   }
   const leases = await store.transact(async (x) => {
     const now = store.clock();
-    const leases = toLeases(await store.statements.claim(x, { ...input, now }));
+    const leases = toLeases(await store.driver.claimInTransaction(x, { ...input, now }));
     await beforeCommit(leases);
     return leases;
   });

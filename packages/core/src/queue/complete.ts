@@ -4,7 +4,7 @@
  * driver method per backend (`Statements.complete`).
  */
 import type { Store } from '../driver/backend.ts';
-import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/statements.ts';
+import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/driver.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { failureOf, type HandlerResult, runHandler, withDeadline } from '../handler/run.ts';
@@ -81,7 +81,7 @@ export async function complete(
   let report: CompleteReport;
   try {
     const writes = results.map((r) => writeOf(store, r));
-    report = await store.statements.complete(store, writes, options);
+    report = await store.driver.complete(store, writes, options);
   } catch (error) {
     if (unwritable(error)) throw error;
     const [only] = results;
@@ -107,7 +107,7 @@ export async function apply(
   timeoutMs?: number,
 ): Promise<ApplyOutcome> {
   const row = await store.transact(async (x) => {
-    const [found] = await store.statements.readFenced(x, [lease]);
+    const [found] = await store.driver.readFenced(x, [lease]);
     const why = fenceViolation(found, lease, store.clock());
     if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
     return found as NonNullable<typeof found>;
@@ -214,7 +214,7 @@ async function refused(
   const instead: ClaimResult = { lease: only.lease, result: { failure } };
   let report: CompleteReport;
   try {
-    report = await store.statements.complete(store, [writeOf(store, instead)], options);
+    report = await store.driver.complete(store, [writeOf(store, instead)], options);
   } catch {
     throw error;
   }

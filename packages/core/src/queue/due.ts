@@ -1,5 +1,4 @@
 import type { Store } from '../driver/backend.ts';
-import { nextDueRow, waitingRow } from '../driver/sql/inspect.ts';
 
 /** When something next becomes claimable, as far as the stored rows say. */
 export interface NextDue {
@@ -20,12 +19,12 @@ export interface NextDue {
  */
 export async function nextDue(store: Store): Promise<NextDue> {
   const hostNow = store.clock();
-  const [row] = await store.read((x) => x.rows(nextDueRow, { now: hostNow }));
+  const row = await store.read((x) => store.driver.nextDue(x, hostNow));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
-    readyAt: num(row?.ready_at),
-    leaseExpiresAt: num(row?.lease_at),
-    now: num(row?.now) ?? hostNow,
+    readyAt: num(row.ready_at),
+    leaseExpiresAt: num(row.lease_at),
+    now: num(row.now) ?? hostNow,
   };
 }
 
@@ -43,8 +42,7 @@ export interface WaitingReport {
 
 /** For `work` when it found nothing: what is waiting and until when, one statement. */
 export async function waitingReport(store: Store, now: number): Promise<WaitingReport> {
-  const [found] = await store.read((x) => x.rows(waitingRow, { now }));
-  const row = found ?? {};
+  const row = await store.read((x) => store.driver.waiting(x, now));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     inBackoff: Number(row.in_backoff ?? 0),

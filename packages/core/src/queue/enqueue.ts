@@ -1,8 +1,7 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
+import type { StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/prepared.ts';
-import { readIdPolicyRow } from '../driver/sql/meta.ts';
-import type { StoredForEnqueue } from '../driver/statements.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
@@ -73,11 +72,11 @@ export async function enqueue(
   const unit = batch.unit ?? 'line';
   return store.transact(async (x) => {
     const now = store.clock();
-    const [policyRow] = await x.rows(readIdPolicyRow, {});
-    remember(store, policyRow?.value);
-    checkIds(batch.entries, policyRow?.value, unit);
+    const policyText = await store.driver.readIdPolicy(x);
+    remember(store, policyText);
+    checkIds(batch.entries, policyText, unit);
     const accepted = await insertNew(store, x, batch.entries, now, unit);
-    if (accepted > 0) await store.statements.wake(x);
+    if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');
     return {
       accepted,
@@ -118,7 +117,7 @@ async function insertNew(
 ): Promise<number> {
   const head = entries.slice(0, PROBE_LINES);
   const rest = entries.slice(PROBE_LINES);
-  const inserted = await store.statements.insertMessages(x, head, now);
+  const inserted = await store.driver.insertMessages(x, head, now);
   if (inserted === head.length) {
     return inserted + (await insertChecked(store, x, rest, now, unit));
   }
@@ -141,7 +140,7 @@ async function insertChecked(
   unit: Unit,
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const inserted = await store.statements.insertMessages(x, entries, now);
+  const inserted = await store.driver.insertMessages(x, entries, now);
   if (inserted < entries.length) {
     rejectConflicts(entries, await readStored(store, x, entries), unit);
   }
@@ -153,7 +152,7 @@ function readStored(
   x: Executor,
   entries: readonly BatchEntry[],
 ): Promise<StoredForEnqueue[]> {
-  return store.statements.lookupForEnqueue(
+  return store.driver.lookupForEnqueue(
     x,
     entries.map((entry) => entry.eventId),
   );

@@ -53,7 +53,7 @@ export async function extendMany(
     const extended: ExtendedLease[] = [];
     const refused: LeaseRef[] = [];
     for (const lease of leases) {
-      if ((await store.statements.extend(x, lease, now, leaseUntil)) === 1) {
+      if ((await store.driver.extend(x, lease, now, leaseUntil)) === 1) {
         extended.push({ eventId: lease.eventId, generation: lease.generation, leaseUntil });
       } else refused.push(lease);
     }
@@ -69,7 +69,7 @@ export async function explainLost(
   now: number,
 ): Promise<LeaseLostError[]> {
   if (refused.length === 0) return [];
-  const rows = new Map((await store.statements.readFenced(x, refused)).map((r) => [r.event_id, r]));
+  const rows = new Map((await store.driver.readFenced(x, refused)).map((r) => [r.event_id, r]));
   return refused.map(
     (lease) =>
       new LeaseLostError(

@@ -20,7 +20,7 @@ export interface FailResult {
  */
 export async function fail(store: Store, lease: LeaseRef, failure: FailInput): Promise<FailResult> {
   const attempt = await store.transact(async (x) => {
-    const [row] = await store.statements.readFenced(x, [lease]);
+    const [row] = await store.driver.readFenced(x, [lease]);
     const why = fenceViolation(row, lease, store.clock());
     if (why !== null) throw new LeaseLostError(lease.eventId, lease.generation, why);
     return Number(row?.attempts);

@@ -1,11 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import {
-  deadAll,
-  deadCount,
-  deadFirst,
-  type MessageRow,
-  messageById,
-} from '../driver/sql/inspect.ts';
+import type { MessageRow } from '../driver/sql/inspect.ts';
 import { NotFoundError } from '../errors.ts';
 import type { JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
@@ -48,7 +42,7 @@ export function toView(row: MessageRow): MessageView {
 
 /** One message in full, with its effect if any. Throws {@link NotFoundError}. */
 export async function show(store: Store, eventId: string): Promise<MessageView> {
-  const [row] = await store.read((x) => x.rows(messageById, { id: eventId }));
+  const row = await store.read((x) => store.driver.readMessage(x, eventId));
   if (row === undefined) throw new NotFoundError(eventId);
   return toView(row);
 }
@@ -61,14 +55,11 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
  */
 export async function dlq(store: Store, options: { limit?: number } = {}): Promise<MessageView[]> {
   const { limit } = options;
-  const rows = await store.read((x) =>
-    limit === undefined ? x.rows(deadAll, {}) : x.rows(deadFirst, {}, limit),
-  );
+  const rows = await store.read((x) => store.driver.listDead(x, limit));
   return rows.map(toView);
 }
 
 /** How many messages {@link dlq} holds: the dead ones not pruned. */
 export async function countDlq(store: Store): Promise<number> {
-  const [row] = await store.read((x) => x.rows(deadCount, {}));
-  return Number(row?.n ?? 0);
+  return store.read((x) => store.driver.countDead(x));
 }

@@ -1,7 +1,6 @@
 import type { Store } from '../driver/backend.ts';
-import { type FilterShape, listCount, listPage } from '../driver/sql/inspect.ts';
+import type { MessageFilter } from '../driver/sql/inspect.ts';
 import { OnceqError } from '../errors.ts';
-import type { MessageState } from '../states.ts';
 import type { MessageView } from '../types.ts';
 import { toView } from './inspect.ts';
 
@@ -12,18 +11,7 @@ export type ListOrder = (typeof LIST_ORDERS)[number];
 /** The largest page {@link listMessages} returns. */
 export const MAX_PAGE = 500;
 
-/** Which messages a listing (or a count) takes. Every field narrows; none means all. */
-export interface MessageFilter {
-  state?: MessageState;
-  /** Exact `last_error_code`. */
-  errorCode?: string;
-  /** Event ids that start with this text (case-sensitive). */
-  idPrefix?: string;
-  /** Only messages last changed at or before this time (Unix seconds): "older than". */
-  updatedAtOrBefore?: number;
-  /** Only messages last changed at or after this time (Unix seconds): "newer than". */
-  updatedAtOrAfter?: number;
-}
+export type { MessageFilter };
 
 export interface ListOptions extends MessageFilter {
   /** Default `id`. */
@@ -47,25 +35,6 @@ export class ListArgumentError extends OnceqError {
   }
 }
 
-/** Which filters `filter` sets, and their values as the listing statements' slots. */
-function filterOf(filter: MessageFilter): { shape: FilterShape; values: Record<string, unknown> } {
-  const prefix = filter.idPrefix ?? '';
-  const shape: FilterShape = {
-    state: filter.state !== undefined,
-    errorCode: filter.errorCode !== undefined,
-    idPrefixLength: prefix.length,
-    updatedAtOrBefore: filter.updatedAtOrBefore !== undefined,
-    updatedAtOrAfter: filter.updatedAtOrAfter !== undefined,
-  };
-  const values: Record<string, unknown> = {};
-  if (filter.state !== undefined) values.state = filter.state;
-  if (filter.errorCode !== undefined) values.errorCode = filter.errorCode;
-  if (prefix !== '') values.idPrefix = prefix;
-  if (filter.updatedAtOrBefore !== undefined) values.updatedAtOrBefore = filter.updatedAtOrBefore;
-  if (filter.updatedAtOrAfter !== undefined) values.updatedAtOrAfter = filter.updatedAtOrAfter;
-  return { shape, values };
-}
-
 /**
  * One page of messages matching `options`, with keyset pagination: a page is the same
  * whatever was inserted before the cursor, and deep pages cost no more than the first.
@@ -77,18 +46,12 @@ export async function listMessages(store: Store, options: ListOptions = {}): Pro
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
     throw new ListArgumentError(`the page size must be a whole number from 1 to ${MAX_PAGE}`);
   }
-  const { shape, values } = filterOf(options);
   const cursor = options.after;
-  if (cursor !== undefined) {
-    if (order === 'id') values.afterId = cursor;
-    else {
-      const at = parseTimeCursor(cursor);
-      values.afterAt = at.at;
-      values.afterId = at.id;
-    }
-  }
-  const statement = listPage({ ...shape, order, cursor: cursor !== undefined });
-  const rows = await store.read((x) => x.rows(statement, values, limit + 1));
+  const after =
+    cursor === undefined ? undefined : order === 'id' ? { id: cursor } : parseTimeCursor(cursor);
+  const rows = await store.read((x) =>
+    store.driver.listPage(x, { filter: options, order, limit: limit + 1, after }),
+  );
   const messages = rows.slice(0, limit).map(toView);
   const last = messages[messages.length - 1];
   const next =
@@ -102,9 +65,7 @@ export async function listMessages(store: Store, options: ListOptions = {}): Pro
 
 /** How many messages match `filter` (for "all matching this filter"). */
 export async function countMessages(store: Store, filter: MessageFilter = {}): Promise<number> {
-  const { shape, values } = filterOf(filter);
-  const [row] = await store.read((x) => x.rows(listCount(shape), values));
-  return Number(row?.n ?? 0);
+  return store.read((x) => store.driver.countMatching(x, filter));
 }
 
 function parseTimeCursor(cursor: string): { at: number; id: string } {

@@ -1,6 +1,5 @@
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/prepared.ts';
-import { previewAll, previewSome } from '../driver/sql/inspect.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { runHandler, withDeadline } from '../handler/run.ts';
@@ -19,8 +18,8 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.transact(async (x) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(store, x, selection);
-    const moved = await store.statements.redrive(x, selection, now);
-    if (moved.length > 0) await store.statements.wake(x);
+    const moved = await store.driver.redrive(x, selection, now);
+    if (moved.length > 0) await store.driver.wake(x);
     crashPoint('mid-redrive');
     return moved;
   });
@@ -34,7 +33,7 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
  */
 async function assertAllDead(store: Store, x: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await store.statements.readForRedrive(x, ids);
+  const rows = await store.driver.readForRedrive(x, ids);
   refuseUnlessAllDead(ids, rows);
   // A pruned dead message has no payload left to process (streams/prune.ts).
   const pruned = rows.find((r) => r.pruned_at !== null);
@@ -78,11 +77,7 @@ export async function previewRedrive(
   timeoutMs?: number,
 ): Promise<RedrivePreview[]> {
   if (selection !== 'all' && selection.length === 0) return [];
-  const rows = await store.read((x) =>
-    selection === 'all'
-      ? x.rows(previewAll, {})
-      : x.rows(previewSome, { ids: selection }, selection.length),
-  );
+  const rows = await store.read((x) => store.driver.readForPreview(x, selection));
   if (selection !== 'all') refuseUnlessAllDead(selection, rows);
   // The handler runs outside any transaction (none is open here): nothing is written.
   const previews: RedrivePreview[] = [];

@@ -33,7 +33,7 @@ export async function releaseMany(
     const released: string[] = [];
     const refused: LeaseRef[] = [];
     for (const lease of leases) {
-      if ((await store.statements.release(x, lease, now)) === 1) released.push(lease.eventId);
+      if ((await store.driver.release(x, lease, now)) === 1) released.push(lease.eventId);
       else refused.push(lease);
     }
     return { released, lost: await explainLost(store, x, refused, now) };

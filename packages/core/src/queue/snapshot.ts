@@ -34,7 +34,7 @@ export interface QueueSnapshot {
  */
 export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   const now = store.clock();
-  const rows = await store.statements.snapshot(store, now);
+  const rows = await store.driver.snapshot(store, now);
   const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
     MessageState,
     number

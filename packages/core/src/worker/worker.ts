@@ -166,7 +166,7 @@ export class Worker {
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
     store.sizePool?.(this.#concurrency + 1);
-    this.#claimAhead = (options.claimAhead ?? true) && store.capabilities.skipLocked;
+    this.#claimAhead = (options.claimAhead ?? true) && store.driver.capabilities.skipLocked;
     this.#drain = options.drain ?? false;
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
     this.#timeoutMs =

@@ -20,10 +20,9 @@ import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
-import { postgresMaintenance } from './maintenance.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
-import { postgresStatements, WAKE_CHANNEL } from './statements.ts';
+import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
 import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
@@ -101,7 +100,7 @@ export async function openPostgresStore(
   const settings = connectionSettings(url);
 
   const pool = new pg.Pool({
-    connectionString: settings.driverUrl,
+    ...settings.driver,
     types,
     max: settings.poolMax ?? DEFAULT_POOL_MAX,
     connectionTimeoutMillis: 10_000,
@@ -148,18 +147,15 @@ export async function openPostgresStore(
   const modelClock = clock !== systemClock;
 
   let retries = 0;
-  const capabilities = {
-    skipLocked: true,
-    maxParameters: 65_535,
-    backup: false,
-    serverClock: true,
-  };
   // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
   // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
   const qualified = db
     .withPlugin(new WithSchemaPlugin(schema))
     .withPlugin(rawTableQualifier(schema));
-  const cache = clockBound(new StatementCache(qualified, capabilities, schema), modelClock);
+  const cache = clockBound(
+    new StatementCache(qualified, postgresDriver.capabilities, schema),
+    modelClock,
+  );
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
   // The schema name was validated by assertSchemaName: safe to interpolate.
@@ -261,9 +257,7 @@ export async function openPostgresStore(
   return {
     kind: 'postgres',
     db,
-    capabilities,
-    maintenance: postgresMaintenance,
-    statements: postgresStatements,
+    driver: postgresDriver,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),

@@ -1,12 +1,12 @@
 /**
- * PostgreSQL's implementation of {@link Statements}. Every statement is a network round
+ * PostgreSQL's {@link Driver}. Every statement is a network round
  * trip here, and concurrent claimers are real, so the SQL differs from SQLite's where it
  * pays: the claim and its lazy recovery are one statement (`FOR UPDATE SKIP LOCKED`,
  * committing by itself), the ACK and its effect rows are one statement taking one array
  * per column, and the fence reads lock their rows (`FOR UPDATE`) because no single write
  * lock serializes writers.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -16,18 +16,21 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { Store } from '../backend.ts';
-import { writeCompletion } from '../completion-write.ts';
-import { defineStatement } from '../prepared.ts';
-import * as shared from '../shared-statements.ts';
-import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
+import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
   ClaimedRow,
   CompleteOptions,
   CompleteReport,
   CompletionWrite,
+  Driver,
   FencedRow,
-  Statements,
-} from '../statements.ts';
+} from '../driver.ts';
+import { defineStatement } from '../prepared.ts';
+import * as shared from '../shared-statements.ts';
+import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
+import { schemas } from './sql/schema.ts';
+import { statisticsProbe } from './sql/statistics.ts';
 
 /**
  * The tables as raw templates name them: the store's compile step qualifies them with
@@ -35,6 +38,7 @@ import type {
  */
 const messagesTable = sql.table('messages');
 const effectsTable = sql.table('effects');
+const completionsTable = sql.table('completions');
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -118,23 +122,12 @@ const readFenced = defineStatement<FencedRow>(
 );
 
 /**
- * The ACK and the effect rows in one statement, taking one array per column: leased →
- * done for every `(event_id, generation)` pair still validly leased at `now`, and an
- * effect row for each message it marked done, none for the others. Returns the ids it
- * marked done.
+ * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement:
+ * leased → done for every pair still validly leased at `now`; returns the ids it marked
+ * done. The `acked` step of {@link ackWithEffects} and {@link ackWithCompletions}.
  */
-const ackWithEffects = defineStatement<{ event_id: string }>('ack-with-effects', (context) => {
-  const { p } = context;
-  const now = statementNow(context);
-  return sql<{ event_id: string }>`
-    WITH input AS (
-      SELECT * FROM unnest(
-        ${p.value<string[]>('ids')}::text[],
-        ${p.value<number[]>('generations')}::integer[],
-        ${p.value<string[]>('categories')}::text[],
-        ${p.value<number[]>('amounts')}::integer[]
-      ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (
+function ackInput(now: number): RawBuilder<unknown> {
+  return sql`
       UPDATE ${messagesTable} AS m
       SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
       FROM input
@@ -143,13 +136,32 @@ const ackWithEffects = defineStatement<{ event_id: string }>('ack-with-effects',
         AND m.state = ${stateLiteral('leased')}
         AND m.lease_until > ${now}
       RETURNING m.event_id
-    ), inserted AS (
+    `;
+}
+
+/**
+ * The ACK and the effect rows in one statement, taking one array per column: leased →
+ * done for every `(event_id, generation)` pair still validly leased at `now`, and an
+ * effect row for each message it marked done, none for the others. Returns the ids it
+ * marked done.
+ */
+const ackWithEffects = defineStatement<{ event_id: string }>(
+  'ack-with-effects',
+  (context) => sql<{ event_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<string[]>('categories')}::text[],
+        ${context.p.value<number[]>('amounts')}::integer[]
+      ) AS t(event_id, generation, category, amount_cents)
+    ), acked AS (${ackInput(statementNow(context))}), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT input.event_id, input.category, input.amount_cents, ${now}
+      SELECT input.event_id, input.category, input.amount_cents, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
-    SELECT event_id FROM acked`;
-});
+    SELECT event_id FROM acked`,
+);
 
 /**
  * {@link ackWithEffects} for exactly one message, with scalar parameters: the same fenced
@@ -179,6 +191,29 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-eff
 });
 
 /**
+ * The ACK and onceq's record of user completions in one statement, one array per column:
+ * leased → done for every `(event_id, generation)` pair still validly leased at `now`,
+ * and a `completions` row for each message it marked done. Returns the ids it marked
+ * done; the users' writes then run for those only.
+ */
+const ackWithCompletions = defineStatement<{ event_id: string }>(
+  'ack-with-completions',
+  (context) => sql<{ event_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<(string | null)[]>('summaries')}::text[]
+      ) AS t(event_id, generation, summary)
+    ), acked AS (${ackInput(statementNow(context))}), recorded AS (
+      INSERT INTO ${completionsTable} (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${statementNow(context)}
+      FROM input JOIN acked ON acked.event_id = input.event_id
+    )
+    SELECT event_id FROM acked`,
+);
+
+/**
  * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
  * rollback): enqueue and redrive wake sleeping workers of this schema at once.
  */
@@ -204,8 +239,8 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
  * Money effects alone (the worker's common case) are one statement committing by itself
  * (effects + ACK: two round trips a message with its claim, or two a batch); a single
  * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
- * effects' statement, one fenced UPDATE per failure, and each user completion in a
- * savepoint of its own.
+ * effects' statement, one fenced UPDATE per failure, and the user completions (their
+ * ACKs and records in one statement, then their writes: completion-write.ts).
  */
 async function complete(
   store: Store,
@@ -254,25 +289,33 @@ async function complete(
       crashPoint('after-effect-insert');
     }
     for (const write of writes) {
+      if (!('failure' in write)) continue;
       const { lease } = write;
-      if ('failure' in write) {
-        const move = write.failure(now);
-        if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
-      } else if ('completion' in write) {
-        const result = await writeCompletion(x, write, now, {
-          ack: () => shared.ack(x, [lease], now),
-          record: async () => {
-            await x.changes(shared.insertCompletion, {
-              id: lease.eventId,
-              summary: write.completion.summary,
-              now,
-            });
-          },
-          fail: (move) => shared.fail(x, lease, move, now),
-        });
-        if (result !== undefined) written.set(lease.eventId, result);
-      }
+      const move = write.failure(now);
+      if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
     }
+    const users = writes.filter((w): w is UserWrite => 'completion' in w);
+    const done = await writeCompletions(x, users, now, {
+      ackAll: async (all) => {
+        const acked = await x.rows(ackWithCompletions, {
+          ids: all.map((w) => w.lease.eventId),
+          generations: all.map((w) => w.lease.generation),
+          summaries: all.map((w) => w.completion.summary ?? null),
+          now,
+        });
+        return new Set(acked.map((row) => row.event_id));
+      },
+      ack: (write) => shared.ack(x, [write.lease], now),
+      record: async (write) => {
+        await x.changes(shared.insertCompletion, {
+          id: write.lease.eventId,
+          summary: write.completion.summary,
+          now,
+        });
+      },
+      fail: (write, move) => shared.fail(x, write.lease, move, now),
+    });
+    for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');
   });
   return { now, written };
@@ -287,12 +330,14 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   };
 }
 
-/** PostgreSQL's statements: fused where a statement saves a round trip, rows locked. */
-export const postgresStatements: Statements = {
-  claim: async (x, input) =>
+/** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
+export const postgresDriver: Driver = {
+  capabilities: { skipLocked: true, maxParameters: 65_535, backup: false, serverClock: true },
+  ...sharedDriver,
+  claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claimAlone: async (store, input) =>
+  claim: async (store, input) =>
     inClaimOrder(
       await store.autocommit(
         claimWithRecovery,
@@ -312,4 +357,17 @@ export const postgresStatements: Statements = {
     await x.rows(notifyWake, {});
   },
   snapshot: shared.snapshotStatement(sql``),
+  // The server checks its own pages; foreign keys are enforced, never deferred.
+  storageProbes: [],
+  plannerProbes: [statisticsProbe],
+  schemas,
+  async lockForRecount(x) {
+    // Waits for running writes and blocks new ones until COMMIT.
+    await x.query('LOCK TABLE messages, effects IN SHARE MODE');
+  },
+  // Autovacuum gives space back; a manual VACUUM FULL would lock the tables for its run.
+  vacuum: async () => false,
+  async copyTo() {
+    throw new TypeError('a PostgreSQL store is copied with pg_dump, not by onceq');
+  },
 };

@@ -78,6 +78,29 @@ export const deadCount = defineStatement<{ n: number }>('dlq-count', ({ db }) =>
     .where('pruned_at', 'is', null),
 );
 
+/** Which messages a listing (or a count) takes. Every field narrows; none means all. */
+export interface MessageFilter {
+  state?: MessageState;
+  /** Exact `last_error_code`. */
+  errorCode?: string;
+  /** Event ids that start with this text (case-sensitive). */
+  idPrefix?: string;
+  /** Only messages last changed at or before this time (Unix seconds): "older than". */
+  updatedAtOrBefore?: number;
+  /** Only messages last changed at or after this time (Unix seconds): "newer than". */
+  updatedAtOrAfter?: number;
+}
+
+/** One page of a listing, as `Driver.listPage` reads it. */
+export interface ListPage {
+  filter: MessageFilter;
+  order: 'id' | 'oldest' | 'newest';
+  /** Continue after this row (`at`: its `updated_at`, for the time orders). */
+  after?: { at?: number; id: string } | undefined;
+  /** Rows to read. */
+  limit: number;
+}
+
 /** Which filters a listing has (their values are the statement's slots). */
 export interface FilterShape {
   state: boolean;
@@ -112,6 +135,28 @@ function where(shape: FilterShape, p: Slots) {
     }
     return eb.and(terms);
   };
+}
+
+/** Which filters `filter` sets, and their values as the listing statements' slots. */
+export function filterOf(filter: MessageFilter): {
+  shape: FilterShape;
+  values: Record<string, unknown>;
+} {
+  const prefix = filter.idPrefix ?? '';
+  const shape: FilterShape = {
+    state: filter.state !== undefined,
+    errorCode: filter.errorCode !== undefined,
+    idPrefixLength: prefix.length,
+    updatedAtOrBefore: filter.updatedAtOrBefore !== undefined,
+    updatedAtOrAfter: filter.updatedAtOrAfter !== undefined,
+  };
+  const values: Record<string, unknown> = {};
+  if (filter.state !== undefined) values.state = filter.state;
+  if (filter.errorCode !== undefined) values.errorCode = filter.errorCode;
+  if (prefix !== '') values.idPrefix = prefix;
+  if (filter.updatedAtOrBefore !== undefined) values.updatedAtOrBefore = filter.updatedAtOrBefore;
+  if (filter.updatedAtOrAfter !== undefined) values.updatedAtOrAfter = filter.updatedAtOrAfter;
+  return { shape, values };
 }
 
 /** A listing's order, and whether it continues after a cursor. */
@@ -206,8 +251,16 @@ export const nextDueRow = defineStatement<{ ready_at: unknown; lease_at: unknown
     (SELECT min(lease_until) FROM messages WHERE state = ${stateLiteral('leased')}) AS lease_at`,
 );
 
+/** What {@link waitingRow} reads; a column is null (or absent) where nothing counts. */
+export interface WaitingRow {
+  in_backoff?: unknown;
+  next_ready?: unknown;
+  leased?: unknown;
+  next_expiry?: unknown;
+}
+
 /** Ready messages still in backoff at `now`, and leased ones, with their earliest times. */
-export const waitingRow = defineStatement<Record<string, unknown>>('waiting', ({ p }) => {
+export const waitingRow = defineStatement<WaitingRow>('waiting', ({ p }) => {
   const ready = stateLiteral('ready');
   const leased = stateLiteral('leased');
   const now = p.value<number>('now');

@@ -4,12 +4,9 @@
  * UPDATE that turns each row into a tombstone.
  */
 import { sql } from 'kysely';
-import type { MessageState } from '../../states.ts';
+import type { PrunableState } from '../driver.ts';
 import { defineStatement, type Statement } from '../prepared.ts';
 import { stateLiteral } from '../shared-statements.ts';
-
-/** The finished states prune touches. */
-type PrunableState = Extract<MessageState, 'done' | 'dead'>;
 
 /**
  * One statement per prunable state, with the state written as a literal so the planner

@@ -11,8 +11,7 @@ import { StatementCache } from '../prepared.ts';
 import { sqliteCallerRunner } from './caller-transaction.ts';
 import { BunSqliteDialect } from './dialect.ts';
 import { SqliteExecutor } from './executor.ts';
-import { sqliteMaintenance } from './maintenance.ts';
-import { sqliteStatements } from './statements.ts';
+import { sqliteDriver } from './statements.ts';
 import { asStorageError } from './storage.ts';
 
 /**
@@ -49,21 +48,13 @@ export async function openSqliteStore(
     await db.destroy();
     throw error;
   }
-  const capabilities = {
-    skipLocked: false,
-    maxParameters: 32_766,
-    backup: true,
-    serverClock: false,
-  };
   const connection = dialect.connection;
-  const cache = new StatementCache(db, capabilities);
+  const cache = new StatementCache(db, sqliteDriver.capabilities);
   const executor = new SqliteExecutor(connection, cache, onQuery);
   return {
     kind: 'sqlite',
     db,
-    capabilities,
-    maintenance: sqliteMaintenance,
-    statements: sqliteStatements,
+    driver: sqliteDriver,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,

@@ -1,5 +1,5 @@
 /**
- * SQLite's implementation of {@link Statements}. A statement here costs no round trip
+ * SQLite's {@link Driver}. A statement here costs no round trip
  * (the database is in the process), so the protocol keeps its plain statements: the
  * claim is the recovery UPDATE then the claim UPDATE, the completion is the fenced ACK
  * UPDATE then (if it matched) the effect INSERT, each in the caller's `BEGIN IMMEDIATE` transaction, which already
@@ -25,17 +25,15 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
-import { writeCompletion } from '../completion-write.ts';
+import { type UserWrite, writeCompletions } from '../completion-write.ts';
+import type { ClaimedRow, ClaimInput, CompletionWrite, Driver, FencedRow } from '../driver.ts';
 import type { Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import type {
-  ClaimedRow,
-  ClaimInput,
-  CompletionWrite,
-  FencedRow,
-  Statements,
-} from '../statements.ts';
+import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
+import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
+import { schemas } from './sql/schema.ts';
+import { copyTo, vacuum } from './sql/vacuum.ts';
 
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
@@ -126,7 +124,7 @@ function ackRow(x: SqliteExecutor, lease: LeaseRef, now: number): number {
  * KiB SQLite spills that journal to a temporary file, which then takes a `pwrite` for
  * every page every later statement of the transaction changes (strace: 68,478 writes to
  * it for 10,000 messages). A 100-row effect INSERT crossed that line; a single row never
- * does. User completions go last, each in a savepoint (completion-write.ts).
+ * does. User completions go last (completion-write.ts).
  */
 async function completeIn(
   x: SqliteExecutor,
@@ -151,18 +149,26 @@ async function completeIn(
     }
   }
   if (effects) crashPoint('after-effect-insert');
-  for (const write of writes) {
-    if (!('completion' in write)) continue;
-    const { lease } = write;
-    const result = await writeCompletion(x, write, now, {
-      ack: async () => ackRow(x, lease, now),
-      record: async () => {
-        x.run(INSERT_COMPLETION, [lease.eventId, write.completion.summary, now]);
-      },
-      fail: async (move) => failRow(x, lease, move, now),
-    });
-    if (result !== undefined) written.set(lease.eventId, result);
-  }
+  const users = writes.filter((w): w is UserWrite => 'completion' in w);
+  const record = (write: UserWrite) =>
+    x.run(INSERT_COMPLETION, [write.lease.eventId, write.completion.summary, now]);
+  const done = await writeCompletions(x, users, now, {
+    ackAll: async (all) => {
+      const acked = new Set<string>();
+      for (const write of all) {
+        if (ackRow(x, write.lease, now) === 0) continue;
+        record(write);
+        acked.add(write.lease.eventId);
+      }
+      return acked;
+    },
+    ack: async (write) => ackRow(x, write.lease, now),
+    record: async (write) => {
+      record(write);
+    },
+    fail: async (write, move) => failRow(x, write.lease, move, now),
+  });
+  for (const [id, result] of done) written.set(id, result);
   crashPoint('after-ack');
   return written;
 }
@@ -194,14 +200,17 @@ function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
   return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
 }
 
-async function claim(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+async function claimInTransaction(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
   return claimRows(sqliteExecutor(x), input);
 }
 
-/** SQLite's statements: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
-export const sqliteStatements: Statements = {
-  claim,
-  claimAlone: (store, input) => store.transact((x) => claim(x, { ...input, now: store.clock() })),
+/** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
+export const sqliteDriver: Driver = {
+  capabilities: { skipLocked: false, maxParameters: 32_766, backup: true, serverClock: false },
+  ...sharedDriver,
+  claimInTransaction,
+  claim: (store, input) =>
+    store.transact((x) => claimInTransaction(x, { ...input, now: store.clock() })),
   readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
   complete: (store, writes) =>
     store.transact(async (x) => {
@@ -219,4 +228,11 @@ export const sqliteStatements: Statements = {
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+  storageProbes: [integrityProbe, foreignKeyProbe],
+  plannerProbes: [],
+  schemas,
+  // BEGIN IMMEDIATE already holds the one write lock.
+  lockForRecount: async () => {},
+  vacuum,
+  copyTo,
 };
