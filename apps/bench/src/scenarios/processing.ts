@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
+import { dropSchema } from '../raw-db.ts';
 import { runChildren } from '../spawn.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
@@ -98,12 +99,7 @@ export function pgFactory(url: string): StoreFactory {
     },
     async dispose(target, schema) {
       if (schema === undefined) return;
-      const store = await openStore(target, { schema });
-      try {
-        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
-      } finally {
-        await store.close();
-      }
+      await dropSchema(target, schema);
     },
   };
 }
