@@ -15,6 +15,10 @@
 # scripts/test.sh sets ONCEQ_PG_STATE to a file of its own so parallel runs
 # never share a cluster.
 #
+# TLS: with ONCEQ_PG_SSL_CERT and ONCEQ_PG_SSL_KEY naming a PEM certificate and its key,
+# the cluster runs with `ssl = on` and serves that certificate (copied into the cluster's
+# directory, owned by the server's user); plain connections are still accepted.
+#
 # PostgreSQL refuses to run as root: as root the server runs as the `postgres`
 # OS user (ONCEQ_PG_OS_USER overrides) through `runuser`; as any other user it
 # runs directly.
@@ -27,6 +31,8 @@ PG_OS_USER="${ONCEQ_PG_OS_USER:-postgres}"
 DB_USER="onceq"
 DB_NAME="onceq_test"
 FIRST_PORT="${ONCEQ_PG_FIRST_PORT:-54330}"
+SSL_CERT="${ONCEQ_PG_SSL_CERT:-}"
+SSL_KEY="${ONCEQ_PG_SSL_KEY:-}"
 
 die() {
   echo "pg-cluster: $*" >&2
@@ -103,6 +109,15 @@ cmd_start() {
   local dir
   dir="$(mktemp -d /tmp/onceq-pg.XXXXXX)"
   mkdir -p "$dir/sock"
+  local ssl_options=""
+  if [[ -n "$SSL_CERT" || -n "$SSL_KEY" ]]; then
+    [[ -r "$SSL_CERT" && -r "$SSL_KEY" ]] || die "ONCEQ_PG_SSL_CERT and ONCEQ_PG_SSL_KEY must both name readable files"
+    cp -- "$SSL_CERT" "$dir/server.crt"
+    cp -- "$SSL_KEY" "$dir/server.key"
+    # The server refuses a key file that others can read.
+    chmod 600 "$dir/server.key"
+    ssl_options=" -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+  fi
   if [[ "$(id -u)" -eq 0 ]]; then
     chown -R "$PG_OS_USER" "$dir"
   fi
@@ -130,7 +145,7 @@ cmd_start() {
     if ! port_in_use "$port"; then
       printf 'PGC_DIR=%q\nPGC_PORT=%q\nPGC_BINDIR=%q\n' "$dir" "$port" "$bindir" >"$STATE_FILE"
       if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100$ssl_options" \
         start >"$dir/pg_ctl.log" 2>&1; then
         started=1
         break

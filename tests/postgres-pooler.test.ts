@@ -88,18 +88,6 @@ describe.skipIf(SKIP)('the CLI behind PgBouncer in transaction mode', () => {
     }
   }, 120_000);
 
-  test('sslmode=require on a server without TLS: one sentence, no driver warning', async () => {
-    const sandbox = cliSandbox();
-    try {
-      const result = await sandbox.run(['status', '--db', `${database.url}?sslmode=require`]);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^onceq: cannot reach PostgreSQL at .*SSL/);
-      expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    } finally {
-      sandbox.cleanup();
-    }
-  }, 60_000);
-
   test('enqueue, work and status run unchanged, in schema onceq, and a direct open finds the same tables without waiting on a lock', async () => {
     await database.reset();
     const sandbox = cliSandbox();

@@ -1,6 +1,9 @@
 // onceq's own PostgreSQL URL parameters and the sentences for a refusing server: no
 // server needed, the parsing and the mapping are checked on their own.
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectFailure, mapQueryError } from '../packages/core/src/driver/postgres/errors.ts';
 import {
   connectionSettings,
@@ -19,19 +22,14 @@ describe('PostgreSQL URL parameters onceq reads itself', () => {
     const settings = connectionSettings(pooled);
     expect(settings.listenUrl).toBe(direct);
     expect(settings.poolMax).toBe(5);
-    expect(settings.driverUrl).toBe(`postgres://app:${PW}@bouncer:6432/app`);
+    expect(settings.driver.connectionString).toBe(`postgres://app:${PW}@bouncer:6432/app`);
   });
 
   test('without listen_url, LISTEN goes where the store goes; without pool_max the default holds', () => {
-    const settings = connectionSettings('postgres://app@db/app');
-    expect(settings.listenUrl).toBe(settings.driverUrl);
-    expect(settings.poolMax).toBeUndefined();
-  });
-
-  test('sslmode keeps its libpq meaning (no driver warning): the driver is told so', () => {
-    const url = new URL(connectionSettings('postgres://app@db/app?sslmode=require').driverUrl);
-    expect(url.searchParams.get('sslmode')).toBe('require');
-    expect(url.searchParams.get('uselibpqcompat')).toBe('true');
+    const settings = connectionSettings('postgres://app@db/app?pool_max=3');
+    expect(settings.listenUrl).toBe('postgres://app@db/app?pool_max=3');
+    expect(connectionSettings(settings.listenUrl).driver).toEqual(settings.driver);
+    expect(connectionSettings('postgres://app@db/app').poolMax).toBeUndefined();
   });
 
   test('a bad pool_max or listen_url is one sentence, exit 2', () => {
@@ -84,5 +82,109 @@ describe('a server that refuses', () => {
       'gave up waiting for a lock in PostgreSQL at db.internal:5432/app after 30 s',
     );
     expect(message).not.toContain('migration unknown');
+  });
+});
+
+describe('TLS parameters as libpq reads them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-tls-params-'));
+  const ca = join(dir, 'ca.crt');
+  writeFileSync(ca, 'CA PEM');
+  writeFileSync(join(dir, 'client.crt'), 'CLIENT PEM');
+  writeFileSync(join(dir, 'client.key'), 'KEY PEM');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const ssl = (query: string, env: Record<string, string> = {}) =>
+    connectionSettings(`postgres://app@db/app?${query}`, env).driver.ssl;
+  /** Whether a certificate for another host passes the options' host name check. */
+  const anyHost = (options: ReturnType<typeof ssl>) =>
+    options !== false && options.checkServerIdentity?.('other', {} as never) === undefined;
+
+  test('the driver never sees them (so it prints no warning); other parameters pass through', () => {
+    const driver = connectionSettings(
+      `postgres://app@db/app?sslmode=verify-full&sslrootcert=${ca}&application_name=x`,
+      {},
+    ).driver;
+    expect(driver.connectionString).toBe('postgres://app@db/app?application_name=x');
+  });
+
+  test('no sslmode, disable and allow connect without TLS', () => {
+    for (const query of ['', 'sslmode=disable', 'sslmode=allow']) expect(ssl(query)).toBe(false);
+  });
+
+  test('require (and prefer) encrypt without checking; with sslrootcert they check the CA, not the host', () => {
+    for (const mode of ['require', 'prefer']) {
+      expect(ssl(`sslmode=${mode}`)).toEqual({ rejectUnauthorized: false });
+      const withCa = ssl(`sslmode=${mode}&sslrootcert=${ca}`);
+      expect(withCa).toMatchObject({ ca: 'CA PEM' });
+      expect(withCa !== false && withCa.rejectUnauthorized).toBeUndefined();
+      expect(anyHost(withCa)).toBe(true);
+    }
+  });
+
+  test('verify-ca checks the CA and not the host; verify-full checks both', () => {
+    const verifyCa = ssl(`sslmode=verify-ca&sslrootcert=${ca}`);
+    expect(verifyCa).toMatchObject({ ca: 'CA PEM' });
+    expect(anyHost(verifyCa)).toBe(true);
+    const verifyFull = ssl(`sslmode=verify-full&sslrootcert=${ca}`);
+    expect(verifyFull).toEqual({ ca: 'CA PEM' });
+    // No sslrootcert (or `system`): the system's CAs, still with the host name checked.
+    expect(ssl('sslmode=verify-full')).toEqual({});
+    expect(ssl('sslmode=verify-full&sslrootcert=system')).toEqual({});
+  });
+
+  test('a client certificate and its key, and the password of an encrypted key', () => {
+    const options = ssl(
+      `sslmode=verify-full&sslcert=${join(dir, 'client.crt')}&sslkey=${join(dir, 'client.key')}&sslpassword=pw`,
+    );
+    expect(options).toEqual({ cert: 'CLIENT PEM', key: 'KEY PEM', passphrase: 'pw' });
+  });
+
+  test('PGSSLMODE and PGSSLROOTCERT apply when the URL says nothing; the URL wins', () => {
+    const env = { PGSSLMODE: 'verify-full', PGSSLROOTCERT: ca };
+    expect(ssl('', env)).toEqual({ ca: 'CA PEM' });
+    expect(ssl('sslmode=disable', env)).toBe(false);
+  });
+
+  test('a bad TLS parameter is one sentence naming it, exit 2', () => {
+    for (const [query, words] of [
+      [
+        'sslmode=verify',
+        'sslmode=verify is not one of disable, allow, prefer, require, verify-ca, verify-full',
+      ],
+      ['sslmode=verify-ca', 'sslmode=verify-ca needs sslrootcert='],
+      [
+        `sslmode=verify-full&sslrootcert=${join(dir, 'none.crt')}`,
+        `sslrootcert file ${join(dir, 'none.crt')} cannot be used: no such file`,
+      ],
+      [`sslmode=require&sslcert=${join(dir, 'client.crt')}`, 'only one of sslcert and sslkey'],
+      [`sslrootcert=${ca}`, 'but no sslmode'],
+      [
+        `listen_url=${encodeURIComponent('postgres://app@db/app?sslmode=on')}`,
+        'sslmode=on is not one of',
+      ],
+    ] as const) {
+      let error: unknown;
+      try {
+        connectionSettings(`postgres://app@db/app?${query}`, {});
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(OnceqError);
+      expect((error as OnceqError).exitCode).toBe(2);
+      expect((error as Error).message).toContain(words);
+    }
+  });
+
+  test('a refused certificate and a server without TLS are one sentence each', () => {
+    const url = 'postgres://app@db.internal:5432/app?sslmode=verify-full';
+    const unsigned = Object.assign(new Error('unable to verify the first certificate'), {
+      code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    });
+    expect(connectFailure(unsigned, url).message).toBe(
+      "cannot connect to PostgreSQL at db.internal:5432/app: the server's TLS certificate is refused: it is not signed by a trusted CA (sslrootcert names the CA to trust; see TLS in docs/postgres.md)",
+    );
+    const plain = new Error('The server does not support SSL connections');
+    expect(connectFailure(plain, url).message).toBe(
+      'cannot reach PostgreSQL at db.internal:5432/app: the server does not accept TLS, and sslmode asks for it (see TLS in docs/postgres.md)',
+    );
   });
 });

@@ -266,6 +266,40 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       expect((await effectsOf(store)).map((x) => x.eventId)).toEqual(['E0004']);
     });
 
+    test('in a batch of completions, a stale lease among them runs no write; the others run once each, in order, and commit with their records', async () => {
+      const e = env();
+      await ledger(e.store);
+      const stale = await reclaimed(e);
+      await enqueue(e.store, batch(line('E0002', paid('pen', 5)), line('E0003', paid('bag', 7))));
+      const fresh = [await mustClaim(e.store), await mustClaim(e.store)];
+      const ran: string[] = [];
+      const result = (eventId: string, amount: number): HandlerResult => ({
+        completion: {
+          write: async (tx: CompletionTx) => {
+            ran.push(eventId);
+            await tx.query(insertSql(tx), [eventId, amount]);
+          },
+          summary: `row ${eventId}`,
+        },
+      });
+      const { outcomes, lost } = await complete(e.store, [
+        { lease: stale, result: result('E0001', 1) },
+        ...fresh.map((lease, i) => ({ lease, result: result(lease.eventId, i + 2) })),
+      ]);
+      expect(lost.map((l) => l.eventId)).toEqual(['E0001']);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0002', 'done'],
+        ['E0003', 'done'],
+      ]);
+      expect(ran).toEqual(['E0002', 'E0003']);
+      expect(await ledgerRows(e.store)).toEqual([
+        ['E0002', 2],
+        ['E0003', 3],
+      ]);
+      expect((await show(e.store, 'E0003')).completion).toEqual({ summary: 'row E0003' });
+      expect((await show(e.store, 'E0001')).completion).toBeNull();
+    });
+
     test('a result is read once: a getter that answers differently on a second read cannot get one value checked and another stored', async () => {
       const { store } = env();
       await enqueue(store, nEvents(2).jsonl);

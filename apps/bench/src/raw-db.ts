@@ -5,7 +5,7 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite';
 import type { Database } from '@onceq/core/internal';
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 
 /** Runs `fn` with a Kysely instance on its own connection to `schema` of the PostgreSQL at `url`. */
@@ -28,6 +28,29 @@ export function dropSchema(url: string, schema: string): Promise<void> {
   return withPostgres(url, 'public', async (db) => {
     await db.schema.dropSchema(schema).ifExists().cascade().execute();
   });
+}
+
+/**
+ * The rows of `text` (no parameters) on a connection of its own to the store at `target`:
+ * a SQLite file, or `schema` of the PostgreSQL at a URL.
+ */
+export async function rawQuery(
+  target: string,
+  schema: string | undefined,
+  text: string,
+): Promise<Record<string, unknown>[]> {
+  if (schema !== undefined) {
+    return withPostgres(target, schema, async (db) => {
+      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text));
+      return rows;
+    });
+  }
+  const db = new BunDatabase(target);
+  try {
+    return db.query(text).all() as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
 }
 
 /** The rows of `text` (placeholders `?N`) on a connection of its own to the SQLite file `path`. */

@@ -55,7 +55,7 @@ async function postgresMigrationNames(url: string, schema: string): Promise<stri
   assertSchemaName(schema);
   const { default: pg } = await import('pg');
   const client = new pg.Client({
-    connectionString: connectionSettings(url).driverUrl,
+    ...connectionSettings(url).driver,
     connectionTimeoutMillis: 10_000,
     application_name: 'onceq',
   });

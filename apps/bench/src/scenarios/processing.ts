@@ -1,22 +1,29 @@
 /**
  * Processing throughput: claim → v1 handler → apply (effect + ACK), with 1 or 2 worker
- * processes on one store, core (`work()`) or the bare baseline. Every run starts from
- * the same store content (N ready messages) and ends with a check that every message
- * is done with exactly one effect.
+ * processes on one store, core (`work()`) or the bare baseline; or core with a handler
+ * that writes one row of its own per message (a completion) instead of the money
+ * effect. Every run starts from the same store content (N ready messages, the own-row
+ * table empty) and ends with a check that every message is done with exactly one
+ * recorded outcome.
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
-import { dropSchema } from '../raw-db.ts';
+import { dropSchema, rawQuery } from '../raw-db.ts';
 import { runChildren } from '../spawn.ts';
 import { batches, percentile, removeDb } from '../util.ts';
-import type { ChildSpec } from '../worker-child.ts';
+import { type ChildSpec, OWN_ROWS_TABLE, ownRowsTable } from '../worker-child.ts';
 
 export type Backend = 'sqlite' | 'pg';
 
 export interface ProcessingConfig {
   backend: Backend;
   impl: 'core' | 'bare';
+  /**
+   * What the handler records with each ACK (core only): the lesson's money effect, or
+   * one row of its own in a table of its own through a completion's `write(tx)`.
+   */
+  effect: 'money' | 'own-row';
   synchronous: 'FULL' | 'NORMAL';
   workers: number;
   batch: number;
@@ -44,7 +51,8 @@ export interface ProcessingRun {
 }
 
 export function configKey(c: ProcessingConfig): string {
-  return `${c.backend}/${c.impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
+  const impl = c.effect === 'own-row' ? `${c.impl}-own-row` : c.impl;
+  return `${c.backend}/${impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
 }
 
 /** Where one run's store lives and how it is prepared and cleaned up. */
@@ -52,6 +60,15 @@ export interface StoreFactory {
   backend: Backend;
   prepare(messages: number): Promise<{ target: string; schema?: string }>;
   dispose(target: string, schema?: string): Promise<void>;
+}
+
+/** The own-row handler's table, empty, in a freshly filled store. */
+async function createOwnRowsTable(target: string, schema: string | undefined): Promise<void> {
+  await rawQuery(
+    target,
+    schema,
+    `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+  );
 }
 
 /** SQLite: a template file with N ready messages, copied for each run. */
@@ -67,6 +84,7 @@ export function sqliteFactory(dir: string): StoreFactory {
         removeDb(template);
         const store = await openStore(template, { synchronous: 'NORMAL' });
         for (const batch of batches(messages)) await enqueue(store, batch);
+        await createOwnRowsTable(template, undefined);
         await store.close();
         if (existsSync(`${template}-wal`)) throw new Error('template store left a -wal file');
         templates.set(messages, template);
@@ -92,6 +110,7 @@ export function pgFactory(url: string): StoreFactory {
       const store = await openStore(url, { schema });
       try {
         for (const batch of batches(messages)) await enqueue(store, batch);
+        await createOwnRowsTable(url, schema);
       } finally {
         await store.close();
       }
@@ -113,6 +132,7 @@ export async function runProcessing(
   try {
     const spec: ChildSpec = {
       impl: config.impl,
+      effect: config.effect,
       target,
       synchronous: config.synchronous,
       batch: config.batch,
@@ -127,7 +147,7 @@ export async function runProcessing(
     const errors = results.flatMap((r, i) =>
       r.error === null ? [] : [`worker ${i + 1}: ${r.error}`],
     );
-    const { verified, verifyDetail } = await verify(target, schema, messages, results);
+    const { verified, verifyDetail } = await verify(target, schema, config, results);
     return {
       rate: (done / (end - start)) * 1000,
       wallMs: end - start,
@@ -147,24 +167,39 @@ export async function runProcessing(
   }
 }
 
+/**
+ * Every message done, each with exactly one recorded outcome of the run's kind: one money
+ * effect, or one completion record and one own row (and no effect), nothing left over.
+ */
 async function verify(
   target: string,
   schema: string | undefined,
-  messages: number,
+  config: ProcessingConfig,
   results: readonly { done: number; lost: number; failed: number }[],
 ): Promise<{ verified: boolean; verifyDetail: string }> {
+  const { messages } = config;
   const store = await openStore(target, schema === undefined ? {} : { schema });
   try {
     const report = await status(store);
+    const count = async (table: string) => {
+      const rows = await rawQuery(target, schema, `SELECT COUNT(*) AS n FROM ${table}`);
+      return Number(rows[0]?.n);
+    };
+    const completions = await count('completions');
+    const ownRows = await count(ownRowsTable(schema));
     const done = results.reduce((n, r) => n + r.done, 0);
+    const outcomes =
+      config.effect === 'money'
+        ? report.effects === messages && completions === 0 && ownRows === 0
+        : report.effects === 0 && completions === messages && ownRows === messages;
     const ok =
+      outcomes &&
       report.messages.done === messages &&
-      report.effects === messages &&
       report.messages.ready + report.messages.leased + report.messages.dead === 0 &&
       done === messages;
     return {
       verified: ok,
-      verifyDetail: `stored done=${report.messages.done} effects=${report.effects} ready=${report.messages.ready} leased=${report.messages.leased} dead=${report.messages.dead}; workers reported done=${done}`,
+      verifyDetail: `stored done=${report.messages.done} effects=${report.effects} completions=${completions} ${OWN_ROWS_TABLE}=${ownRows} ready=${report.messages.ready} leased=${report.messages.leased} dead=${report.messages.dead}; workers reported done=${done}`,
     };
   } finally {
     await store.close();

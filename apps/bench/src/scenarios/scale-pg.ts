@@ -92,6 +92,7 @@ export async function runScale(
       const run = await runProcessing(pgFactory(url), {
         backend: 'pg',
         impl: 'core',
+        effect: 'money',
         workers,
         batch: 50,
         messages,

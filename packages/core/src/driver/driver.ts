@@ -172,9 +172,9 @@ export interface Driver {
    * `lease_until > now`, `now` read by the backend at the write), with no read in front.
    * A message whose fence does not match writes nothing at all (no effect row, no
    * completion, no user rows). A completion's `write(tx)` runs after its message's fenced
-   * ACK matched, in the same transaction, inside a savepoint of its own: when it throws,
-   * that message's rows are rolled back and its failure is written instead, and the other
-   * messages stay. Crash points: `after-effect-insert` once the effect rows are in,
+   * ACK matched, in the same transaction (completion-write.ts: one savepoint for the
+   * batch, one per message only after a write threw): when it throws, that message's rows
+   * are rolled back and its failure is written instead, and the other messages stay. Crash points: `after-effect-insert` once the effect rows are in,
    * `after-completion-write` after a user's write, `after-ack` once everything is written
    * (before COMMIT where the writes share a transaction; on PostgreSQL a batch of money
    * effects alone is one statement that has committed by then). Throws when the database

@@ -28,6 +28,21 @@ const NETWORK_REASONS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * TLS verification failures (Node's codes): the server answered, but its certificate
+ * is not one the URL's `sslmode` and `sslrootcert` accept.
+ */
+const CERTIFICATE_REASONS: Readonly<Record<string, string>> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'it is not signed by a trusted CA',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'it is not signed by a trusted CA',
+  UNABLE_TO_GET_ISSUER_CERT: 'it is not signed by a trusted CA',
+  SELF_SIGNED_CERT_IN_CHAIN: 'it is not signed by a trusted CA',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
+  CERT_HAS_EXPIRED: 'it has expired',
+  CERT_NOT_YET_VALID: 'it is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'it is not issued for that host name',
+};
+
+/**
  * SQLSTATEs (and driver messages) after which the connection, not the statement, is
  * the problem: class 08 (connection exception), 57P01-03 (shutdown, cannot connect now).
  */
@@ -66,6 +81,13 @@ function reasonOf(error: unknown, url: string): string {
   const code = codeOf(error);
   const network = NETWORK_REASONS[code];
   if (network !== undefined) return network;
+  const certificate = CERTIFICATE_REASONS[code];
+  if (certificate !== undefined) {
+    return `the server's TLS certificate is refused: ${certificate} (sslrootcert names the CA to trust; see TLS in docs/postgres.md)`;
+  }
+  if (/server does not support SSL/i.test(messageOf(error))) {
+    return 'the server does not accept TLS, and sslmode asks for it (see TLS in docs/postgres.md)';
+  }
   if (/timeout/i.test(messageOf(error))) return 'connection timed out';
   if (code === '28P01') return 'password authentication failed';
   if (code === '53300') return 'the server refuses more connections (max_connections is reached)';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { WakeListener } from '../backend.ts';
 import { connectFailure } from './errors.ts';
 import { WAKE_CHANNEL } from './statements.ts';
-import { describeTarget } from './url.ts';
+import { connectionSettings, describeTarget } from './url.ts';
 
 /** How long a probe notification may take to come back before LISTEN counts as deaf, ms. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -41,7 +41,10 @@ export async function listenForWake(
   const where = describeTarget(listenUrl);
 
   const connect = async (): Promise<pg.Client> => {
-    const next = new pg.Client({ connectionString: listenUrl, application_name: 'onceq-listen' });
+    const next = new pg.Client({
+      ...connectionSettings(listenUrl).driver,
+      application_name: 'onceq-listen',
+    });
     next.on('error', () => lost(next, 'the connection broke'));
     next.on('end', () => lost(next, 'the connection closed'));
     next.on('notification', (message) => {

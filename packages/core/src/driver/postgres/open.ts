@@ -69,7 +69,7 @@ export async function openPostgresStore(
   const settings = connectionSettings(url);
 
   const pool = new pg.Pool({
-    connectionString: settings.driverUrl,
+    ...settings.driver,
     types,
     max: settings.poolMax ?? DEFAULT_POOL_MAX,
     connectionTimeoutMillis: 10_000,

@@ -6,7 +6,7 @@
  * per column, and the fence reads lock their rows (`FOR UPDATE`) because no single write
  * lock serializes writers.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -16,7 +16,7 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { Store } from '../backend.ts';
-import { writeCompletion } from '../completion-write.ts';
+import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
   ClaimedRow,
   CompleteOptions,
@@ -38,6 +38,7 @@ import { statisticsProbe } from './sql/statistics.ts';
  */
 const messagesTable = sql.table('messages');
 const effectsTable = sql.table('effects');
+const completionsTable = sql.table('completions');
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -120,6 +121,24 @@ const readFenced = defineStatement<FencedRow>(
 );
 
 /**
+ * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement:
+ * leased → done for every pair still validly leased at `now`; returns the ids it marked
+ * done. The `acked` step of {@link ackWithEffects} and {@link ackWithCompletions}.
+ */
+function ackInput(now: number): RawBuilder<unknown> {
+  return sql`
+      UPDATE ${messagesTable} AS m
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
+      FROM input
+      WHERE m.event_id = input.event_id
+        AND m.generation = input.generation
+        AND m.state = ${stateLiteral('leased')}
+        AND m.lease_until > ${now}
+      RETURNING m.event_id
+    `;
+}
+
+/**
  * The ACK and the effect rows in one statement, taking one array per column: leased →
  * done for every `(event_id, generation)` pair still validly leased at `now`, and an
  * effect row for each message it marked done, none for the others. Returns the ids it
@@ -135,16 +154,7 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
         ${p.value<string[]>('categories')}::text[],
         ${p.value<number[]>('amounts')}::integer[]
       ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (
-      UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
-      FROM input
-      WHERE m.event_id = input.event_id
-        AND m.generation = input.generation
-        AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${p.value<number>('now')}
-      RETURNING m.event_id
-    ), inserted AS (
+    ), acked AS (${ackInput(p.value<number>('now'))}), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
       FROM input JOIN acked ON acked.event_id = input.event_id
@@ -179,6 +189,29 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>(
 );
 
 /**
+ * The ACK and onceq's record of user completions in one statement, one array per column:
+ * leased → done for every `(event_id, generation)` pair still validly leased at `now`,
+ * and a `completions` row for each message it marked done. Returns the ids it marked
+ * done; the users' writes then run for those only.
+ */
+const ackWithCompletions = defineStatement<{ event_id: string }>(
+  'ack-with-completions',
+  ({ p }) => sql<{ event_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${p.value<string[]>('ids')}::text[],
+        ${p.value<number[]>('generations')}::integer[],
+        ${p.value<(string | null)[]>('summaries')}::text[]
+      ) AS t(event_id, generation, summary)
+    ), acked AS (${ackInput(p.value<number>('now'))}), recorded AS (
+      INSERT INTO ${completionsTable} (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${p.value<number>('now')}
+      FROM input JOIN acked ON acked.event_id = input.event_id
+    )
+    SELECT event_id FROM acked`,
+);
+
+/**
  * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
  * rollback): enqueue and redrive wake sleeping workers of this schema at once.
  */
@@ -205,8 +238,8 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
  * Money effects alone (the worker's common case) are one statement committing by itself
  * (effects + ACK: two round trips a message with its claim, or two a batch); a single
  * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
- * effects' statement, one fenced UPDATE per failure, and each user completion in a
- * savepoint of its own.
+ * effects' statement, one fenced UPDATE per failure, and the user completions (their
+ * ACKs and records in one statement, then their writes: completion-write.ts).
  */
 async function complete(
   store: Store,
@@ -256,25 +289,33 @@ async function complete(
       crashPoint('after-effect-insert');
     }
     for (const write of writes) {
+      if (!('failure' in write)) continue;
       const { lease } = write;
-      if ('failure' in write) {
-        const move = write.failure(now);
-        if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
-      } else if ('completion' in write) {
-        const result = await writeCompletion(x, write, now, {
-          ack: () => shared.ack(x, [lease], now),
-          record: async () => {
-            await x.changes(shared.insertCompletion, {
-              id: lease.eventId,
-              summary: write.completion.summary,
-              now,
-            });
-          },
-          fail: (move) => shared.fail(x, lease, move, now),
-        });
-        if (result !== undefined) written.set(lease.eventId, result);
-      }
+      const move = write.failure(now);
+      if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
     }
+    const users = writes.filter((w): w is UserWrite => 'completion' in w);
+    const done = await writeCompletions(x, users, now, {
+      ackAll: async (all) => {
+        const acked = await x.rows(ackWithCompletions, {
+          ids: all.map((w) => w.lease.eventId),
+          generations: all.map((w) => w.lease.generation),
+          summaries: all.map((w) => w.completion.summary ?? null),
+          now,
+        });
+        return new Set(acked.map((row) => row.event_id));
+      },
+      ack: (write) => shared.ack(x, [write.lease], now),
+      record: async (write) => {
+        await x.changes(shared.insertCompletion, {
+          id: write.lease.eventId,
+          summary: write.completion.summary,
+          now,
+        });
+      },
+      fail: (write, move) => shared.fail(x, write.lease, move, now),
+    });
+    for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');
   });
   return { now, written };

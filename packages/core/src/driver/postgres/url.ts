@@ -5,7 +5,9 @@
  * {@link redactUrl} or {@link describeTarget}.
  */
 
+import type { ConnectionOptions } from 'node:tls';
 import { OnceqError } from '../../errors.ts';
+import { TLS_PARAMETERS, tlsOptions } from './tls.ts';
 
 /** What replaces a password in printable text. */
 export const REDACTED = '***';
@@ -186,14 +188,22 @@ function safeDecode(text: string): string {
 /** The query parameters onceq reads from a PostgreSQL URL itself (never sent to the server). */
 export const ONCEQ_URL_PARAMETERS = ['listen_url', 'pool_max'] as const;
 
+/** What node-postgres gets for one connection (spread into a `Pool` or `Client` config). */
+export interface DriverConnection {
+  /** The URL without onceq's own parameters and without the TLS parameters. */
+  connectionString: string;
+  /** TLS as libpq's parameters ask for it, see {@link tlsOptions}; `false`: none. */
+  ssl: false | ConnectionOptions;
+}
+
 /** A PostgreSQL URL split into what the driver gets and what onceq reads itself. */
 export interface ConnectionSettings {
-  /** The URL for the driver: onceq's own parameters removed, libpq's `sslmode` meaning kept. */
-  driverUrl: string;
+  /** The store's connection for the driver. */
+  driver: DriverConnection;
   /**
    * Where the LISTEN connection goes (`?listen_url=`, percent-encoded): a direct
    * connection to the server when the store URL names a pooler in transaction mode.
-   * Default: the store URL itself.
+   * Default: the store URL itself. Its own TLS parameters apply to it.
    */
   listenUrl: string;
   /** Most pooled connections for claims and results (`?pool_max=`). Undefined: the default. */
@@ -201,12 +211,17 @@ export interface ConnectionSettings {
 }
 
 /**
- * Reads onceq's own parameters (`listen_url`, `pool_max`) off the URL and makes `sslmode`
- * mean what it means to libpq (`require`: encrypted, certificate not checked;
- * `verify-ca`; `verify-full`), so node-postgres neither reinterprets it nor prints its
- * warning. Throws {@link InvalidPostgresUrl} for a URL that cannot be parsed.
+ * Reads onceq's own parameters (`listen_url`, `pool_max`) and libpq's TLS parameters
+ * (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`, `sslpassword`; else `PGSSLMODE` and
+ * the other variables in `env`) off the URL; the driver gets the rest and the TLS
+ * options built from them ({@link tlsOptions}), so it neither reinterprets `sslmode` nor
+ * prints its warning. Throws {@link InvalidPostgresUrl} for a URL that cannot be parsed,
+ * and a usage error naming the parameter for a bad one.
  */
-export function connectionSettings(url: string): ConnectionSettings {
+export function connectionSettings(
+  url: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ConnectionSettings {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -216,9 +231,9 @@ export function connectionSettings(url: string): ConnectionSettings {
   }
   const listen = parsed.searchParams.get('listen_url');
   const poolMaxText = parsed.searchParams.get('pool_max');
-  for (const name of ONCEQ_URL_PARAMETERS) parsed.searchParams.delete(name);
-  if (parsed.searchParams.has('sslmode') && !parsed.searchParams.has('uselibpqcompat')) {
-    parsed.searchParams.set('uselibpqcompat', 'true');
+  const ssl = tlsOptions(parsed.searchParams, env);
+  for (const name of [...ONCEQ_URL_PARAMETERS, ...Object.keys(TLS_PARAMETERS)]) {
+    parsed.searchParams.delete(name);
   }
   let poolMax: number | undefined;
   if (poolMaxText !== null) {
@@ -231,7 +246,6 @@ export function connectionSettings(url: string): ConnectionSettings {
       );
     }
   }
-  const driverUrl = parsed.toString();
   if (listen !== null) {
     try {
       parseTarget(listen);
@@ -242,6 +256,12 @@ export function connectionSettings(url: string): ConnectionSettings {
         "the PostgreSQL URL's listen_url= is not a PostgreSQL URL: write it percent-encoded, e.g. listen_url=postgres%3A%2F%2Fuser%40db-host%3A5432%2Fapp",
       );
     }
+    // Its TLS parameters are checked now, not when the worker first listens.
+    tlsOptions(new URL(listen).searchParams, env);
   }
-  return { driverUrl, listenUrl: listen ?? driverUrl, poolMax };
+  return {
+    driver: { connectionString: parsed.toString(), ssl },
+    listenUrl: listen ?? url,
+    poolMax,
+  };
 }
