@@ -8,8 +8,8 @@
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { enqueue, openStore, type Store, status } from '@onceq/core';
-import { sql } from 'kysely';
+import { enqueue, openStore, status } from '@onceq/core';
+import { dropSchema, rawQuery } from '../raw-db.ts';
 import { runChildren } from '../spawn.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import { type ChildSpec, OWN_ROWS_TABLE, ownRowsTable } from '../worker-child.ts';
@@ -63,12 +63,12 @@ export interface StoreFactory {
 }
 
 /** The own-row handler's table, empty, in a freshly filled store. */
-async function createOwnRowsTable(store: Store, schema: string | undefined): Promise<void> {
-  await sql
-    .raw(
-      `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
-    )
-    .execute(store.db);
+async function createOwnRowsTable(target: string, schema: string | undefined): Promise<void> {
+  await rawQuery(
+    target,
+    schema,
+    `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+  );
 }
 
 /** SQLite: a template file with N ready messages, copied for each run. */
@@ -84,7 +84,7 @@ export function sqliteFactory(dir: string): StoreFactory {
         removeDb(template);
         const store = await openStore(template, { synchronous: 'NORMAL' });
         for (const batch of batches(messages)) await enqueue(store, batch);
-        await createOwnRowsTable(store, undefined);
+        await createOwnRowsTable(template, undefined);
         await store.close();
         if (existsSync(`${template}-wal`)) throw new Error('template store left a -wal file');
         templates.set(messages, template);
@@ -110,7 +110,7 @@ export function pgFactory(url: string): StoreFactory {
       const store = await openStore(url, { schema });
       try {
         for (const batch of batches(messages)) await enqueue(store, batch);
-        await createOwnRowsTable(store, schema);
+        await createOwnRowsTable(url, schema);
       } finally {
         await store.close();
       }
@@ -118,12 +118,7 @@ export function pgFactory(url: string): StoreFactory {
     },
     async dispose(target, schema) {
       if (schema === undefined) return;
-      const store = await openStore(target, { schema });
-      try {
-        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
-      } finally {
-        await store.close();
-      }
+      await dropSchema(target, schema);
     },
   };
 }
@@ -187,9 +182,7 @@ async function verify(
   try {
     const report = await status(store);
     const count = async (table: string) => {
-      const { rows } = await sql<{
-        n: number | string;
-      }>`SELECT COUNT(*) AS n FROM ${sql.raw(table)}`.execute(store.db);
+      const rows = await rawQuery(target, schema, `SELECT COUNT(*) AS n FROM ${table}`);
       return Number(rows[0]?.n);
     };
     const completions = await count('completions');

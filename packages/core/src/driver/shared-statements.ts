@@ -13,7 +13,6 @@ import type { FailureMove } from '../machine.ts';
 import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
-import type { Store } from './backend.ts';
 import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import { type BuildContext, defineStatement, type Executor } from './prepared.ts';
 
@@ -350,28 +349,31 @@ export async function insertMessages(
 }
 
 /**
- * The status snapshot as one statement (see `Statements.snapshot`). `deadIndex` is the
- * backend's way to reach the partial `messages_dead` index for the dead head: SQLite's
- * planner, without statistics (no ANALYZE is ever run), would rather walk every dead row
- * of `messages_claim`, so SQLite pins it with `INDEXED BY`; PostgreSQL's planner finds it.
+ * The status snapshot as one statement (see `Driver.snapshot`), `now` its one slot.
+ * `deadIndex` is the backend's way to reach the partial `messages_dead` index for the
+ * dead head: SQLite's planner, without statistics (no ANALYZE is ever run), would rather
+ * walk every dead row of `messages_claim`, so SQLite pins it with `INDEXED BY`;
+ * PostgreSQL's planner finds it.
  */
-export function snapshotStatement(deadIndex: RawBuilder<unknown>) {
-  return async (store: Store, now: number): Promise<SnapshotRow[]> => {
-    const { rows } = await sql<SnapshotRow>`
-      SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM onceq_counts
+export function snapshotStatement(name: string, deadIndex: RawBuilder<unknown>) {
+  return defineStatement<SnapshotRow>(name, ({ p }) => {
+    const now = p.value<number>('now');
+    const counts = sql.table('onceq_counts');
+    const messages = sql.table('messages');
+    return sql<SnapshotRow>`
+      SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM ${counts}
         WHERE kind = 'state' GROUP BY key
       UNION ALL
-      SELECT 'effect', key, sum(n), sum(total) FROM onceq_counts
+      SELECT 'effect', key, sum(n), sum(total) FROM ${counts}
         WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
       UNION ALL
-      SELECT 'ready', NULL, 0, min(available_at) FROM messages
+      SELECT 'ready', NULL, 0, min(available_at) FROM ${messages}
         WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
       UNION ALL
-      SELECT 'due', NULL, 0, min(available_at) FROM messages
+      SELECT 'due', NULL, 0, min(available_at) FROM ${messages}
         WHERE state = ${stateLiteral('ready')} AND available_at > ${now}
       UNION ALL
-      SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex}
-        WHERE state = ${stateLiteral('dead')}`.execute(store.db);
-    return rows;
-  };
+      SELECT 'dead', NULL, 0, min(updated_at) FROM ${messages} ${deadIndex}
+        WHERE state = ${stateLiteral('dead')}`;
+  });
 }

@@ -256,7 +256,6 @@ export async function openPostgresStore(
     );
   return {
     kind: 'postgres',
-    db,
     driver: postgresDriver,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },

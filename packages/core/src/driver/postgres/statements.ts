@@ -330,6 +330,8 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   };
 }
 
+const snapshot = shared.snapshotStatement('snapshot', sql``);
+
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
   capabilities: { skipLocked: true, maxParameters: 65_535, backup: false, serverClock: true },
@@ -356,7 +358,8 @@ export const postgresDriver: Driver = {
   wake: async (x) => {
     await x.rows(notifyWake, {});
   },
-  snapshot: shared.snapshotStatement(sql``),
+  // One statement, no BEGIN/COMMIT round trips.
+  snapshot: (store, now) => store.autocommit(snapshot, { now }),
   // The server checks its own pages; foreign keys are enforced, never deferred.
   storageProbes: [],
   plannerProbes: [statisticsProbe],

@@ -204,6 +204,8 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
   return claimRows(sqliteExecutor(x), input);
 }
 
+const snapshot = shared.snapshotStatement('snapshot', sql`INDEXED BY messages_dead`);
+
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
   capabilities: { skipLocked: false, maxParameters: 32_766, backup: true, serverClock: false },
@@ -227,7 +229,8 @@ export const sqliteDriver: Driver = {
   insertMessages: shared.insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
-  snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+  // No BEGIN: a read takes no write lock.
+  snapshot: (store, now) => store.read((x) => x.rows(snapshot, { now })),
   storageProbes: [integrityProbe, foreignKeyProbe],
   plannerProbes: [],
   schemas,
