@@ -25,6 +25,21 @@ describe('the bench targets table', () => {
     expect(rows.every((r) => r.met === null && r.why.startsWith('not measured'))).toBe(true);
   });
 
+  test("a handler's own-row run is not taken for the money effect's", () => {
+    const ownRow = processing('core', 'FULL', 1, 1_000);
+    const rows = referenceTargetRows({
+      processing: [
+        { ...ownRow, config: { ...ownRow.config, effect: 'own-row' } },
+        processing('core', 'FULL', 1, 9_000),
+        processing('bare', 'FULL', 1, 10_000),
+      ],
+    });
+    expect(rows.find((r) => r.target.includes('FULL, 1 worker'))).toMatchObject({
+      ratio: '0.90×',
+      met: true,
+    });
+  });
+
   test('a ratio target is met at the threshold and missed below it, with a reason', () => {
     const rows = referenceTargetRows({
       processing: [

@@ -96,6 +96,13 @@ async function storePolicy(path: string): Promise<string> {
   }
 }
 
+/** A handler module of the user's own: every valid event is one cent of `book`. No import. */
+const FLAT_HANDLER = `export const version = 'flat-1';
+export function handle() {
+  return { category: 'book', amountCents: 1 };
+}
+`;
+
 const readConfig = (dir: string) =>
   JSON.parse(readFileSync(join(dir, 'onceq.config.json'), 'utf8'));
 
@@ -191,6 +198,42 @@ describe('setup with prompts (fake prompter)', () => {
     const { ctx } = terminal(dir, fakePrompter([]).prompter);
     expect(await runCli(['setup', '--yes', '--no-run', '--no-sample'], ctx)).toBe(0);
     expect(readConfig(dir)).toEqual({ db: 'kept.db', handler: 'v2' });
+  });
+
+  test('a handler module the config names is kept by --yes and is what the worker runs', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'handlers'));
+    writeFileSync(join(dir, 'handlers', 'flat.ts'), FLAT_HANDLER);
+    const config = '{"db":"kept.db","handler":"./handlers/flat.ts"}\n';
+    writeFileSync(join(dir, 'onceq.config.json'), config);
+    const fake = fakePrompter([]);
+    const { ctx, err } = terminal(dir, fake.prompter);
+    expect(await runCli(['setup', '--yes', '--now', '1000'], ctx)).toBe(0);
+    expect(err).toEqual([]);
+    expect(readConfig(dir)).toEqual({ db: 'kept.db', handler: './handlers/flat.ts' });
+    const shown = fake.shown.join('\n');
+    // The module's rule, not v1's: the toy is done too, one cent each.
+    expect(shown).toContain('Worker (flat-1) claimed 4: 4 done, 0 retried, 0 dead');
+    expect(shown).toMatch(/^total\s+4$/m);
+  });
+
+  test('--handler takes a module path as worker --handler does; a bad value names both forms, nothing written', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'flat.ts'), FLAT_HANDLER);
+    const { ctx } = terminal(dir, fakePrompter([]).prompter);
+    expect(await runCli(['setup', '--yes', '--handler', './flat.ts', '--no-run'], ctx)).toBe(0);
+    expect(readConfig(dir)).toEqual({ db: './onceq.db', handler: './flat.ts' });
+
+    const other = tempDir();
+    const bad = terminal(other, fakePrompter([]).prompter);
+    expect(await runCli(['setup', '--yes', '--handler', 'v3'], bad.ctx)).toBe(2);
+    expect(bad.err.join('\n')).toContain(
+      '--handler must be one of v1, v2 or the path of a handler module (./my-handler.ts), got "v3"',
+    );
+    const missing = terminal(other, fakePrompter([]).prompter);
+    expect(await runCli(['setup', '--yes', '--handler', './gone.ts'], missing.ctx)).toBe(2);
+    expect(missing.err.join('\n')).toContain('./gone.ts: no such file');
+    expect(readdirSync(other)).toEqual([]);
   });
 
   test('a store that cannot be opened: exit 1 and the old config untouched', async () => {

@@ -27,6 +27,7 @@ import {
   type HandlerResult,
 } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
+import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, snapshot, type TestEnv } from './harness.ts';
 
 const BOOK_EFFECT = { category: 'book', amountCents: 100 };
@@ -265,6 +266,40 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       expect((await effectsOf(store)).map((x) => x.eventId)).toEqual(['E0004']);
     });
 
+    test('in a batch of completions, a stale lease among them runs no write; the others run once each, in order, and commit with their records', async () => {
+      const e = env();
+      await ledger(e.store);
+      const stale = await reclaimed(e);
+      await enqueue(e.store, batch(line('E0002', paid('pen', 5)), line('E0003', paid('bag', 7))));
+      const fresh = [await mustClaim(e.store), await mustClaim(e.store)];
+      const ran: string[] = [];
+      const result = (eventId: string, amount: number): HandlerResult => ({
+        completion: {
+          write: async (tx: CompletionTx) => {
+            ran.push(eventId);
+            await tx.query(insertSql(tx), [eventId, amount]);
+          },
+          summary: `row ${eventId}`,
+        },
+      });
+      const { outcomes, lost } = await complete(e.store, [
+        { lease: stale, result: result('E0001', 1) },
+        ...fresh.map((lease, i) => ({ lease, result: result(lease.eventId, i + 2) })),
+      ]);
+      expect(lost.map((l) => l.eventId)).toEqual(['E0001']);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0002', 'done'],
+        ['E0003', 'done'],
+      ]);
+      expect(ran).toEqual(['E0002', 'E0003']);
+      expect(await ledgerRows(e.store)).toEqual([
+        ['E0002', 2],
+        ['E0003', 3],
+      ]);
+      expect((await show(e.store, 'E0003')).completion).toEqual({ summary: 'row E0003' });
+      expect((await show(e.store, 'E0001')).completion).toBeNull();
+    });
+
     test('a result is read once: a getter that answers differently on a second read cannot get one value checked and another stored', async () => {
       const { store } = env();
       await enqueue(store, nEvents(2).jsonl);
@@ -314,8 +349,8 @@ export function completeSuite(name: string, factory: BackendFactory): void {
 
 /** A table of the user's own: amounts of any sign, no CHECK of the store's. */
 async function ledger(store: Store): Promise<void> {
-  await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
-    store.db,
+  await rawDb(store, (db) =>
+    sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(db),
   );
 }
 
@@ -326,8 +361,10 @@ function insertSql(tx: CompletionTx): string {
 }
 
 async function ledgerRows(store: Store): Promise<[string, number][]> {
-  const { rows } = await sql<{ event_id: string; amount: number }>`
-    SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(store.db);
+  const { rows } = await rawDb(store, (db) =>
+    sql<{ event_id: string; amount: number }>`
+    SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(db),
+  );
   return rows.map((r) => [r.event_id, Number(r.amount)]);
 }
 
@@ -343,20 +380,22 @@ function refund(amount: number): Handler {
 
 /** A trigger that makes the database refuse the effect row of `eventId`. */
 async function refuseEffectOf(store: Store, eventId: string): Promise<void> {
-  if (store.kind === 'sqlite') {
-    await sql
-      .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
+  await rawDb(store, async (db) => {
+    if (store.kind === 'sqlite') {
+      await sql
+        .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
       WHEN NEW.event_id = '${eventId}' BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END`)
-      .execute(store.db);
-    return;
-  }
-  await sql
-    .raw(`CREATE FUNCTION refuse_effect() RETURNS trigger LANGUAGE plpgsql AS $$
+        .execute(db);
+      return;
+    }
+    await sql
+      .raw(`CREATE FUNCTION refuse_effect() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN IF NEW.event_id = '${eventId}' THEN RAISE EXCEPTION 'refused by a trigger'; END IF;
     RETURN NEW; END $$`)
-    .execute(store.db);
-  await sql
-    .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
+      .execute(db);
+    await sql
+      .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
     FOR EACH ROW EXECUTE FUNCTION refuse_effect()`)
-    .execute(store.db);
+      .execute(db);
+  });
 }

@@ -21,6 +21,8 @@ export type Section = (typeof SECTIONS)[number];
 export const TARGETS = {
   sqliteFullBatch: 20_000,
   perMessageVsBare: 0.8,
+  /** A handler's own row per message vs the money effect, same setting, same run. */
+  ownRowVsMoney: 0.85,
   enqueue: 150_000,
   pgBatch: 18_000,
   pgPerMessage: 1_000,

@@ -6,13 +6,15 @@
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
-import { openStore, type Store, work } from '@onceq/core';
+import { type Handler, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
 import { errorText, wallMs } from './util.ts';
 
 export interface ChildSpec {
   impl: 'core' | 'bare';
+  /** The money effect (handler v1), or {@link ownRow}'s completion (core only). */
+  effect: 'money' | 'own-row';
   /** SQLite file or PostgreSQL URL. */
   target: string;
   synchronous: 'FULL' | 'NORMAL';
@@ -42,6 +44,36 @@ export interface ChildResult {
    */
   cpuMs?: number;
   error: string | null;
+}
+
+/** The table {@link ownRow} writes to, created empty with every bench store. */
+export const OWN_ROWS_TABLE = 'bench_own_rows';
+
+/** Its qualified name: in the store's PostgreSQL schema, or in the SQLite file. */
+export function ownRowsTable(schema: string | undefined): string {
+  return schema === undefined ? OWN_ROWS_TABLE : `"${schema}".${OWN_ROWS_TABLE}`;
+}
+
+/**
+ * A handler of an application's own: v1's checks, then, instead of the money effect, one
+ * row of its own per message in {@link OWN_ROWS_TABLE}, written by a completion in the
+ * ACK's transaction (as examples/ledger does, one plain statement through `tx.query`).
+ */
+function ownRow(schema: string | undefined): Handler {
+  const table = ownRowsTable(schema);
+  return (payload, context) => {
+    const { category, amountCents } = handlers.v1(payload, context);
+    return {
+      summary: `${category} ${amountCents}`,
+      async write(tx) {
+        const [a, b, c] = tx.kind === 'postgres' ? ['$1', '$2', '$3'] : ['?', '?', '?'];
+        await tx.query(
+          `INSERT INTO ${table} (event_id, category, amount_cents) VALUES (${a}, ${b}, ${c})`,
+          [context.eventId, category, amountCents],
+        );
+      },
+    };
+  };
 }
 
 /** CPU time of this process so far, ms. */
@@ -77,8 +109,9 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
       return original.apply(opened, args);
     };
   }
+  const handler = spec.effect === 'own-row' ? ownRow(spec.schema) : handlers.v1;
   if (spec.warmUp !== undefined && spec.warmUp > 0) {
-    const warm = await work(opened, handlers.v1, { batch: spec.batch, max: spec.warmUp });
+    const warm = await work(opened, handler, { batch: spec.batch, max: spec.warmUp });
     if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
   }
   const latencies: number[] = [];
@@ -99,7 +132,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     error: null,
   };
   try {
-    const summary = await work(store, handlers.v1, {
+    const summary = await work(store, handler, {
       batch: spec.batch,
       onProgress: (s) => {
         const latency = wallMs() - firstStart;

@@ -136,6 +136,17 @@ export type HandlerSpec =
   | { kind: 'builtin'; version: HandlerVersion; source: HandlerSource }
   | { kind: 'module'; spec: string; base: string; source: 'flag' | 'config' };
 
+/**
+ * Checks a `--handler` value (named `label` in messages): a built-in version or the path
+ * of a handler module (`./my-handler.ts`); anything else is a usage error naming both.
+ */
+export function checkHandlerFlag(flag: string, label = '--handler'): void {
+  if (isHandlerPath(flag) || isHandlerVersion(flag)) return;
+  throw new UsageError(
+    `${label} must be one of ${HANDLER_VERSIONS.join(', ')} or the path of a handler module (./my-handler.ts), got ${JSON.stringify(flag)}`,
+  );
+}
+
 /** {@link HandlerSpec} of `flag` (named `label` in messages) or the config. */
 export function resolveHandlerSpec(
   flag: string | undefined,
@@ -144,13 +155,10 @@ export function resolveHandlerSpec(
   label = '--handler',
 ): HandlerSpec {
   if (flag !== undefined) {
-    if (isHandlerPath(flag)) return { kind: 'module', spec: flag, base: cwd, source: 'flag' };
-    if (!isHandlerVersion(flag)) {
-      throw new UsageError(
-        `${label} must be one of ${HANDLER_VERSIONS.join(', ')} or the path of a handler module (./my-handler.ts), got ${JSON.stringify(flag)}`,
-      );
-    }
-    return { kind: 'builtin', version: flag, source: 'flag' };
+    checkHandlerFlag(flag, label);
+    return isHandlerVersion(flag)
+      ? { kind: 'builtin', version: flag, source: 'flag' }
+      : { kind: 'module', spec: flag, base: cwd, source: 'flag' };
   }
   const fromConfig = config().handler;
   if (fromConfig !== undefined) {
@@ -159,23 +167,6 @@ export function resolveHandlerSpec(
       : { kind: 'module', spec: fromConfig, base: cwd, source: 'config' };
   }
   return { kind: 'builtin', version: DEFAULT_HANDLER, source: 'default' };
-}
-
-/** A built-in version from `flag` (setup offers only those), else the config's version or v1. */
-export function resolveHandlerVersion(
-  flag: string | undefined,
-  config: () => OnceqConfig,
-): HandlerVersion {
-  if (flag !== undefined && !isHandlerVersion(flag)) {
-    throw new UsageError(
-      `--handler must be one of ${HANDLER_VERSIONS.join(', ')}, got ${JSON.stringify(flag)}`,
-    );
-  }
-  const fromConfig = config().handler;
-  return (
-    flag ??
-    (fromConfig !== undefined && isHandlerVersion(fromConfig) ? fromConfig : DEFAULT_HANDLER)
-  );
 }
 
 /** `handler v2 (from onceq.config.json)`: which handler runs and why. */

@@ -98,6 +98,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
         run: coreRun(sqlite, {
           backend: 'sqlite',
           impl: 'core',
+          effect: 'money',
           synchronous,
           workers,
           batch: 100,
@@ -138,6 +139,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
         run: coreRun(pg, {
           backend: 'pg',
           impl: 'core',
+          effect: 'money',
           synchronous: 'FULL',
           workers,
           batch,

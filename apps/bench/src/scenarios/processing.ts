@@ -1,21 +1,29 @@
 /**
  * Processing throughput: claim → v1 handler → apply (effect + ACK), with 1 or 2 worker
- * processes on one store, core (`work()`) or the bare baseline. Every run starts from
- * the same store content (N ready messages) and ends with a check that every message
- * is done with exactly one effect.
+ * processes on one store, core (`work()`) or the bare baseline; or core with a handler
+ * that writes one row of its own per message (a completion) instead of the money
+ * effect. Every run starts from the same store content (N ready messages, the own-row
+ * table empty) and ends with a check that every message is done with exactly one
+ * recorded outcome.
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
+import { dropSchema, rawQuery } from '../raw-db.ts';
 import { runChildren } from '../spawn.ts';
 import { batches, percentile, removeDb } from '../util.ts';
-import type { ChildSpec } from '../worker-child.ts';
+import { type ChildSpec, OWN_ROWS_TABLE, ownRowsTable } from '../worker-child.ts';
 
 export type Backend = 'sqlite' | 'pg';
 
 export interface ProcessingConfig {
   backend: Backend;
   impl: 'core' | 'bare';
+  /**
+   * What the handler records with each ACK (core only): the lesson's money effect, or
+   * one row of its own in a table of its own through a completion's `write(tx)`.
+   */
+  effect: 'money' | 'own-row';
   synchronous: 'FULL' | 'NORMAL';
   workers: number;
   batch: number;
@@ -50,7 +58,8 @@ export interface ProcessingRun {
 }
 
 export function configKey(c: ProcessingConfig): string {
-  return `${c.backend}/${c.impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
+  const impl = c.effect === 'own-row' ? `${c.impl}-own-row` : c.impl;
+  return `${c.backend}/${impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
 }
 
 /** Where one run's store lives and how it is prepared and cleaned up. */
@@ -58,6 +67,15 @@ export interface StoreFactory {
   backend: Backend;
   prepare(messages: number): Promise<{ target: string; schema?: string }>;
   dispose(target: string, schema?: string): Promise<void>;
+}
+
+/** The own-row handler's table, empty, in a freshly filled store. */
+async function createOwnRowsTable(target: string, schema: string | undefined): Promise<void> {
+  await rawQuery(
+    target,
+    schema,
+    `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+  );
 }
 
 /** SQLite: a template file with N ready messages, copied for each run. */
@@ -73,6 +91,7 @@ export function sqliteFactory(dir: string): StoreFactory {
         removeDb(template);
         const store = await openStore(template, { synchronous: 'NORMAL' });
         for (const batch of batches(messages)) await enqueue(store, batch);
+        await createOwnRowsTable(template, undefined);
         await store.close();
         if (existsSync(`${template}-wal`)) throw new Error('template store left a -wal file');
         templates.set(messages, template);
@@ -98,6 +117,7 @@ export function pgFactory(url: string): StoreFactory {
       const store = await openStore(url, { schema });
       try {
         for (const batch of batches(messages)) await enqueue(store, batch);
+        await createOwnRowsTable(url, schema);
       } finally {
         await store.close();
       }
@@ -105,12 +125,7 @@ export function pgFactory(url: string): StoreFactory {
     },
     async dispose(target, schema) {
       if (schema === undefined) return;
-      const store = await openStore(target, { schema });
-      try {
-        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
-      } finally {
-        await store.close();
-      }
+      await dropSchema(target, schema);
     },
   };
 }
@@ -125,6 +140,7 @@ export async function runProcessing(
   try {
     const spec: ChildSpec = {
       impl: config.impl,
+      effect: config.effect,
       target,
       synchronous: config.synchronous,
       batch: config.batch,
@@ -143,7 +159,7 @@ export async function runProcessing(
     const { verified, verifyDetail } = await verify(
       target,
       schema,
-      messages,
+      config,
       config.workers * warmUp,
       results,
     );
@@ -166,26 +182,42 @@ export async function runProcessing(
   }
 }
 
-/** Every message done once with one effect: `messages` in the window, `warmed` before it. */
+/**
+ * Every message done, each with exactly one recorded outcome of the run's kind: one money
+ * effect, or one completion record and one own row (and no effect), nothing left over;
+ * `messages` of them in the window, `warmed` before it.
+ */
 async function verify(
   target: string,
   schema: string | undefined,
-  messages: number,
+  config: ProcessingConfig,
   warmed: number,
   results: readonly { done: number; lost: number; failed: number }[],
 ): Promise<{ verified: boolean; verifyDetail: string }> {
+  const { messages } = config;
+  const stored = messages + warmed;
   const store = await openStore(target, schema === undefined ? {} : { schema });
   try {
     const report = await status(store);
+    const count = async (table: string) => {
+      const rows = await rawQuery(target, schema, `SELECT COUNT(*) AS n FROM ${table}`);
+      return Number(rows[0]?.n);
+    };
+    const completions = await count('completions');
+    const ownRows = await count(ownRowsTable(schema));
     const done = results.reduce((n, r) => n + r.done, 0);
+    const outcomes =
+      config.effect === 'money'
+        ? report.effects === stored && completions === 0 && ownRows === 0
+        : report.effects === 0 && completions === stored && ownRows === stored;
     const ok =
-      report.messages.done === messages + warmed &&
-      report.effects === messages + warmed &&
+      outcomes &&
+      report.messages.done === stored &&
       report.messages.ready + report.messages.leased + report.messages.dead === 0 &&
       done === messages;
     return {
       verified: ok,
-      verifyDetail: `${warmed} warm-up messages; stored done=${report.messages.done} effects=${report.effects} ready=${report.messages.ready} leased=${report.messages.leased} dead=${report.messages.dead}; workers reported done=${done}`,
+      verifyDetail: `${warmed} warm-up messages; stored done=${report.messages.done} effects=${report.effects} completions=${completions} ${OWN_ROWS_TABLE}=${ownRows} ready=${report.messages.ready} leased=${report.messages.leased} dead=${report.messages.dead}; workers reported done=${done}`,
     };
   } finally {
     await store.close();

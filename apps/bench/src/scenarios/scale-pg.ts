@@ -136,6 +136,7 @@ export async function runScale(
         run = await runProcessing(pgFactory(withPoolMax(url, poolMax)), {
           backend: 'pg',
           impl: 'core',
+          effect: 'money',
           workers,
           batch: 50,
           messages,

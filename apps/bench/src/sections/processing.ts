@@ -1,6 +1,7 @@
 /**
  * Processing throughput: claim → v1 handler → apply + ACK with 1 or 2 worker processes,
- * core and the bare baseline, SQLite and PostgreSQL; the recommended batch and targets.
+ * core and the bare baseline, SQLite and PostgreSQL; a handler writing a row of its own
+ * beside the money effect; the recommended batch and targets.
  */
 
 import type { SectionContext, TargetRow } from '../context.ts';
@@ -77,10 +78,15 @@ function processingConfigs(
             : batch === 1 && !fairness
               ? Math.min(messages, 3000)
               : messages;
-        out.push({ backend, impl: 'core', synchronous, workers, batch, messages: n });
+        const config = { backend, synchronous, workers, batch, messages: n };
+        out.push({ ...config, impl: 'core', effect: 'money' });
+        // A row of the handler's own instead of the money effect, next to it in the same
+        // round-robin: the cost of a user's completion (1 worker, batch 100, FULL).
+        if (workers === 1 && batch === 100 && synchronous === 'FULL')
+          out.push({ ...config, impl: 'core', effect: 'own-row' });
         // The bare baseline at per-message mode and one batch size, for the ratios.
         if (backend === 'sqlite' && (batch === 1 || batch === 100))
-          out.push({ backend, impl: 'bare', synchronous, workers, batch, messages: n });
+          out.push({ ...config, impl: 'bare', effect: 'money' });
       }
   return out;
 }
@@ -98,11 +104,16 @@ async function measureProcessing(
       const run = await runProcessing(factory, config);
       runs.get(configKey(config))?.push(run);
       log(
-        `  run ${r + 1}/${opts.runs} ${configKey(config).padEnd(26)} ${fmtRate(run.rate).padStart(7)} msg/s  shares ${run.shares.map((s) => `${Math.round(s * 100)}%`).join('/')}  p50 ${fmtMs(run.p50Ms)} ms  p99 ${fmtMs(run.p99Ms)} ms${run.errors.length ? `  ERRORS ${run.errors.join('; ')}` : ''}${run.verified ? '' : `  NOT VERIFIED ${run.verifyDetail}`}`,
+        `  run ${r + 1}/${opts.runs} ${configKey(config).padEnd(34)} ${fmtRate(run.rate).padStart(7)} msg/s  shares ${run.shares.map((s) => `${Math.round(s * 100)}%`).join('/')}  p50 ${fmtMs(run.p50Ms)} ms  p99 ${fmtMs(run.p99Ms)} ms${run.errors.length ? `  ERRORS ${run.errors.join('; ')}` : ''}${run.verified ? '' : `  NOT VERIFIED ${run.verifyDetail}`}`,
       );
     }
   }
   return configs.map((c) => summarize(c, runs.get(configKey(c)) ?? []));
+}
+
+/** The rows of the lesson's money effect: what every target but the own-row one reads. */
+function moneyRows(rows: readonly ProcessingSummary[]): ProcessingSummary[] {
+  return rows.filter((r) => r.config.effect === 'money');
 }
 
 function processingTable(rows: ProcessingSummary[]): string {
@@ -110,6 +121,7 @@ function processingTable(rows: ProcessingSummary[]): string {
     rows.find(
       (r) =>
         r.config.impl === 'bare' &&
+        c.effect === 'money' &&
         r.config.backend === c.backend &&
         r.config.synchronous === c.synchronous &&
         r.config.workers === c.workers &&
@@ -120,6 +132,7 @@ function processingTable(rows: ProcessingSummary[]): string {
       'backend',
       'sync',
       'impl',
+      'effect',
       'workers',
       'batch',
       'messages',
@@ -142,6 +155,7 @@ function processingTable(rows: ProcessingSummary[]): string {
         r.config.backend,
         r.config.backend === 'sqlite' ? r.config.synchronous : '–',
         r.config.impl,
+        r.config.effect === 'money' ? 'money' : 'own row',
         String(r.config.workers),
         String(r.config.batch),
         String(r.config.messages),
@@ -170,7 +184,7 @@ function processingTable(rows: ProcessingSummary[]): string {
  * throughput no longer does). Fairness of the 2-worker run at that batch is reported.
  */
 function recommendBatch(rows: ProcessingSummary[]): { batch: number | null; reason: string } {
-  const full = rows.filter(
+  const full = moneyRows(rows).filter(
     (r) =>
       r.config.backend === 'sqlite' && r.config.impl === 'core' && r.config.synchronous === 'FULL',
   );
@@ -211,8 +225,10 @@ function addProcessingTargets(
   targets: TargetRow[],
   messages: number,
 ): void {
+  addOwnRowTargets(rows, targets);
+  const money = moneyRows(rows);
   const find = (backend: string, impl: string, sync: string, workers: number, b: number) =>
-    rows.find(
+    money.find(
       (r) =>
         r.config.backend === backend &&
         r.config.impl === impl &&
@@ -220,7 +236,7 @@ function addProcessingTargets(
         r.config.workers === workers &&
         r.config.batch === b,
     );
-  const sqliteRows = rows.filter((r) => r.config.backend === 'sqlite');
+  const sqliteRows = money.filter((r) => r.config.backend === 'sqlite');
   if (sqliteRows.length > 0) {
     for (const workers of [1, 2]) {
       const best = sqliteRows
@@ -264,7 +280,7 @@ function addProcessingTargets(
       });
     }
   }
-  const pgRows = rows.filter((r) => r.config.backend === 'pg');
+  const pgRows = money.filter((r) => r.config.backend === 'pg');
   if (pgRows.length > 0) {
     const best = pgRows
       .filter((r) => r.config.batch > 1)
@@ -284,6 +300,34 @@ function addProcessingTargets(
           met: per.rate.median >= TARGETS.pgPerMessage,
         });
     }
+  }
+}
+
+/**
+ * A handler writing one row of its own per message (a completion) against the money
+ * effect, at batch 100 with 1 worker (SQLite FULL), same run: the own row costs at most
+ * {@link TARGETS.ownRowVsMoney}'s complement of the throughput.
+ */
+function addOwnRowTargets(rows: readonly ProcessingSummary[], targets: TargetRow[]): void {
+  for (const own of rows.filter((r) => r.config.effect === 'own-row')) {
+    const c = own.config;
+    const money = rows.find(
+      (r) =>
+        r.config.effect === 'money' &&
+        r.config.impl === c.impl &&
+        r.config.backend === c.backend &&
+        r.config.synchronous === c.synchronous &&
+        r.config.workers === c.workers &&
+        r.config.batch === c.batch,
+    );
+    if (money === undefined) continue;
+    const ratio = own.rate.median / money.rate.median;
+    const where = c.backend === 'sqlite' ? `SQLite ${c.synchronous}` : 'PostgreSQL';
+    targets.push({
+      target: `own row per message ≥ ${TARGETS.ownRowVsMoney}× the money effect (${where}, ${c.workers} worker, batch ${c.batch}, same run)`,
+      measured: `${fmtRate(own.rate.median)} vs ${fmtRate(money.rate.median)} msg/s = ${ratio.toFixed(2)}×; CPU ms/1000 msg ${fmtMs(own.cpuMsPer1000.median)} vs ${fmtMs(money.cpuMsPer1000.median)}`,
+      met: ratio >= TARGETS.ownRowVsMoney,
+    });
   }
 }
 
@@ -316,7 +360,7 @@ export async function processingSection(ctx: SectionContext): Promise<void> {
     results.processing = processing;
     out.push(
       section(
-        `Processing: claim → v1 handler → apply + ACK, ${opts.messages} messages per run, ${opts.runs} run(s); latency = claim call to ACK commit`,
+        `Processing: claim → v1 handler → apply + ACK, ${opts.messages} messages per run, ${opts.runs} run(s); latency = claim call to ACK commit; effect "own row" = v1's checks, then one row of the handler's own per message through a completion's write(tx) instead of the money effect`,
       ),
     );
     out.push(processingTable(processing));

@@ -33,7 +33,15 @@ export interface ReferenceTargetRow {
 }
 
 interface ProcessingLike {
-  config: { backend: string; impl: string; synchronous: string; workers: number; batch: number };
+  config: {
+    backend: string;
+    impl: string;
+    /** `own-row` rows (a handler's own completion) are compared with the money effect only. */
+    effect?: string;
+    synchronous: string;
+    workers: number;
+    batch: number;
+  };
   rate: Spread;
   minShare: number;
   errors: string[];
@@ -100,6 +108,7 @@ function sqliteRows(processing: readonly ProcessingLike[]): ReferenceTargetRow[]
   const find = (impl: string, sync: string, workers: number) =>
     processing.find(
       (r) =>
+        (r.config.effect ?? 'money') === 'money' &&
         r.config.backend === 'sqlite' &&
         r.config.impl === impl &&
         r.config.synchronous === sync &&

@@ -1,8 +1,9 @@
 import { formatIdPolicy, parseIdPolicy } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, GLOBAL_FLAGS, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
-import { CONFIG_FILE, hasPassword, readConfig, resolveHandlerVersion } from '../config.ts';
+import { CONFIG_FILE, checkHandlerFlag, hasPassword, readConfig } from '../config.ts';
 import { CancelledError, UsageError } from '../errors.ts';
+import { HANDLER_FLAG } from '../handler-choice.ts';
 import { toJson } from '../output.ts';
 import { plainPrompter } from '../setup/prompter.ts';
 import {
@@ -27,9 +28,8 @@ export const setupCommand = defineCommand<SetupArgs>({
   flags: {
     db: { ...GLOBAL_FLAGS.db, help: 'the store (default: the current config, else ./onceq.db)' },
     handler: {
-      type: 'string',
-      value: 'v1|v2',
-      help: 'handler version to write into the config (default v1)',
+      ...HANDLER_FLAG,
+      help: 'the handler to write into the config: a version, or your own module (default: config "handler", then v1)',
     },
     sample: { type: 'boolean', negatable: true, help: 'load the 5 sample events (default: yes)' },
     run: {
@@ -51,7 +51,7 @@ export const setupCommand = defineCommand<SetupArgs>({
   // Setup asks where the store lives first, then opens it itself.
   opensStore: false,
   examples: ['setup', 'setup --yes --db ./shop.db --handler v2 --no-run'],
-  parse({ values, positionals, config }) {
+  parse({ values, positionals }) {
     expectPositionals(positionals, [], 'setup');
     const handler = stringFlag(values, 'handler');
     const flags: SetupFlags = {};
@@ -61,7 +61,10 @@ export const setupCommand = defineCommand<SetupArgs>({
         throw new UsageError('--db needs a SQLite file path or a postgres:// URL');
       flags.db = db;
     }
-    if (handler !== undefined) flags.handler = resolveHandlerVersion(handler, config);
+    if (handler !== undefined) {
+      checkHandlerFlag(handler);
+      flags.handler = handler;
+    }
     const sample = boolFlag(values, 'sample');
     if (sample !== undefined) flags.sample = sample;
     const run = boolFlag(values, 'run');

@@ -16,7 +16,8 @@ import {
 } from '@onceq/core/internal';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
-import { DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { chooseHandler } from '../handler-choice.ts';
 import { storePathProblem } from '../store-path.ts';
 import { askIdPolicy } from './id-policy-step.ts';
 import type { Prompter } from './prompter.ts';
@@ -24,7 +25,8 @@ import type { Prompter } from './prompter.ts';
 /** Answers given on the command line; each one skips its prompt. */
 export interface SetupFlags {
   db?: string;
-  handler?: HandlerVersion;
+  /** A built-in version or the path of a handler module, as written. */
+  handler?: string;
   sample?: boolean;
   run?: boolean;
   /** `lesson`, `general` or `pattern:<regex>`. */
@@ -34,7 +36,8 @@ export interface SetupFlags {
 export interface SetupAnswers {
   /** The store as the user wrote it (kept as is in the config; relative to its directory). */
   db: string;
-  handler: HandlerVersion;
+  /** A built-in version, or a handler module's path (kept as is; relative to the config's directory). */
+  handler: string;
   sample: boolean;
   run: boolean;
   /** The store's event id policy; `undefined` keeps the store's own (`lesson` for a new one). */
@@ -44,7 +47,7 @@ export interface SetupAnswers {
 /** The flag that answers each prompt, for the no-terminal hint. */
 export const SETUP_FLAGS: Record<keyof SetupAnswers, string> = {
   db: '--db <path|postgres://…>',
-  handler: '--handler v1|v2',
+  handler: '--handler v1|v2|<module path>',
   sample: '--sample/--no-sample',
   run: '--run/--no-run',
   idPolicy: '--id-policy lesson|general|pattern:<regex>',
@@ -52,14 +55,14 @@ export const SETUP_FLAGS: Record<keyof SetupAnswers, string> = {
 
 const HANDLER_HINTS: Record<HandlerVersion, string> = { v1: 'book, pen, bag', v2: 'v1 + toy' };
 
-/** Defaults (`--yes`): the existing config's store and handler, else ./onceq.db and v1; sample and run on. */
+/**
+ * Defaults (`--yes`): the existing config's store and handler (a version or the module it
+ * names), else ./onceq.db and v1; sample and run on.
+ */
 export function setupDefaults(existing: OnceqConfig): SetupAnswers {
   return {
     db: existing.db ?? DEFAULT_DB,
-    handler:
-      existing.handler !== undefined && isHandlerVersion(existing.handler)
-        ? existing.handler
-        : 'v1',
+    handler: existing.handler ?? 'v1',
     sample: true,
     run: true,
   };
@@ -100,9 +103,21 @@ export async function resolveAnswers(
     }),
   );
   const handler = await answer(flags.handler, defaults.handler, (p) =>
-    p.select<HandlerVersion>({
-      message: 'Which handler version should the worker use?',
-      options: HANDLER_VERSIONS.map((v) => ({ value: v, label: v, hint: HANDLER_HINTS[v] })),
+    p.select<string>({
+      message: 'Which handler should the worker use?',
+      options: [
+        ...HANDLER_VERSIONS.map((v) => ({ value: v, label: v, hint: HANDLER_HINTS[v] })),
+        // The module the config names stays on offer (and is the default).
+        ...(isHandlerVersion(defaults.handler)
+          ? []
+          : [
+              {
+                value: defaults.handler,
+                label: defaults.handler,
+                hint: `your module, from ${CONFIG_FILE}`,
+              },
+            ]),
+      ],
       initialValue: defaults.handler,
     }),
   );
@@ -131,7 +146,8 @@ export interface SetupResult {
   location: string;
   kind: string;
   createdStore: boolean;
-  handler: HandlerVersion;
+  /** The handler as written into the config (a version or a module's path). */
+  handler: string;
   sample: EnqueueResult | null;
   work: WorkSummary | null;
   status: StatusReport;
@@ -144,6 +160,8 @@ export interface SetupResult {
  */
 export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Promise<SetupResult> {
   const { reporter } = deps;
+  // Loaded first: a module that is missing or broken stops setup before anything is written.
+  const chosen = await chooseHandler(answers.handler, () => ({}), deps.cwd, 'handler');
   const target = isPostgresUrl(answers.db) ? answers.db : resolve(deps.cwd, answers.db);
   const createdStore = !isPostgresUrl(target) && !existsSync(target);
 
@@ -176,11 +194,10 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     }
     if (answers.run) {
       const s = reporter.spinner();
-      s.start(`Running the worker once with handler ${answers.handler}`);
-      const { handlers } = await import('@onceq/handler');
-      summary = await work(store, handlers[answers.handler]);
+      s.start(`Running the worker once with handler ${chosen.name}`);
+      summary = await work(store, chosen.handler);
       s.stop(
-        `Worker (${answers.handler}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
+        `Worker (${chosen.name}) claimed ${summary.claimed}: ${summary.done} done, ${summary.retried} retried, ${summary.dead} dead`,
       );
     }
     report = await status(store);

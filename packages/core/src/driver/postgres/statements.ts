@@ -6,7 +6,7 @@
  * per column, and the fence reads lock their rows (`FOR UPDATE`) because no single write
  * lock serializes writers.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -16,7 +16,7 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { Store } from '../backend.ts';
-import { writeCompletion } from '../completion-write.ts';
+import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
   ClaimedRow,
   CompleteOptions,
@@ -27,7 +27,7 @@ import type {
 } from '../driver.ts';
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import { stateLiteral } from '../shared-statements.ts';
+import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
@@ -38,6 +38,7 @@ import { statisticsProbe } from './sql/statistics.ts';
  */
 const messagesTable = sql.table('messages');
 const effectsTable = sql.table('effects');
+const completionsTable = sql.table('completions');
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -60,8 +61,9 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
  */
-const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ p, n }) => {
-  const now = p.value<number>('now');
+const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (context) => {
+  const { p, n } = context;
+  const now = statementNow(context);
   const maxAttempts = p.value<number>('maxAttempts');
   const leased = stateLiteral('leased');
   const ready = stateLiteral('ready');
@@ -101,7 +103,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
       state = ${leased},
       attempts = m.attempts + 1,
       generation = m.generation + 1,
-      lease_until = ${p.value<number>('leaseUntil')},
+      lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
       updated_at = ${now},
       available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
       last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
@@ -120,6 +122,24 @@ const readFenced = defineStatement<FencedRow>(
 );
 
 /**
+ * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement:
+ * leased → done for every pair still validly leased at `now`; returns the ids it marked
+ * done. The `acked` step of {@link ackWithEffects} and {@link ackWithCompletions}.
+ */
+function ackInput(now: number): RawBuilder<unknown> {
+  return sql`
+      UPDATE ${messagesTable} AS m
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
+      FROM input
+      WHERE m.event_id = input.event_id
+        AND m.generation = input.generation
+        AND m.state = ${stateLiteral('leased')}
+        AND m.lease_until > ${now}
+      RETURNING m.event_id
+    `;
+}
+
+/**
  * The ACK and the effect rows in one statement, taking one array per column: leased →
  * done for every `(event_id, generation)` pair still validly leased at `now`, and an
  * effect row for each message it marked done, none for the others. Returns the ids it
@@ -127,26 +147,17 @@ const readFenced = defineStatement<FencedRow>(
  */
 const ackWithEffects = defineStatement<{ event_id: string }>(
   'ack-with-effects',
-  ({ p }) => sql<{ event_id: string }>`
+  (context) => sql<{ event_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(
-        ${p.value<string[]>('ids')}::text[],
-        ${p.value<number[]>('generations')}::integer[],
-        ${p.value<string[]>('categories')}::text[],
-        ${p.value<number[]>('amounts')}::integer[]
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<string[]>('categories')}::text[],
+        ${context.p.value<number[]>('amounts')}::integer[]
       ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (
-      UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
-      FROM input
-      WHERE m.event_id = input.event_id
-        AND m.generation = input.generation
-        AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${p.value<number>('now')}
-      RETURNING m.event_id
-    ), inserted AS (
+    ), acked AS (${ackInput(statementNow(context))}), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
+      SELECT input.event_id, input.category, input.amount_cents, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
@@ -158,22 +169,46 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
  * array literals to build on the client, no `unnest` and join on the server). How
  * `complete` records one message's effect, the per-message hot path.
  */
-const ackOneWithEffect = defineStatement<{ event_id: string }>(
-  'ack-one-with-effect',
-  ({ p }) => sql<{ event_id: string }>`
+const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-effect', (context) => {
+  const { p } = context;
+  const now = statementNow(context);
+  return sql<{ event_id: string }>`
     WITH acked AS (
       UPDATE ${messagesTable}
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
       WHERE event_id = ${p.value<string>('id')}
         AND generation = ${p.value<number>('generation')}
         AND state = ${stateLiteral('leased')}
-        AND lease_until > ${p.value<number>('now')}
+        AND lease_until > ${now}
       RETURNING event_id
     ), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
-        ${p.value<number>('createdAt')}::bigint
+        ${now}
       FROM acked
+    )
+    SELECT event_id FROM acked`;
+});
+
+/**
+ * The ACK and onceq's record of user completions in one statement, one array per column:
+ * leased → done for every `(event_id, generation)` pair still validly leased at `now`,
+ * and a `completions` row for each message it marked done. Returns the ids it marked
+ * done; the users' writes then run for those only.
+ */
+const ackWithCompletions = defineStatement<{ event_id: string }>(
+  'ack-with-completions',
+  (context) => sql<{ event_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<(string | null)[]>('summaries')}::text[]
+      ) AS t(event_id, generation, summary)
+    ), acked AS (${ackInput(statementNow(context))}), recorded AS (
+      INSERT INTO ${completionsTable} (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${statementNow(context)}
+      FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
 );
@@ -195,7 +230,6 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
     generations: succeeded.map((s) => s.lease.generation),
     categories: succeeded.map((s) => s.effect.category),
     amounts: succeeded.map((s) => s.effect.amountCents),
-    createdAt: now,
     now,
   };
 }
@@ -205,8 +239,8 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
  * Money effects alone (the worker's common case) are one statement committing by itself
  * (effects + ACK: two round trips a message with its claim, or two a batch); a single
  * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
- * effects' statement, one fenced UPDATE per failure, and each user completion in a
- * savepoint of its own.
+ * effects' statement, one fenced UPDATE per failure, and the user completions (their
+ * ACKs and records in one statement, then their writes: completion-write.ts).
  */
 async function complete(
   store: Store,
@@ -227,7 +261,6 @@ async function complete(
             generation: one.lease.generation,
             category: one.effect.category,
             amount: one.effect.amountCents,
-            createdAt: now,
             now,
           })
         : await store.autocommit(ackWithEffects, ackValues(effects, now));
@@ -256,25 +289,33 @@ async function complete(
       crashPoint('after-effect-insert');
     }
     for (const write of writes) {
+      if (!('failure' in write)) continue;
       const { lease } = write;
-      if ('failure' in write) {
-        const move = write.failure(now);
-        if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
-      } else if ('completion' in write) {
-        const result = await writeCompletion(x, write, now, {
-          ack: () => shared.ack(x, [lease], now),
-          record: async () => {
-            await x.changes(shared.insertCompletion, {
-              id: lease.eventId,
-              summary: write.completion.summary,
-              now,
-            });
-          },
-          fail: (move) => shared.fail(x, lease, move, now),
-        });
-        if (result !== undefined) written.set(lease.eventId, result);
-      }
+      const move = write.failure(now);
+      if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
     }
+    const users = writes.filter((w): w is UserWrite => 'completion' in w);
+    const done = await writeCompletions(x, users, now, {
+      ackAll: async (all) => {
+        const acked = await x.rows(ackWithCompletions, {
+          ids: all.map((w) => w.lease.eventId),
+          generations: all.map((w) => w.lease.generation),
+          summaries: all.map((w) => w.completion.summary ?? null),
+          now,
+        });
+        return new Set(acked.map((row) => row.event_id));
+      },
+      ack: (write) => shared.ack(x, [write.lease], now),
+      record: async (write) => {
+        await x.changes(shared.insertCompletion, {
+          id: write.lease.eventId,
+          summary: write.completion.summary,
+          now,
+        });
+      },
+      fail: (write, move) => shared.fail(x, write.lease, move, now),
+    });
+    for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');
   });
   return { now, written };
@@ -284,13 +325,16 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   return {
     now: input.now,
     leaseUntil: input.now + input.leaseSeconds,
+    leaseSeconds: input.leaseSeconds,
     maxAttempts: input.maxAttempts,
   };
 }
 
+const snapshot = shared.snapshotStatement('snapshot', sql``);
+
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
-  capabilities: { skipLocked: true, maxParameters: 65_535, backup: false },
+  capabilities: { skipLocked: true, maxParameters: 65_535, backup: false, serverClock: true },
   ...sharedDriver,
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
@@ -314,7 +358,8 @@ export const postgresDriver: Driver = {
   wake: async (x) => {
     await x.rows(notifyWake, {});
   },
-  snapshot: shared.snapshotStatement(sql``),
+  // One statement, no BEGIN/COMMIT round trips.
+  snapshot: (store, now) => store.autocommit(snapshot, { now }),
   // The server checks its own pages; foreign keys are enforced, never deferred.
   storageProbes: [],
   plannerProbes: [statisticsProbe],

@@ -25,7 +25,7 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
-import { writeCompletion } from '../completion-write.ts';
+import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type { ClaimedRow, ClaimInput, CompletionWrite, Driver, FencedRow } from '../driver.ts';
 import type { Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
@@ -124,7 +124,7 @@ function ackRow(x: SqliteExecutor, lease: LeaseRef, now: number): number {
  * KiB SQLite spills that journal to a temporary file, which then takes a `pwrite` for
  * every page every later statement of the transaction changes (strace: 68,478 writes to
  * it for 10,000 messages). A 100-row effect INSERT crossed that line; a single row never
- * does. User completions go last, each in a savepoint (completion-write.ts).
+ * does. User completions go last (completion-write.ts).
  */
 async function completeIn(
   x: SqliteExecutor,
@@ -149,18 +149,26 @@ async function completeIn(
     }
   }
   if (effects) crashPoint('after-effect-insert');
-  for (const write of writes) {
-    if (!('completion' in write)) continue;
-    const { lease } = write;
-    const result = await writeCompletion(x, write, now, {
-      ack: async () => ackRow(x, lease, now),
-      record: async () => {
-        x.run(INSERT_COMPLETION, [lease.eventId, write.completion.summary, now]);
-      },
-      fail: async (move) => failRow(x, lease, move, now),
-    });
-    if (result !== undefined) written.set(lease.eventId, result);
-  }
+  const users = writes.filter((w): w is UserWrite => 'completion' in w);
+  const record = (write: UserWrite) =>
+    x.run(INSERT_COMPLETION, [write.lease.eventId, write.completion.summary, now]);
+  const done = await writeCompletions(x, users, now, {
+    ackAll: async (all) => {
+      const acked = new Set<string>();
+      for (const write of all) {
+        if (ackRow(x, write.lease, now) === 0) continue;
+        record(write);
+        acked.add(write.lease.eventId);
+      }
+      return acked;
+    },
+    ack: async (write) => ackRow(x, write.lease, now),
+    record: async (write) => {
+      record(write);
+    },
+    fail: async (write, move) => failRow(x, write.lease, move, now),
+  });
+  for (const [id, result] of done) written.set(id, result);
   crashPoint('after-ack');
   return written;
 }
@@ -196,9 +204,11 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
   return claimRows(sqliteExecutor(x), input);
 }
 
+const snapshot = shared.snapshotStatement('snapshot', sql`INDEXED BY messages_dead`);
+
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
-  capabilities: { skipLocked: false, maxParameters: 32_766, backup: true },
+  capabilities: { skipLocked: false, maxParameters: 32_766, backup: true, serverClock: false },
   ...sharedDriver,
   claimInTransaction,
   claim: (store, input) =>
@@ -219,7 +229,8 @@ export const sqliteDriver: Driver = {
   insertMessages: shared.insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
-  snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+  // No BEGIN: a read takes no write lock.
+  snapshot: (store, now) => store.read((x) => x.rows(snapshot, { now })),
   storageProbes: [integrityProbe, foreignKeyProbe],
   plannerProbes: [],
   schemas,
