@@ -5,7 +5,7 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite';
 import type { Database } from '@onceq/core/internal';
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 
 /** Runs `fn` with a Kysely instance on its own connection to `schema` of the PostgreSQL at `url`. */
@@ -21,6 +21,19 @@ export async function withPostgres<T>(
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * Drops the CHECKs on `messages.event_id` in the schema `db` is scoped to, so a large
+ * store can be filled with generated ids in one INSERT … SELECT.
+ */
+export async function dropIdChecks(db: Kysely<Database>): Promise<void> {
+  const checks = await sql<{ conname: string }>`
+    SELECT conname FROM pg_constraint
+    WHERE conrelid = 'messages'::regclass AND contype = 'c'
+      AND pg_get_constraintdef(oid) LIKE '%event_id%'`.execute(db);
+  for (const { conname } of checks.rows)
+    await sql`ALTER TABLE messages DROP CONSTRAINT ${sql.id(conname)}`.execute(db);
 }
 
 /** Drops the store schema `schema` (and everything in it) of the PostgreSQL at `url`. */

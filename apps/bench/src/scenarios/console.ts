@@ -12,7 +12,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { startConsole } from '@onceq/console';
 import { openStore, type Store } from '@onceq/core';
 import { CompiledQuery, sql } from 'kysely';
-import { dropSchema, withPostgres } from '../raw-db.ts';
+import { dropIdChecks, dropSchema, withPostgres } from '../raw-db.ts';
 import { msCell, section, table } from '../report.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
@@ -123,12 +123,7 @@ export async function runPgConsole(
   const store = await openStore(url, { schema });
   try {
     await withPostgres(url, schema, async (db) => {
-      const checks = await sql<{ conname: string }>`
-        SELECT conname FROM pg_constraint
-        WHERE conrelid = 'messages'::regclass AND contype = 'c'
-          AND pg_get_constraintdef(oid) LIKE '%event_id%'`.execute(db);
-      for (const { conname } of checks.rows)
-        await sql`ALTER TABLE messages DROP CONSTRAINT ${sql.id(conname)}`.execute(db);
+      await dropIdChecks(db);
       const now = String(Math.floor(Date.now() / 1000));
       await db.executeQuery(
         CompiledQuery.raw(

@@ -13,7 +13,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { openStore, type Store, status } from '@onceq/core';
 import { claimMany } from '@onceq/core/internal';
 import { CompiledQuery, sql } from 'kysely';
-import { dropSchema, sqliteRows, withPostgres } from '../raw-db.ts';
+import { dropIdChecks, dropSchema, sqliteRows, withPostgres } from '../raw-db.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
 export interface StatusResult {
@@ -70,12 +70,7 @@ export async function runPgStatus(
   const store = await openStore(url, { schema, onQuery: recordQuery });
   try {
     await withPostgres(url, schema, async (db) => {
-      const checks = await sql<{ conname: string }>`
-        SELECT conname FROM pg_constraint
-        WHERE conrelid = 'messages'::regclass AND contype = 'c'
-          AND pg_get_constraintdef(oid) LIKE '%event_id%'`.execute(db);
-      for (const { conname } of checks.rows)
-        await sql`ALTER TABLE messages DROP CONSTRAINT ${sql.id(conname)}`.execute(db);
+      await dropIdChecks(db);
       const now = nowSeconds();
       await db.executeQuery(
         CompiledQuery.raw(
