@@ -24,14 +24,19 @@ import {
   testClock,
 } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
+import { rawDb, rememberTarget } from './support/raw-db.ts';
 
 /** What `status` would say if it counted every row, as before migration 0004. */
 async function counted(store: Store) {
-  const { rows: states } = await sql<{ state: string; n: unknown }>`
-    SELECT state, count(*) AS n FROM messages GROUP BY state`.execute(store.db);
-  const { rows: effects } = await sql<{ category: string; n: unknown; v: unknown }>`
+  const { rows: states } = await rawDb(store, (db) =>
+    sql<{ state: string; n: unknown }>`
+    SELECT state, count(*) AS n FROM messages GROUP BY state`.execute(db),
+  );
+  const { rows: effects } = await rawDb(store, (db) =>
+    sql<{ category: string; n: unknown; v: unknown }>`
     SELECT category, count(*) AS n, sum(amount_cents) AS v FROM effects GROUP BY category`.execute(
-    store.db,
+      db,
+    ),
   );
   const messages: Record<string, number> = { ready: 0, leased: 0, done: 0, dead: 0 };
   for (const r of states) messages[r.state] = Number(r.n);
@@ -104,14 +109,17 @@ onPostgres('counter delta rows', () =>
       }
       const rows = async () =>
         Number(
-          (await sql<{ n: unknown }>`SELECT count(*) AS n FROM onceq_counts`.execute(store.db))
-            .rows[0]?.n,
+          (
+            await rawDb(store, (db) =>
+              sql<{ n: unknown }>`SELECT count(*) AS n FROM onceq_counts`.execute(db),
+            )
+          ).rows[0]?.n,
         );
       // Every statement appends up to a few delta rows (about 600 here without folding);
       // a fold every ~32nd statement keeps it far below. (31/32)^300 ≈ 7e-5: not flaky.
       expect(await rows()).toBeLessThan(300);
       const before = await status(store);
-      await sql`SELECT onceq_counts_fold()`.execute(store.db);
+      await rawDb(store, (db) => sql`SELECT onceq_counts_fold()`.execute(db));
       expect(await rows()).toBe(4); // ready, leased, done (no message ever died here), book
       expect(await status(store)).toEqual(before);
       await expectExact(store);
@@ -167,6 +175,7 @@ describe('a store of 0003 gets counters matching its rows on open', () => {
           await db.unsafe(`SET search_path TO ${schema}; ${ROWS}; ${EFFECTS}`);
         });
         const store = await openStore(url, { schema, clock: testClock(1500) });
+        rememberTarget(store, { target: url, schema });
         try {
           expect(await status(store)).toEqual(expected.report);
           await expectExact(store);

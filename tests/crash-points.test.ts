@@ -25,6 +25,7 @@ import { forEachBackend } from './support/backends.ts';
 import { type CliResult, runOnceq } from './support/cli.ts';
 import { batch, line, nEvents, paid } from './support/factories.ts';
 import { scratchDatabase, untilNoOpenTransactions } from './support/pg-database.ts';
+import { rawDb } from './support/raw-db.ts';
 
 interface Place {
   /** The `--db` value. */
@@ -78,16 +79,16 @@ async function atStore<T>(place: Place, now: number, fn: (store: Store) => Promi
 async function inspect(place: Place) {
   const store = await openStore(place.db);
   try {
-    const rows = await store.db
-      .selectFrom('messages')
-      .select(['event_id', 'state', 'attempts', 'generation'])
-      .orderBy('event_id')
-      .execute();
-    const effects = await store.db
-      .selectFrom('effects')
-      .select('event_id')
-      .orderBy('event_id')
-      .execute();
+    const rows = await rawDb({ target: place.db }, (db) =>
+      db
+        .selectFrom('messages')
+        .select(['event_id', 'state', 'attempts', 'generation'])
+        .orderBy('event_id')
+        .execute(),
+    );
+    const effects = await rawDb({ target: place.db }, (db) =>
+      db.selectFrom('effects').select('event_id').orderBy('event_id').execute(),
+    );
     const report = await status(store);
     return {
       messages: rows.map((r) => `${r.event_id} ${r.state} a${r.attempts} g${r.generation}`),
@@ -108,11 +109,10 @@ const OWN_ROW_HANDLERS = [
 
 /** The user's rows and onceq's records of completions. */
 async function ownRows(place: Place) {
-  const store = await openStore(place.db);
-  try {
+  return rawDb({ target: place.db }, async (db) => {
     const { rows } = await sql<{ event_id: string; amount: number }>`
-      SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(store.db);
-    const completions = await store.db
+      SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(db);
+    const completions = await db
       .selectFrom('completions')
       .select('event_id')
       .orderBy('event_id')
@@ -121,9 +121,7 @@ async function ownRows(place: Place) {
       ledger: rows.map((r) => [r.event_id, Number(r.amount)]),
       completions: completions.map((c) => c.event_id),
     };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 function expectCode(result: CliResult, code: number): void {
@@ -266,8 +264,10 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
     for (const [how, module] of OWN_ROW_HANDLERS) {
       test(`work with a handler's own completion (${how}) dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each`, async () => {
         await atStore(place, 1000, async (store) => {
-          await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
-            store.db,
+          await rawDb({ target: place.db }, (db) =>
+            sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+              db,
+            ),
           );
           await enqueue(store, THREE.jsonl);
         });

@@ -11,6 +11,7 @@ import { claimMany, formatIdPolicy, getIdPolicy } from '../packages/core/src/int
 import { onPostgres } from './support/backends.ts';
 import { testClock } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
+import { rawDb, rememberTarget } from './support/raw-db.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'onceq-migrations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,52 +83,52 @@ async function expectUpgraded0003(store: Store) {
     ['E0002', 1],
     ['E0001', 2],
   ]);
-  // The effects foreign key survived the rebuild: an effect for an unknown message fails.
-  await expect(
-    store.db
-      .insertInto('effects')
-      .values({ event_id: 'E9999', category: 'book', amount_cents: 1, created_at: 1 })
-      .execute(),
-  ).rejects.toThrow();
-  // The relaxed id CHECK: a general id goes in, a space or a 201-byte id never does.
-  const row = (event_id: string) => ({
-    event_id,
-    payload: '{}',
-    state: 'ready' as const,
-    attempts: 0,
-    generation: 0,
-    available_at: 1,
-    lease_until: null,
-    last_error_code: null,
-    last_error_detail: null,
-    enqueued_at: 1,
-    updated_at: 1,
-    payload_sha256: null,
-    pruned_at: null,
+  await rawDb(store, async (db) => {
+    // The effects foreign key survived the rebuild: an effect for an unknown message fails.
+    await expect(
+      db
+        .insertInto('effects')
+        .values({ event_id: 'E9999', category: 'book', amount_cents: 1, created_at: 1 })
+        .execute(),
+    ).rejects.toThrow();
+    // The relaxed id CHECK: a general id goes in, a space or a 201-byte id never does.
+    const row = (event_id: string) => ({
+      event_id,
+      payload: '{}',
+      state: 'ready' as const,
+      attempts: 0,
+      generation: 0,
+      available_at: 1,
+      lease_until: null,
+      last_error_code: null,
+      last_error_detail: null,
+      enqueued_at: 1,
+      updated_at: 1,
+      payload_sha256: null,
+      pruned_at: null,
+    });
+    await db.insertInto('messages').values(row('orders-17:883421')).execute();
+    await expect(db.insertInto('messages').values(row('has space')).execute()).rejects.toThrow();
+    await expect(
+      db
+        .insertInto('messages')
+        .values(row('x'.repeat(201)))
+        .execute(),
+    ).rejects.toThrow();
+    // The other CHECKs are still there: leased without lease_until, a pruned ready row.
+    await expect(
+      db
+        .insertInto('messages')
+        .values({ ...row('E0100'), state: 'leased' })
+        .execute(),
+    ).rejects.toThrow();
+    await expect(
+      db
+        .insertInto('messages')
+        .values({ ...row('E0101'), payload: null, payload_sha256: 'a'.repeat(64), pruned_at: 5 })
+        .execute(),
+    ).rejects.toThrow();
   });
-  await store.db.insertInto('messages').values(row('orders-17:883421')).execute();
-  await expect(
-    store.db.insertInto('messages').values(row('has space')).execute(),
-  ).rejects.toThrow();
-  await expect(
-    store.db
-      .insertInto('messages')
-      .values(row('x'.repeat(201)))
-      .execute(),
-  ).rejects.toThrow();
-  // The other CHECKs are still there: leased without lease_until, a pruned ready row.
-  await expect(
-    store.db
-      .insertInto('messages')
-      .values({ ...row('E0100'), state: 'leased' })
-      .execute(),
-  ).rejects.toThrow();
-  await expect(
-    store.db
-      .insertInto('messages')
-      .values({ ...row('E0101'), payload: null, payload_sha256: 'a'.repeat(64), pruned_at: 5 })
-      .execute(),
-  ).rejects.toThrow();
 }
 
 test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombstone columns), data and open lease intact', async () => {
@@ -185,6 +186,7 @@ onPostgres('a schema of 0002 gets 0003', (target) =>
         await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
       });
       const store = await openStore(target, { schema, clock: testClock(1005) });
+      rememberTarget(store, { target, schema });
       try {
         await expectUpgraded0003(store);
       } finally {

@@ -11,6 +11,8 @@
  */
 import { afterAll, beforeAll, describe, test } from 'bun:test';
 import fc from 'fast-check';
+import type { Kysely } from '../packages/core/node_modules/kysely';
+import type { Database } from '../packages/core/src/schema.ts';
 import { Model } from './model/reference.ts';
 import { checkInvariants, type Run, runStep } from './model/run.ts';
 import { stepArb } from './model/steps.ts';
@@ -22,6 +24,7 @@ import {
   type TestClock,
   testClock,
 } from './support/factories.ts';
+import { openRawDb } from './support/raw-db.ts';
 
 const RUNS = Number(process.env.ONCEQ_MODEL_RUNS ?? 30);
 const SEED =
@@ -31,12 +34,15 @@ const MAX_STEPS = 40;
 function modelSuite(factory: BackendFactory): void {
   describe(`model: ${factory.name}`, () => {
     let opened: OpenedStore;
+    let raw: Kysely<Database>;
     let clock: TestClock;
     beforeAll(async () => {
       clock = testClock(T0);
       opened = await factory.open(clock);
+      raw = await openRawDb(opened.store);
     }, 60_000);
     afterAll(async () => {
+      await raw?.destroy();
       await opened?.cleanup();
     }, 60_000);
 
@@ -46,11 +52,12 @@ function modelSuite(factory: BackendFactory): void {
           fc.array(stepArb, { minLength: 5, maxLength: MAX_STEPS, size: 'max' }),
           async (steps) => {
             const { store } = opened;
-            await store.db.deleteFrom('effects').execute();
-            await store.db.deleteFrom('messages').execute();
+            await raw.deleteFrom('effects').execute();
+            await raw.deleteFrom('messages').execute();
             clock.set(T0);
             const run: Run = {
               store,
+              raw,
               clock,
               model: new Model(T0),
               leases: [],

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore } from '@onceq/core';
 import { numberPlaceholders, type Source } from '../packages/core/src/driver/placeholders.ts';
+import { rawDb } from './support/raw-db.ts';
 
 const now: Source = { slot: 'now', index: null };
 const id = (i: number): Source => ({ slot: 'ids', index: i });
@@ -88,8 +89,10 @@ test('a SQLite store binds an enqueue INSERT row as two values plus one shared t
     const insert = seen.find((q) => q.sql.startsWith('insert into "messages"'));
     expect(insert?.sql).toContain("(?1, ?2, 'ready', 0, 0, ?3, NULL, ?3, ?3)");
     expect(insert?.parameters).toHaveLength(4 * 2 + 1);
-    const rows = store.db.selectFrom('messages').select(['event_id', 'attempts', 'lease_until']);
-    expect(await rows.execute()).toHaveLength(4);
+    const rows = await rawDb(store, (db) =>
+      db.selectFrom('messages').select(['event_id', 'attempts', 'lease_until']).execute(),
+    );
+    expect(rows).toHaveLength(4);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -112,11 +115,9 @@ test('a full 1000-line batch is stored by two 500-row INSERTs, every payload exa
     );
     expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 1000, duplicates: 0 });
     expect(inserts).toEqual([1001, 1001]);
-    const rows = await store.db
-      .selectFrom('messages')
-      .select(['event_id', 'payload'])
-      .orderBy('event_id')
-      .execute();
+    const rows = await rawDb(store, (db) =>
+      db.selectFrom('messages').select(['event_id', 'payload']).orderBy('event_id').execute(),
+    );
     expect(rows).toEqual(lines.map((_, i) => ({ event_id: id(i), payload: `{"n":${i}}` })));
     expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 0, duplicates: 1000 });
   } finally {

@@ -7,7 +7,7 @@
  * missing libfaketime is a failure.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SQL } from 'bun';
 import { cliSandbox } from './support/cli.ts';
@@ -29,6 +29,18 @@ if (SKIP) {
 }
 
 const EVENTS = 120;
+
+/** A clock the test steps while the process runs: libfaketime re-reads `file` at every read. */
+function steppable(file: string): Record<string, string> {
+  writeFileSync(file, '+0\n');
+  return {
+    LD_PRELOAD: FAKETIME as string,
+    FAKETIME_TIMESTAMP_FILE: file,
+    FAKETIME_NO_CACHE: '1',
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    NO_FAKE_STAT: '1',
+  };
+}
 
 function skewed(offset: string): Record<string, string> {
   return {
@@ -95,6 +107,58 @@ describe.skipIf(SKIP)('hosts with skewed clocks on one PostgreSQL store', () => 
         }
         await worker.exited(30_000).catch(() => {});
       }
+      sandbox.cleanup();
+    }
+  }, 180_000);
+
+  test('a worker whose clock steps 60 s ahead while it runs does not steal a live lease', async () => {
+    if (FAKETIME === undefined)
+      throw new Error('libfaketime is required here (CI or ONCEQ_REQUIRE_POSTGRES=1)');
+    await database.reset();
+    const sandbox = cliSandbox();
+    const line = (id: string) =>
+      `{"event_id":"${id}","payload":{"category":"book","amount_cents":100}}\n`;
+    writeFileSync(join(sandbox.cwd, 'first.jsonl'), line('E0001'));
+    writeFileSync(join(sandbox.cwd, 'second.jsonl'), line('E0002'));
+    const db = ['--db', database.url];
+    let worker: WorkerProcess | undefined;
+    const client = new SQL(database.url);
+    try {
+      expect((await sandbox.run(['enqueue', 'first.jsonl', ...db])).code).toBe(0);
+      // A live 30 s lease on the true clock.
+      const claimed = await sandbox.run(['claim', ...db, '--lease', '30', '--json']);
+      expect(claimed.code).toBe(0);
+      expect(JSON.parse(claimed.stdout)).toMatchObject({ event_id: 'E0001', generation: 1 });
+
+      const clockFile = join(sandbox.cwd, 'clock');
+      worker = startWorker([...db, '--batch', '1'], sandbox.cwd, steppable(clockFile));
+      await worker.waitForLog(/worker started/, 60_000);
+      // The host's clock steps past the lease's end after the worker opened its store.
+      writeFileSync(clockFile, '+60s\n');
+      // Wakes the worker: its claim sees E0001's lease as the server's clock does.
+      expect((await sandbox.run(['enqueue', 'second.jsonl', ...db])).code).toBe(0);
+      const state = async (id: string) => {
+        const [row] =
+          await client`SELECT state, generation, attempts FROM onceq.messages WHERE event_id = ${id}`;
+        return row as { state: string; generation: number; attempts: number };
+      };
+      for (let i = 0; i < 1200 && (await state('E0002')).state !== 'done'; i++) await Bun.sleep(50);
+      expect(await state('E0002')).toMatchObject({ state: 'done', attempts: 1 });
+      expect(await state('E0001')).toEqual({ state: 'leased', generation: 1, attempts: 1 });
+      // The first claimer still holds its lease: its completion is recorded.
+      const completed = await sandbox.run(['complete', 'E0001', '--generation', '1', ...db]);
+      expect(completed.code).toBe(0);
+      expect(await state('E0001')).toMatchObject({ state: 'done', attempts: 1 });
+      worker.signal('SIGTERM');
+      expect(await worker.exited(60_000)).toBe(0);
+    } finally {
+      await client.close();
+      try {
+        worker?.signal('SIGTERM');
+      } catch {
+        // Already exited.
+      }
+      await worker?.exited(30_000).catch(() => {});
       sandbox.cleanup();
     }
   }, 180_000);

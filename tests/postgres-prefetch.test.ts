@@ -21,6 +21,7 @@ import {
   type testClock,
   withFreshStore,
 } from './support/factories.ts';
+import { rawDb } from './support/raw-db.ts';
 
 const CLAIM = 'claim-with-recovery';
 
@@ -48,20 +49,20 @@ function observed(
 }
 
 async function rows(store: Store): Promise<string[]> {
-  const found = await store.db
-    .selectFrom('messages')
-    .select(['event_id', 'state', 'attempts', 'generation'])
-    .orderBy('event_id')
-    .execute();
+  const found = await rawDb(store, (db) =>
+    db
+      .selectFrom('messages')
+      .select(['event_id', 'state', 'attempts', 'generation'])
+      .orderBy('event_id')
+      .execute(),
+  );
   return found.map((r) => `${r.event_id} ${r.state} a${r.attempts} g${r.generation}`);
 }
 
 async function effects(store: Store): Promise<string[]> {
-  const found = await store.db
-    .selectFrom('effects')
-    .select('event_id')
-    .orderBy('event_id')
-    .execute();
+  const found = await rawDb(store, (db) =>
+    db.selectFrom('effects').select('event_id').orderBy('event_id').execute(),
+  );
   return found.map((e) => e.event_id);
 }
 

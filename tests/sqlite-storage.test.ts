@@ -6,7 +6,6 @@
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { enqueue, status } from '@onceq/core';
-import { sql } from '../packages/core/node_modules/kysely';
 import { StorageError } from '../packages/core/src/internal.ts';
 import { nEvents, type OpenedStore, sqliteFactory, testClock } from './support/factories.ts';
 
@@ -19,9 +18,11 @@ afterEach(() => opened.cleanup());
 test('SQLITE_FULL mid-enqueue: StorageError disk_full naming the path, nothing written, the same batch fits later', async () => {
   const { store, target } = opened;
   await enqueue(store, nEvents(3).jsonl);
-  const pages = await sql<{ page_count: number }>`PRAGMA page_count`.execute(store.db);
+  // The cap is a setting of one connection: it goes on the store's own, through its
+  // executor (a connection of the test's own could not cap the store's writes).
+  const pages = await store.read((x) => x.query<{ page_count: number }>('PRAGMA page_count'));
   const current = Number(pages.rows[0]?.page_count);
-  await sql.raw(`PRAGMA max_page_count = ${current}`).execute(store.db);
+  await store.read((x) => x.query(`PRAGMA max_page_count = ${current}`));
   const big = nEvents(900).jsonl; // needs many more pages
   let caught: unknown;
   try {
@@ -35,6 +36,6 @@ test('SQLITE_FULL mid-enqueue: StorageError disk_full naming the path, nothing w
   expect(error.message).toBe(`the disk holding ${target} is full; nothing was written`);
   expect((error.cause as { code?: string }).code).toBe('SQLITE_FULL');
   expect((await status(store)).messages.ready).toBe(3);
-  await sql.raw(`PRAGMA max_page_count = ${current * 1000}`).execute(store.db);
+  await store.read((x) => x.query(`PRAGMA max_page_count = ${current * 1000}`));
   expect(await enqueue(store, big)).toEqual({ accepted: 897, duplicates: 3 });
 });

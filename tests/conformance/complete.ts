@@ -28,6 +28,7 @@ import {
   resultOf,
 } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
+import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, snapshot, type TestEnv } from './harness.ts';
 
 const BOOK_EFFECT = { category: 'book', amountCents: 100 };
@@ -354,8 +355,10 @@ export function completeSuite(name: string, factory: BackendFactory): void {
         ['E0002', -1299],
         ['E0003', -1299],
       ]);
-      const { rows } = await sql<{ event_id: string; note: string }>`
-        SELECT event_id, note FROM ${sql.raw(other)} ORDER BY event_id`.execute(store.db);
+      const { rows } = await rawDb(store, (db) =>
+        sql<{ event_id: string; note: string }>`
+          SELECT event_id, note FROM ${sql.raw(other)} ORDER BY event_id`.execute(db),
+      );
       expect(rows.map((r) => [r.event_id, JSON.parse(r.note)])).toEqual(
         ['E0001', 'E0002', 'E0003'].map((id) => [id, { currency: 'EUR', big: true }]),
       );
@@ -382,7 +385,9 @@ export function completeSuite(name: string, factory: BackendFactory): void {
     test('in a batch, a row the database refuses fails only its own message (temporary write_failed): the others commit their rows', async () => {
       const { store } = env();
       await ledger(store);
-      await sql`INSERT INTO user_ledger (event_id, amount) VALUES ('E0002', 1)`.execute(store.db);
+      await rawDb(store, (db) =>
+        sql`INSERT INTO user_ledger (event_id, amount) VALUES ('E0002', 1)`.execute(db),
+      );
       await enqueue(store, nEvents(3).jsonl);
       const leases = [await mustClaim(store), await mustClaim(store), await mustClaim(store)];
       const handler: Handler = (_payload, context) => ({
@@ -452,8 +457,8 @@ export function completeSuite(name: string, factory: BackendFactory): void {
 
 /** A table of the user's own: amounts of any sign, no CHECK of the store's. */
 async function ledger(store: Store): Promise<void> {
-  await sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
-    store.db,
+  await rawDb(store, (db) =>
+    sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(db),
   );
 }
 
@@ -463,11 +468,13 @@ async function ledger(store: Store): Promise<void> {
  */
 async function otherSchemaTable(store: Store): Promise<string> {
   const name = store.kind === 'sqlite' ? 'main.notes' : 'shop.notes';
-  if (store.kind === 'postgres') await sql`CREATE SCHEMA IF NOT EXISTS shop`.execute(store.db);
-  await sql`DROP TABLE IF EXISTS ${sql.raw(name)}`.execute(store.db);
-  await sql`CREATE TABLE ${sql.raw(name)} (event_id TEXT PRIMARY KEY, note TEXT NOT NULL)`.execute(
-    store.db,
-  );
+  await rawDb(store, async (db) => {
+    if (store.kind === 'postgres') await sql`CREATE SCHEMA IF NOT EXISTS shop`.execute(db);
+    await sql`DROP TABLE IF EXISTS ${sql.raw(name)}`.execute(db);
+    await sql`CREATE TABLE ${sql.raw(name)} (event_id TEXT PRIMARY KEY, note TEXT NOT NULL)`.execute(
+      db,
+    );
+  });
   return name;
 }
 
@@ -478,8 +485,10 @@ function insertSql(tx: CompletionTx): string {
 }
 
 async function ledgerRows(store: Store): Promise<[string, number][]> {
-  const { rows } = await sql<{ event_id: string; amount: number }>`
-    SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(store.db);
+  const { rows } = await rawDb(store, (db) =>
+    sql<{ event_id: string; amount: number }>`
+    SELECT event_id, amount FROM user_ledger ORDER BY event_id`.execute(db),
+  );
   return rows.map((r) => [r.event_id, Number(r.amount)]);
 }
 
@@ -495,20 +504,22 @@ function refund(amount: number): Handler {
 
 /** A trigger that makes the database refuse the effect row of `eventId`. */
 async function refuseEffectOf(store: Store, eventId: string): Promise<void> {
-  if (store.kind === 'sqlite') {
-    await sql
-      .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
+  await rawDb(store, async (db) => {
+    if (store.kind === 'sqlite') {
+      await sql
+        .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
       WHEN NEW.event_id = '${eventId}' BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END`)
-      .execute(store.db);
-    return;
-  }
-  await sql
-    .raw(`CREATE FUNCTION refuse_effect() RETURNS trigger LANGUAGE plpgsql AS $$
+        .execute(db);
+      return;
+    }
+    await sql
+      .raw(`CREATE FUNCTION refuse_effect() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN IF NEW.event_id = '${eventId}' THEN RAISE EXCEPTION 'refused by a trigger'; END IF;
     RETURN NEW; END $$`)
-    .execute(store.db);
-  await sql
-    .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
+      .execute(db);
+    await sql
+      .raw(`CREATE TRIGGER refuse_effect BEFORE INSERT ON effects
     FOR EACH ROW EXECUTE FUNCTION refuse_effect()`)
-    .execute(store.db);
+      .execute(db);
+  });
 }

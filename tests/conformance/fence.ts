@@ -16,6 +16,7 @@ import type { CompletionWrite } from '../../packages/core/src/driver/driver.ts';
 import type { LeaseRef } from '../../packages/core/src/internal.ts';
 import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
+import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';
 
 const EFFECT = { category: 'book', amountCents: 100 };
@@ -132,7 +133,9 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         const before = await snapshot(e.store);
         expect((await ackWithCompletion(e, stale, now)).size).toBe(0);
         expect(await snapshot(e.store)).toEqual(before);
-        expect(await e.store.db.selectFrom('completions').selectAll().execute()).toEqual([]);
+        expect(
+          await rawDb(e.store, (db) => db.selectFrom('completions').selectAll().execute()),
+        ).toEqual([]);
       });
 
       test(`fail: ${label} changes no row`, async () => {
@@ -168,10 +171,9 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       );
       expect((await ackWithCompletion(e, third, third.leaseUntil - 1)).get('E0003')).toBeNull();
       expect(await effectsOf(store)).toEqual([{ eventId: 'E0001', ...EFFECT }]);
-      const recorded = await store.db
-        .selectFrom('completions')
-        .select(['event_id', 'summary'])
-        .execute();
+      const recorded = await rawDb(store, (db) =>
+        db.selectFrom('completions').select(['event_id', 'summary']).execute(),
+      );
       expect(recorded).toEqual([{ event_id: 'E0003', summary: 'fence test' }]);
     });
 

@@ -19,6 +19,7 @@ import {
   type TestClock,
   testClock,
 } from '../support/factories.ts';
+import { rawDb } from '../support/raw-db.ts';
 import { runProcess } from '../support/spawn.ts';
 
 export interface TestEnv extends OpenedStore {
@@ -64,8 +65,8 @@ export async function mustClaim(
 /** Every row of both tables, normalised, to compare before and after a refused operation. */
 export async function snapshot(store: Store) {
   const [messages, effects] = await Promise.all([
-    store.db.selectFrom('messages').selectAll().orderBy('event_id').execute(),
-    store.db.selectFrom('effects').selectAll().orderBy('event_id').execute(),
+    rawDb(store, (db) => db.selectFrom('messages').selectAll().orderBy('event_id').execute()),
+    rawDb(store, (db) => db.selectFrom('effects').selectAll().orderBy('event_id').execute()),
   ]);
   const numeric = (row: Record<string, unknown>) =>
     Object.fromEntries(
@@ -76,11 +77,13 @@ export async function snapshot(store: Store) {
 
 /** The effects table as plain values, by event id. */
 export async function effectsOf(store: Store) {
-  const rows = await store.db
-    .selectFrom('effects')
-    .select(['event_id', 'category', 'amount_cents'])
-    .orderBy('event_id')
-    .execute();
+  const rows = await rawDb(store, (db) =>
+    db
+      .selectFrom('effects')
+      .select(['event_id', 'category', 'amount_cents'])
+      .orderBy('event_id')
+      .execute(),
+  );
   return rows.map((r) => ({
     eventId: r.event_id,
     category: r.category,

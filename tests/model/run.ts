@@ -21,7 +21,9 @@ import {
   TemporaryFailure,
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import type { Kysely } from '../../packages/core/node_modules/kysely';
 import { claimMany } from '../../packages/core/src/internal.ts';
+import type { Database } from '../../packages/core/src/schema.ts';
 import { handleAll } from '../conformance/harness.ts';
 import type { TestClock } from '../support/factories.ts';
 import { line } from '../support/factories.ts';
@@ -68,6 +70,8 @@ function handlerFor(choices: ReadonlyMap<string, HandlerChoice>): Handler {
 /** The state the runner carries between steps. */
 export interface Run {
   store: Store;
+  /** A connection of the test's own to the store's database (tests/support/raw-db.ts). */
+  raw: Kysely<Database>;
   clock: TestClock;
   model: Model;
   /** Every lease handed out so far, stale ones included (real and model agree on them). */
@@ -243,16 +247,16 @@ function advanceTarget(model: Model, step: Extract<Step, { t: 'advance' }>): num
 }
 
 /** What the store holds, read with plain queries (not through the protocol). */
-async function snapshot(store: Store) {
-  const messages = await store.db.selectFrom('messages').selectAll().orderBy('event_id').execute();
-  const effects = await store.db.selectFrom('effects').selectAll().orderBy('event_id').execute();
+async function snapshot(raw: Kysely<Database>) {
+  const messages = await raw.selectFrom('messages').selectAll().orderBy('event_id').execute();
+  const effects = await raw.selectFrom('effects').selectAll().orderBy('event_id').execute();
   return { messages, effects };
 }
 
 /** The invariants, on the real store, and agreement with the model. */
 export async function checkInvariants(run: Run): Promise<void> {
   const { store, model } = run;
-  const { messages, effects } = await snapshot(store);
+  const { messages, effects } = await snapshot(run.raw);
   const effectOf = new Map<string, { category: string; amountCents: number }>();
   for (const e of effects) {
     // At most one effect per event.

@@ -21,6 +21,7 @@ import {
   modelClock,
 } from '../../packages/core/src/internal.ts';
 import { untilNoOpenTransactions } from './pg-database.ts';
+import { rawDb, rememberTarget } from './raw-db.ts';
 
 /** One opened test store and how to get rid of it. */
 export interface OpenedStore {
@@ -77,14 +78,10 @@ export const sqliteFactory: BackendFactory = {
       store,
       target,
       async forgeState(eventId, state) {
-        await sql`PRAGMA ignore_check_constraints = ON`.execute(store.db);
-        try {
-          await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
-            store.db,
-          );
-        } finally {
-          await sql`PRAGMA ignore_check_constraints = OFF`.execute(store.db);
-        }
+        await rawDb(store, async (db) => {
+          await sql`PRAGMA ignore_check_constraints = ON`.execute(db);
+          await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(db);
+        });
       },
       // SQLite: the dead process's lock went with it (the kernel drops its file locks).
       afterCrash: async () => {},
@@ -156,18 +153,17 @@ export function postgresFactoryThrough(
         await dropSchema().catch(() => {});
         throw error;
       }
+      rememberTarget(store, { target: url, schema });
       return {
         store,
         target: through,
         schema,
         afterCrash: () => untilNoOpenTransactions(url),
         async forgeState(eventId, state) {
-          await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(
-            store.db,
-          );
-          await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(
-            store.db,
-          );
+          await rawDb(store, async (db) => {
+            await sql`ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_check`.execute(db);
+            await sql`UPDATE messages SET state = ${state} WHERE event_id = ${eventId}`.execute(db);
+          });
         },
         async cleanup() {
           try {

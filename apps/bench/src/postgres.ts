@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '@onceq/core';
+import { dropSchema } from './raw-db.ts';
 import { errorText } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
@@ -42,8 +43,8 @@ export async function probePostgres(url: string): Promise<string | null> {
   const schema = `onceq_bench_probe_${process.pid}`;
   try {
     const store = await openStore(url, { schema });
-    await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
     await store.close();
+    await dropSchema(url, schema);
     return null;
   } catch (error) {
     return errorText(error);

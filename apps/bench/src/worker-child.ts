@@ -21,6 +21,8 @@ export interface ChildSpec {
   batch: number;
   /** PostgreSQL schema (core only). */
   schema?: string;
+  /** Messages to drain before `ready`, outside the measured window (core only). Default 0. */
+  warmUp?: number;
 }
 
 export interface ChildResult {
@@ -107,6 +109,11 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
       return original.apply(opened, args);
     };
   }
+  const handler = spec.effect === 'own-row' ? ownRow(spec.schema) : handlers.v1;
+  if (spec.warmUp !== undefined && spec.warmUp > 0) {
+    const warm = await work(opened, handler, { batch: spec.batch, max: spec.warmUp });
+    if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
+  }
   const latencies: number[] = [];
   let claimedBefore = 0;
   process.stdout.write('ready\n');
@@ -125,7 +132,6 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     error: null,
   };
   try {
-    const handler = spec.effect === 'own-row' ? ownRow(spec.schema) : handlers.v1;
     const summary = await work(store, handler, {
       batch: spec.batch,
       onProgress: (s) => {

@@ -8,7 +8,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '@onceq/core';
-import { isPostgresUrl, modelClock, type StatusReport } from '@onceq/core/internal';
+import {
+  isPostgresUrl,
+  modelClock,
+  ONCEQ_URL_PARAMETERS,
+  type StatusReport,
+} from '@onceq/core/internal';
+import { SQL } from 'bun';
 import { type Check, checkFigures } from './checks.ts';
 import { spawnCrashChild } from './crash-child.ts';
 import { snapshotLines } from './format.ts';
@@ -197,7 +203,16 @@ async function cleanUp(
   try {
     // The demo's own schema only, and only the one it created.
     if (store !== undefined && target.kind === 'postgres') {
-      await store.db.schema.dropSchema(target.schema).ifExists().cascade().execute();
+      // On a connection of the demo's own (onceq's own URL parameters are not the
+      // server's); the name is the demo's generated one.
+      const url = new URL(target.url);
+      for (const name of ONCEQ_URL_PARAMETERS) url.searchParams.delete(name);
+      const admin = new SQL(url.toString());
+      try {
+        await admin.unsafe(`DROP SCHEMA IF EXISTS "${target.schema}" CASCADE`);
+      } finally {
+        await admin.close();
+      }
     }
   } catch (error) {
     err(

@@ -12,7 +12,7 @@ export type { BackendKind } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
 export type { Capabilities } from './driver/driver.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
-export { describeTarget, redactUrl } from './driver/postgres/url.ts';
+export { describeTarget, ONCEQ_URL_PARAMETERS, redactUrl } from './driver/postgres/url.ts';
 export {
   type BatchIssue,
   FAILURE_BRAND,

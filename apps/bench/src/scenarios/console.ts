@@ -12,6 +12,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { startConsole } from '@onceq/console';
 import { openStore, type Store } from '@onceq/core';
 import { CompiledQuery, sql } from 'kysely';
+import { dropIdChecks, dropSchema, withPostgres } from '../raw-db.ts';
 import { msCell, section, table } from '../report.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
@@ -121,29 +122,26 @@ export async function runPgConsole(
   const schema = `onceq_bench_console_${process.pid}`;
   const store = await openStore(url, { schema });
   try {
-    const checks = await sql<{ conname: string }>`
-      SELECT conname FROM pg_constraint
-      WHERE conrelid = 'messages'::regclass AND contype = 'c'
-        AND pg_get_constraintdef(oid) LIKE '%event_id%'`.execute(store.db);
-    for (const { conname } of checks.rows)
-      await sql`ALTER TABLE messages DROP CONSTRAINT ${sql.id(conname)}`.execute(store.db);
-    const now = String(Math.floor(Date.now() / 1000));
-    await store.db.executeQuery(
-      CompiledQuery.raw(
-        fillSql(
-          'WITH s(i) AS (SELECT generate_series(0, $1::int - 1)) ',
-          `'E' || lpad(i::text, 6, '0')`,
-          now,
+    await withPostgres(url, schema, async (db) => {
+      await dropIdChecks(db);
+      const now = String(Math.floor(Date.now() / 1000));
+      await db.executeQuery(
+        CompiledQuery.raw(
+          fillSql(
+            'WITH s(i) AS (SELECT generate_series(0, $1::int - 1)) ',
+            `'E' || lpad(i::text, 6, '0')`,
+            now,
+          ),
+          [messages],
         ),
-        [messages],
-      ),
-    );
-    await store.db.executeQuery(CompiledQuery.raw(effectsSql(now), []));
-    await sql`ANALYZE`.execute(store.db);
+      );
+      await db.executeQuery(CompiledQuery.raw(effectsSql(now), []));
+      await sql`ANALYZE`.execute(db);
+    });
     return await measure(store, 'pg', messages, repeats);
   } finally {
-    await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
     await store.close();
+    await dropSchema(url, schema);
   }
 }
 

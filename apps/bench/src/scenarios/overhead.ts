@@ -11,8 +11,15 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite';
 import { openStore } from '@onceq/core';
-import { claimMany, complete, parseJson, runHandler } from '@onceq/core/internal';
+import { claimMany, complete, type Database, parseJson, runHandler } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
+import {
+  DummyDriver,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
 import { BareQueue } from '../bare.ts';
 import { line } from '../util.ts';
 import type { StoreFactory } from './processing.ts';
@@ -47,8 +54,15 @@ export async function runOverhead(
   }
   const coreCycleUs = ((performance.now() - t0) * 1000) / messages;
 
-  // Kysely compile cost of one cycle's statements (no execution).
-  const db = store.db;
+  // Kysely compile cost of one cycle's statements (no execution, so no connection).
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
   const rounds = 5000;
   t0 = performance.now();
   for (let i = 0; i < rounds; i++) {

@@ -1,7 +1,9 @@
 /**
  * The scale figure: N worker processes on one PostgreSQL, directly and through PgBouncer
  * in transaction mode (scripts/pgbouncer.sh, loopback). Each run drains a fresh schema of
- * `messages` messages with `work --batch 50`-like children behind a start barrier, while
+ * `messages` messages with `work --batch 50`-like children behind a start barrier (each
+ * warmed first by a batch of its own, so the window holds no process's first batch: the
+ * JIT and the first statements), while
  * the server's client connections of the database are sampled for their peak; the store
  * is checked for exactness afterwards (every message done once, one effect each).
  */
@@ -23,6 +25,8 @@ export interface ScaleRow {
   peakConnections: number;
   exact: boolean;
   errors: string[];
+  /** `?pool_max=` given to the workers (to stay within the server's slots), or null. */
+  poolMax: number | null;
 }
 
 /** A loopback PgBouncer in transaction mode in front of `url`'s server, or why not. */
@@ -75,6 +79,38 @@ function samplePeak(url: string): { stop: () => Promise<number> } {
   };
 }
 
+/** Connection slots a non-superuser has: `max_connections - superuser_reserved_connections`. */
+async function userSlots(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url, application_name: 'onceq-bench-sampler' });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ slots: number }>(
+      `SELECT current_setting('max_connections')::int
+         - current_setting('superuser_reserved_connections')::int AS slots`,
+    );
+    return rows[0]?.slots ?? 97;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The workers' `pool_max`: directly, each process holds up to 2 pooled connections (see
+ * the connection budget in docs/postgres.md); where N × 2 would not fit the server's
+ * slots (64 at the default 100, less the sampler and the store checks), 1, as an operator
+ * running that many workers directly would set it. Null: the default.
+ */
+function poolMaxFor(mode: ScaleMode, workers: number, slots: number): number | null {
+  return mode === 'direct' && workers * 2 > slots - 5 ? 1 : null;
+}
+
+function withPoolMax(url: string, poolMax: number | null): string {
+  if (poolMax === null) return url;
+  const out = new URL(url);
+  out.searchParams.set('pool_max', String(poolMax));
+  return out.toString();
+}
+
 export async function runScale(
   directUrl: string,
   poolerUrl: string | null,
@@ -85,20 +121,31 @@ export async function runScale(
   const rows: ScaleRow[] = [];
   const modes: [ScaleMode, string][] = [['direct', directUrl]];
   if (poolerUrl !== null) modes.push(['pgbouncer-transaction', poolerUrl]);
+  const slots = await userSlots(directUrl);
   for (const [mode, url] of modes) {
     for (const workers of workerCounts) {
-      log(`scale: ${workers} worker process(es), ${mode} …`);
+      const poolMax = poolMaxFor(mode, workers, slots);
+      log(
+        `scale: ${workers} worker process(es), ${mode}${poolMax === null ? '' : `, pool_max=${poolMax}`} …`,
+      );
       const sampler = samplePeak(directUrl);
-      const run = await runProcessing(pgFactory(url), {
-        backend: 'pg',
-        impl: 'core',
-        effect: 'money',
-        workers,
-        batch: 50,
-        messages,
-        synchronous: 'FULL',
-      });
-      const peakConnections = await sampler.stop();
+      // Stopped whatever the run does: a sampler left running keeps the bench alive.
+      let run: Awaited<ReturnType<typeof runProcessing>>;
+      let peakConnections: number;
+      try {
+        run = await runProcessing(pgFactory(withPoolMax(url, poolMax)), {
+          backend: 'pg',
+          impl: 'core',
+          effect: 'money',
+          workers,
+          batch: 50,
+          messages,
+          synchronous: 'FULL',
+          warmUp: true,
+        });
+      } finally {
+        peakConnections = await sampler.stop();
+      }
       rows.push({
         mode,
         workers,
@@ -107,6 +154,7 @@ export async function runScale(
         peakConnections,
         exact: run.verified,
         errors: run.errors,
+        poolMax,
       });
     }
   }

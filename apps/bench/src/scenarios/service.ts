@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, status, Worker, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { dropSchema } from '../raw-db.ts';
 import { section, table } from '../report.ts';
 import { batches, fmtMs, fmtRate, line, percentile, removeDb } from '../util.ts';
 
@@ -57,8 +58,8 @@ export function pgOpener(url: string): Opener {
       store,
       reopen: () => openStore(url, { schema }),
       dispose: async () => {
-        await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
         await store.close();
+        await dropSchema(url, schema);
       },
     };
   };

@@ -12,7 +12,8 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { openStore, type Store, status } from '@onceq/core';
 import { claimMany } from '@onceq/core/internal';
-import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
+import { dropIdChecks, dropSchema, sqliteRows, withPostgres } from '../raw-db.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
 export interface StatusResult {
@@ -51,7 +52,9 @@ export async function runSqliteStatus(
   raw.close(false);
   const store = await openStore(path, { onQuery: recordQuery });
   try {
-    return await measure(store, 'sqlite', messages, repeats);
+    const explain: Explain = async (text, parameters) =>
+      sqliteRows(path, `EXPLAIN QUERY PLAN ${text}`, parameters);
+    return await measure(store, 'sqlite', explain, messages, repeats);
   } finally {
     await store.close();
     removeDb(path);
@@ -66,30 +69,34 @@ export async function runPgStatus(
   const schema = `onceq_bench_status_${process.pid}`;
   const store = await openStore(url, { schema, onQuery: recordQuery });
   try {
-    const checks = await sql<{ conname: string }>`
-      SELECT conname FROM pg_constraint
-      WHERE conrelid = 'messages'::regclass AND contype = 'c'
-        AND pg_get_constraintdef(oid) LIKE '%event_id%'`.execute(store.db);
-    for (const { conname } of checks.rows)
-      await sql`ALTER TABLE messages DROP CONSTRAINT ${sql.id(conname)}`.execute(store.db);
-    const now = nowSeconds();
-    await store.db.executeQuery(
-      CompiledQuery.raw(
-        fillMessagesSql(
-          'WITH s(i) AS (SELECT generate_series(0, $1::int - 1)) ',
-          `'E' || lpad(i::text, 6, '0')`,
-        ).replaceAll('?2', '$2::bigint'),
-        [messages, now],
-      ),
-    );
-    await store.db.executeQuery(
-      CompiledQuery.raw(fillEffectsSql().replaceAll('?1', '$1::bigint'), [now]),
-    );
-    await sql`ANALYZE`.execute(store.db);
-    return await measure(store, 'pg', messages, repeats);
+    await withPostgres(url, schema, async (db) => {
+      await dropIdChecks(db);
+      const now = nowSeconds();
+      await db.executeQuery(
+        CompiledQuery.raw(
+          fillMessagesSql(
+            'WITH s(i) AS (SELECT generate_series(0, $1::int - 1)) ',
+            `'E' || lpad(i::text, 6, '0')`,
+          ).replaceAll('?2', '$2::bigint'),
+          [messages, now],
+        ),
+      );
+      await db.executeQuery(
+        CompiledQuery.raw(fillEffectsSql().replaceAll('?1', '$1::bigint'), [now]),
+      );
+      await sql`ANALYZE`.execute(db);
+    });
+    const explain: Explain = (text, parameters) =>
+      withPostgres(url, schema, async (db) => {
+        const { rows } = await db.executeQuery<Record<string, unknown>>(
+          CompiledQuery.raw(`EXPLAIN ${text}`, [...parameters]),
+        );
+        return rows;
+      });
+    return await measure(store, 'pg', explain, messages, repeats);
   } finally {
-    await store.db.schema.dropSchema(schema).ifExists().cascade().execute();
     await store.close();
+    await dropSchema(url, schema);
   }
 }
 
@@ -137,9 +144,13 @@ function fillEffectsSql(): string {
           FROM messages WHERE state = 'done') d`;
 }
 
+/** The backend's plan of one statement, read on a connection of the bench's own. */
+type Explain = (text: string, parameters: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+
 async function measure(
   store: Store,
   backend: 'sqlite' | 'pg',
+  explain: Explain,
   messages: number,
   repeats: number,
 ): Promise<StatusResult> {
@@ -164,15 +175,19 @@ async function measure(
     messages,
     statusMs: spread(statusTimes),
     claimMs: spread(claimTimes),
-    plans: await plans(store, backend),
+    plans: await plans(store, backend, explain),
   };
 }
 
 /**
  * Runs status and a claim through core with every statement captured (core's `onQuery`
- * hook, plus a Kysely plugin for queries built on `store.db`), then EXPLAINs them.
+ * hook), then EXPLAINs them.
  */
-async function plans(store: Store, backend: 'sqlite' | 'pg'): Promise<StatusResult['plans']> {
+async function plans(
+  store: Store,
+  backend: 'sqlite' | 'pg',
+  explain: Explain,
+): Promise<StatusResult['plans']> {
   const captured: CompiledQuery[] = [];
   const seen = new Set<string>();
   const keep = (query: CompiledQuery) => {
@@ -181,27 +196,15 @@ async function plans(store: Store, backend: 'sqlite' | 'pg'): Promise<StatusResu
     seen.add(key);
     captured.push(query);
   };
-  const executor = store.db.getExecutor();
-  const capture: KyselyPlugin = {
-    transformQuery(args) {
-      keep(executor.compileQuery(args.node, args.queryId));
-      return args.node;
-    },
-    async transformResult(args) {
-      return args.result;
-    },
-  };
-  const db = store.db.withPlugin(capture);
-  const traced: Store = { ...store, db };
   const isStatement = (q: CompiledQuery) =>
     !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/i.test(q.sql);
   listener = keep;
   let statusQueries: CompiledQuery[];
   let claimQueries: CompiledQuery[];
   try {
-    await status(traced);
+    await status(store);
     statusQueries = captured.splice(0).filter(isStatement);
-    await claimMany(traced, { limit: 10 });
+    await claimMany(store, { limit: 10 });
     claimQueries = captured.splice(0).filter(isStatement);
   } finally {
     listener = null;
@@ -218,10 +221,7 @@ async function plans(store: Store, backend: 'sqlite' | 'pg'): Promise<StatusResu
   ];
   const out: StatusResult['plans'] = [];
   for (const { query, q } of named) {
-    const explain = backend === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
-    const { rows } = await store.db.executeQuery<Record<string, unknown>>(
-      CompiledQuery.raw(explain + q.sql, [...q.parameters]),
-    );
+    const rows = await explain(q.sql, q.parameters);
     let plan: string[];
     if (backend === 'sqlite') {
       const depth = new Map<number, number>();

@@ -9,6 +9,7 @@
 import { claim, openStore, status } from '@onceq/core';
 import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
+import { dropSchema, withPostgres } from '../raw-db.ts';
 import { type Spread, spread } from '../util.ts';
 
 export interface LargeResult {
@@ -29,31 +30,33 @@ export async function runPgLarge(
     const now = Math.floor(Date.now() / 1000);
     const finished = now - 86_400;
     const t0 = performance.now();
-    await sql`
-      INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
-        lease_until, last_error_code, enqueued_at, updated_at)
-      SELECT gen_random_uuid()::text,
-        format('{"amount_cents":%s,"category":"%s","note":"bench %s"}',
-          1 + (i::bigint * 7919) % 99999, (ARRAY['book', 'pen', 'bag'])[i % 3 + 1], i),
-        s.state,
-        CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,
-        CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,
-        ${finished}::bigint,
-        CASE WHEN s.state = 'leased' THEN ${now + 3600}::bigint END,
-        CASE WHEN s.state = 'dead' THEN 'invalid_payload' END,
-        ${finished}::bigint,
-        CASE WHEN s.state IN ('done', 'dead') THEN ${finished}::bigint ELSE ${now}::bigint END
-      FROM generate_series(0, ${messages}::int - 1) i,
-        LATERAL (SELECT CASE WHEN i % 20 < 16 THEN 'done' WHEN i % 20 < 18 THEN 'ready'
-                             WHEN i % 20 < 19 THEN 'leased' ELSE 'dead' END AS state) s`.execute(
-      store.db,
-    );
-    await sql`
-      INSERT INTO effects (event_id, category, amount_cents, created_at)
-      SELECT event_id, (payload::jsonb)->>'category', ((payload::jsonb)->>'amount_cents')::int, ${finished}::bigint
-      FROM messages WHERE state = 'done'`.execute(store.db);
-    await sql`ANALYZE messages`.execute(store.db);
-    await sql`ANALYZE effects`.execute(store.db);
+    await withPostgres(url, schema, async (db) => {
+      await sql`
+        INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+          lease_until, last_error_code, enqueued_at, updated_at)
+        SELECT gen_random_uuid()::text,
+          format('{"amount_cents":%s,"category":"%s","note":"bench %s"}',
+            1 + (i::bigint * 7919) % 99999, (ARRAY['book', 'pen', 'bag'])[i % 3 + 1], i),
+          s.state,
+          CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,
+          CASE WHEN s.state = 'ready' THEN 0 ELSE 1 END,
+          ${finished}::bigint,
+          CASE WHEN s.state = 'leased' THEN ${now + 3600}::bigint END,
+          CASE WHEN s.state = 'dead' THEN 'invalid_payload' END,
+          ${finished}::bigint,
+          CASE WHEN s.state IN ('done', 'dead') THEN ${finished}::bigint ELSE ${now}::bigint END
+        FROM generate_series(0, ${messages}::int - 1) i,
+          LATERAL (SELECT CASE WHEN i % 20 < 16 THEN 'done' WHEN i % 20 < 18 THEN 'ready'
+                               WHEN i % 20 < 19 THEN 'leased' ELSE 'dead' END AS state) s`.execute(
+        db,
+      );
+      await sql`
+        INSERT INTO effects (event_id, category, amount_cents, created_at)
+        SELECT event_id, (payload::jsonb)->>'category', ((payload::jsonb)->>'amount_cents')::int, ${finished}::bigint
+        FROM messages WHERE state = 'done'`.execute(db);
+      await sql`ANALYZE messages`.execute(db);
+      await sql`ANALYZE effects`.execute(db);
+    });
     const buildMs = performance.now() - t0;
     const claimMs: number[] = [];
     const statusMs: number[] = [];
@@ -71,7 +74,7 @@ export async function runPgLarge(
     }
     return { messages, buildMs, claimMs: spread(claimMs), statusMs: spread(statusMs) };
   } finally {
-    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(store.db).catch(() => {});
     await store.close();
+    await dropSchema(url, schema).catch(() => {});
   }
 }

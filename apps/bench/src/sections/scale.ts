@@ -23,14 +23,14 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
     results.scale = rows;
     out.push(
       section(
-        `PostgreSQL at scale: ${messages} messages, worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
+        `PostgreSQL at scale: ${messages} messages, warm worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
       ),
     );
     out.push(
       table(
         ['mode', 'workers', 'msg/s', 'peak server connections', 'exact', 'errors'],
         rows.map((r) => [
-          r.mode,
+          r.poolMax === null ? r.mode : `${r.mode}, pool_max=${r.poolMax}`,
           String(r.workers),
           fmtRate(r.rate),
           String(r.peakConnections),

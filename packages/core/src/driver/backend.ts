@@ -1,7 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { IdPolicy } from '../maintenance/id-policy.ts';
-import type { Database } from '../schema.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { CallerTransaction } from './caller-transaction.ts';
 import type { Driver } from './driver.ts';
@@ -13,7 +11,6 @@ export type BackendKind = (typeof BACKEND_KINDS)[number];
 /** An open onceq store: the database, its clock and protocol settings. */
 export interface Store {
   readonly kind: BackendKind;
-  readonly db: Kysely<Database>;
   /**
    * Every statement onceq runs, as this backend writes it, and the backend's facts as
    * plain data (the one seam between onceq and the SQL; see driver/driver.ts).

@@ -14,7 +14,7 @@
  * transaction is the caller's, and so is the decision to run it again.
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { Executor, SlotValues, Statement, StatementCache } from './prepared.ts';
+import type { Executor, SlotValues, Statement, StatementSource } from './prepared.ts';
 
 /** A `pg` client (`Client` or a checked-out `PoolClient`), by the one method onceq calls. */
 export interface PgClientLike {
@@ -83,7 +83,7 @@ const NESTED_SAVEPOINT = 'onceq_nested';
  */
 export async function inCallerTransaction<T>(
   run: RunSql,
-  cache: StatementCache,
+  cache: StatementSource,
   fn: (x: Executor) => Promise<T>,
   hooks: { enter?: () => Promise<void>; leave?: () => Promise<void> } = {},
   onQuery?: (sql: string, parameters: readonly unknown[]) => void,

@@ -242,8 +242,15 @@ export interface Driver {
   listPage(x: Executor, page: ListPage): Promise<MessageRow[]>;
   /** How many messages `filter` takes. */
   countMatching(x: Executor, filter: MessageFilter): Promise<number>;
-  /** The earliest `available_at` of a ready message and `lease_until` of a leased one. */
-  nextDue(x: Executor): Promise<{ ready_at: unknown; lease_at: unknown }>;
+  /**
+   * The earliest `available_at` of a ready message and `lease_until` of a leased one,
+   * and the statement's now (`now` bound: the host's clock or a model clock; on the
+   * server's clock the server's), the clock those times are on.
+   */
+  nextDue(
+    x: Executor,
+    now: number,
+  ): Promise<{ ready_at: unknown; lease_at: unknown; now: unknown }>;
   /** Ready messages still in backoff at `now` and leased ones, with their earliest times. */
   waiting(x: Executor, now: number): Promise<WaitingRow>;
   /** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
@@ -365,4 +372,10 @@ export interface Capabilities {
    * the backend's own tools do (PostgreSQL: `pg_dump`).
    */
   readonly backup: boolean;
+  /**
+   * Every lease, availability, backoff and fence time is read in the statement itself,
+   * from the server's clock (PostgreSQL: workers on many hosts whose clocks disagree).
+   * When false the bound `now`, the host's clock, is the time (SQLite: one host).
+   */
+  readonly serverClock: boolean;
 }

@@ -157,11 +157,16 @@ function sharedCompiled(
   return compiled;
 }
 
+/** Where an executor gets a statement's compiled text and binder. */
+export interface StatementSource {
+  get(statement: Statement<unknown>, arity: number): CompiledStatement;
+}
+
 /**
  * Caches compiled statements per `(statement, arity)`, shared by the stores of one
  * dialect and schema (PostgreSQL's statements name `schema.table`).
  */
-export class StatementCache {
+export class StatementCache implements StatementSource {
   readonly #db: Kysely<Database>;
   readonly #capabilities: Capabilities;
   readonly #schema: string | undefined;

@@ -13,7 +13,6 @@ import type { FailureMove } from '../machine.ts';
 import type { Database } from '../schema.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
-import type { Store } from './backend.ts';
 import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import { type BuildContext, defineStatement, type Executor } from './prepared.ts';
 
@@ -26,15 +25,47 @@ export function stateLiteral(state: MessageState): RawBuilder<MessageState> {
   return sql.lit(state);
 }
 
+/**
+ * The server's clock in whole Unix seconds, read by the statement itself. The time the
+ * statement began (`statement_timestamp()`): one reading for every row it touches, and
+ * stable, so the planner can use it in index conditions (claim's `available_at <= now`
+ * on `messages_claim`). Not `now()`, the start of the transaction: a transaction held
+ * open (a handler's completion written in it, a caller's transaction) would judge a
+ * fence or start a lease on a reading already that old. Not `clock_timestamp()`: it
+ * changes from row to row, and the planner cannot use a volatile value in an index.
+ */
+const SERVER_SECONDS = sql<number>`floor(extract(epoch FROM statement_timestamp()))::bigint`;
+
+/**
+ * A statement's "now". With {@link Capabilities.serverClock} (PostgreSQL) the server's
+ * clock, unless the store runs on a model clock or `--now` (tests, the lab): then the
+ * executor binds that reading as `modelNow`, and NULL otherwise. Without it the bound
+ * `now` (SQLite: the host's clock, or the model clock).
+ */
+export function statementNow({ p, capabilities }: BuildContext): number {
+  if (!capabilities.serverClock) return p.value<number>('now');
+  return sql<number>`COALESCE(${p.value<number | null>('modelNow')}::bigint, ${SERVER_SECONDS})` as unknown as number;
+}
+
+/**
+ * A time `seconds` after the statement's now: the bound `absolute` slot where the host
+ * computes it, `now + seconds` in the statement where the server's clock is the time.
+ */
+export function statementNowPlus(context: BuildContext, absolute: string, seconds: string): number {
+  if (!context.capabilities.serverClock) return context.p.value<number>(absolute);
+  return sql<number>`${statementNow(context)} + ${context.p.value<number>(seconds)}::bigint` as unknown as number;
+}
+
 /** leased → done for every `(event_id, generation)` pair still validly leased at `now`. */
-const ackStatement = defineStatement('ack', ({ db, p, n }) => {
+const ackStatement = defineStatement('ack', (context) => {
+  const { db, p, n } = context;
   const ids = p.list<string>('ids', n);
   const generations = p.list<number>('generations', n);
   return db
     .updateTable('messages')
-    .set({ state: stateLiteral('done'), lease_until: null, updated_at: p.value<number>('now') })
+    .set({ state: stateLiteral('done'), lease_until: null, updated_at: statementNow(context) })
     .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '>', p.value<number>('now'))
+    .where('lease_until', '>', statementNow(context))
     .where('event_id', 'in', ids)
     .where((eb) =>
       eb.or(
@@ -60,30 +91,31 @@ export function ack(x: Executor, leases: readonly LeaseRef[], now: number): Prom
 }
 
 /** onceq's record of a done message a user's completion handled (migration 0005). */
-export const insertCompletion = defineStatement('insert-completion', ({ db, p }) =>
-  db.insertInto('completions').values({
-    event_id: p.value<string>('id'),
-    summary: p.value<string | null>('summary'),
-    created_at: p.value<number>('now'),
+export const insertCompletion = defineStatement('insert-completion', (context) =>
+  context.db.insertInto('completions').values({
+    event_id: context.p.value<string>('id'),
+    summary: context.p.value<string | null>('summary'),
+    created_at: statementNow(context),
   }),
 );
 
 /** leased → ready or dead after a failure, fenced on the one lease. */
-function failureUpdate({ db, p }: BuildContext) {
+function failureUpdate(context: BuildContext) {
+  const { db, p } = context;
   return db
     .updateTable('messages')
     .set({
       state: p.value<MessageState>('state'),
-      available_at: p.value<number>('availableAt'),
+      available_at: statementNowPlus(context, 'availableAt', 'delay'),
       lease_until: null,
       last_error_code: p.value<string>('code'),
       last_error_detail: p.value<string>('detail'),
-      updated_at: p.value<number>('now'),
+      updated_at: statementNow(context),
     })
     .where('event_id', '=', p.value<string>('id'))
     .where('generation', '=', p.value<number>('generation'))
     .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '>', p.value<number>('now'));
+    .where('lease_until', '>', statementNow(context));
 }
 
 const settleFailure = defineStatement('settle-failure', failureUpdate);
@@ -99,7 +131,14 @@ export const settleFailureReturning = defineStatement<{ event_id: string }>(
 
 /** The slot values of the failure statements. */
 export function failValues(lease: LeaseRef, move: FailureMove, now: number) {
-  return { ...move, now, id: lease.eventId, generation: lease.generation };
+  // `delay`: the backoff from the statement's now, for the server's clock.
+  return {
+    ...move,
+    delay: move.availableAt - now,
+    now,
+    id: lease.eventId,
+    generation: lease.generation,
+  };
 }
 
 /** Writes `move` for one lease, fenced; returns the rows changed. */
@@ -108,14 +147,17 @@ export function fail(x: Executor, lease: LeaseRef, move: FailureMove, now: numbe
 }
 
 /** leased → leased with `lease_until = leaseUntil`: the worker's heartbeat. */
-const extendLease = defineStatement('extend', ({ db, p }) =>
-  db
+const extendLease = defineStatement('extend', (context) =>
+  context.db
     .updateTable('messages')
-    .set({ lease_until: p.value<number>('leaseUntil'), updated_at: p.value<number>('now') })
-    .where('event_id', '=', p.value<string>('id'))
-    .where('generation', '=', p.value<number>('generation'))
+    .set({
+      lease_until: statementNowPlus(context, 'leaseUntil', 'leaseSeconds'),
+      updated_at: statementNow(context),
+    })
+    .where('event_id', '=', context.p.value<string>('id'))
+    .where('generation', '=', context.p.value<number>('generation'))
     .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '>', p.value<number>('now')),
+    .where('lease_until', '>', statementNow(context)),
 );
 
 export function extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: number) {
@@ -124,6 +166,7 @@ export function extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: nu
     generation: lease.generation,
     now,
     leaseUntil,
+    leaseSeconds: leaseUntil - now,
   });
 }
 
@@ -132,12 +175,14 @@ export function extend(x: Executor, lease: LeaseRef, now: number, leaseUntil: nu
  * below 0). `generation` stays where the claim put it: the releasing holder (or anyone
  * with its token) can never ACK, and the next claim issues a newer generation.
  */
-const releaseLease = defineStatement('release', ({ db, p }) =>
-  db
+const releaseLease = defineStatement('release', (context) => {
+  const { db, p } = context;
+  const now = statementNow(context);
+  return db
     .updateTable('messages')
     .set((eb) => ({
       state: stateLiteral('ready'),
-      available_at: p.value<number>('now'),
+      available_at: now,
       lease_until: null,
       attempts: eb
         .case()
@@ -145,13 +190,13 @@ const releaseLease = defineStatement('release', ({ db, p }) =>
         .then(eb('attempts', '-', 1))
         .else(0)
         .end(),
-      updated_at: p.value<number>('now'),
+      updated_at: now,
     }))
     .where('event_id', '=', p.value<string>('id'))
     .where('generation', '=', p.value<number>('generation'))
     .where('state', '=', stateLiteral('leased'))
-    .where('lease_until', '>', p.value<number>('now')),
-);
+    .where('lease_until', '>', now);
+});
 
 export function release(x: Executor, lease: LeaseRef, now: number) {
   return x.changes(releaseLease, { id: lease.eventId, generation: lease.generation, now });
@@ -177,13 +222,17 @@ export const redriveCheckLocked = defineStatement<StoredForRedrive>(
 );
 
 /** dead → ready of the named dead messages (a pruned one never moves). */
-const redriveSome = defineStatement<{ event_id: string }>('redrive', ({ db, p, n }) =>
-  redriveUpdate(db, p.value<number>('now')).where('event_id', 'in', p.list<string>('ids', n)),
+const redriveSome = defineStatement<{ event_id: string }>('redrive', (context) =>
+  redriveUpdate(context.db, statementNow(context)).where(
+    'event_id',
+    'in',
+    context.p.list<string>('ids', context.n),
+  ),
 );
 
 /** dead → ready of every dead message (a pruned one never moves). */
-const redriveAll = defineStatement<{ event_id: string }>('redrive-all', ({ db, p }) =>
-  redriveUpdate(db, p.value<number>('now')),
+const redriveAll = defineStatement<{ event_id: string }>('redrive-all', (context) =>
+  redriveUpdate(context.db, statementNow(context)),
 );
 
 function redriveUpdate(db: Kysely<Database>, now: number) {
@@ -246,9 +295,10 @@ export async function lookupForEnqueue(
  * many rows were new, so enqueue reads stored rows only when some were skipped. Only the
  * `event_id` key is named: a failed CHECK still aborts the statement.
  */
-const insert = defineStatement('enqueue-insert', ({ db, p, n }) => {
+const insert = defineStatement('enqueue-insert', (context) => {
+  const { db, p, n } = context;
   const payloads = p.list<string>('payloads', n);
-  const now = p.value<number>('now');
+  const now = statementNow(context);
   return db
     .insertInto('messages')
     .values(
@@ -299,28 +349,31 @@ export async function insertMessages(
 }
 
 /**
- * The status snapshot as one statement (see `Statements.snapshot`). `deadIndex` is the
- * backend's way to reach the partial `messages_dead` index for the dead head: SQLite's
- * planner, without statistics (no ANALYZE is ever run), would rather walk every dead row
- * of `messages_claim`, so SQLite pins it with `INDEXED BY`; PostgreSQL's planner finds it.
+ * The status snapshot as one statement (see `Driver.snapshot`), `now` its one slot.
+ * `deadIndex` is the backend's way to reach the partial `messages_dead` index for the
+ * dead head: SQLite's planner, without statistics (no ANALYZE is ever run), would rather
+ * walk every dead row of `messages_claim`, so SQLite pins it with `INDEXED BY`;
+ * PostgreSQL's planner finds it.
  */
-export function snapshotStatement(deadIndex: RawBuilder<unknown>) {
-  return async (store: Store, now: number): Promise<SnapshotRow[]> => {
-    const { rows } = await sql<SnapshotRow>`
-      SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM onceq_counts
+export function snapshotStatement(name: string, deadIndex: RawBuilder<unknown>) {
+  return defineStatement<SnapshotRow>(name, ({ p }) => {
+    const now = p.value<number>('now');
+    const counts = sql.table('onceq_counts');
+    const messages = sql.table('messages');
+    return sql<SnapshotRow>`
+      SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM ${counts}
         WHERE kind = 'state' GROUP BY key
       UNION ALL
-      SELECT 'effect', key, sum(n), sum(total) FROM onceq_counts
+      SELECT 'effect', key, sum(n), sum(total) FROM ${counts}
         WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
       UNION ALL
-      SELECT 'ready', NULL, 0, min(available_at) FROM messages
+      SELECT 'ready', NULL, 0, min(available_at) FROM ${messages}
         WHERE state = ${stateLiteral('ready')} AND available_at <= ${now}
       UNION ALL
-      SELECT 'due', NULL, 0, min(available_at) FROM messages
+      SELECT 'due', NULL, 0, min(available_at) FROM ${messages}
         WHERE state = ${stateLiteral('ready')} AND available_at > ${now}
       UNION ALL
-      SELECT 'dead', NULL, 0, min(updated_at) FROM messages ${deadIndex}
-        WHERE state = ${stateLiteral('dead')}`.execute(store.db);
-    return rows;
-  };
+      SELECT 'dead', NULL, 0, min(updated_at) FROM ${messages} ${deadIndex}
+        WHERE state = ${stateLiteral('dead')}`;
+  });
 }

@@ -1,7 +1,7 @@
 /**
  * THE result writer: every handler result of a claim (success or failure, one message or
  * a batch, from the worker loop, `apply` or the CLI's `fail`) is recorded here, by one
- * driver method per backend (`Statements.complete`).
+ * driver method per backend (`Driver.complete`).
  */
 import type { Store } from '../driver/backend.ts';
 import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/driver.ts';

@@ -6,6 +6,8 @@ export interface NextDue {
   readyAt: number | null;
   /** Earliest `lease_until` of a leased message: when lazy recovery can take it back. */
   leaseExpiresAt: number | null;
+  /** Now on the clock those times are on (PostgreSQL: the server's), whole seconds. */
+  now: number;
 }
 
 /**
@@ -16,9 +18,14 @@ export interface NextDue {
  * claim, so a message in backoff is picked up when its backoff ends.
  */
 export async function nextDue(store: Store): Promise<NextDue> {
-  const row = await store.read((x) => store.driver.nextDue(x));
+  const hostNow = store.clock();
+  const row = await store.read((x) => store.driver.nextDue(x, hostNow));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return { readyAt: num(row.ready_at), leaseExpiresAt: num(row.lease_at) };
+  return {
+    readyAt: num(row.ready_at),
+    leaseExpiresAt: num(row.lease_at),
+    now: num(row.now) ?? hostNow,
+  };
 }
 
 /** Why nothing is claimable now: messages waiting out a backoff and leases still held. */

@@ -28,7 +28,7 @@ export interface QueueSnapshot {
  * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
  * messages. The heads are the first entries of index ranges (`messages_claim` for the
  * oldest ready and the next due, the partial `messages_dead` for the oldest dead; the SQL is each backend's
- * `Statements.snapshot`). Stored values only: an
+ * `Driver.snapshot`). Stored values only: an
  * expired lease counts as leased until the next claim recovers it. `onceq doctor`
  * checks the counters against real counts.
  */

@@ -414,9 +414,11 @@ export class Worker {
       const due = await nextDue(this.#store);
       const next = [due.readyAt, due.leaseExpiresAt].filter((t): t is number => t !== null);
       const earliest = next.length > 0 ? Math.min(...next) : null;
-      if (earliest !== null && earliest <= this.#store.clock()) return;
-      // Integer seconds: due at second S means claimable once the clock reads S.
-      if (await this.#wakeup.sleep(earliest === null ? null : earliest * 1000)) return;
+      if (earliest !== null && earliest <= due.now) return;
+      // Integer seconds: due at second S means claimable once the clock reads S. The
+      // times are on the store's clock (PostgreSQL: the server's), moved to the host's.
+      const dueAtMs = earliest === null ? null : (earliest - due.now + this.#store.clock()) * 1000;
+      if (await this.#wakeup.sleep(dueAtMs)) return;
     }
   }
 

@@ -7,7 +7,14 @@ import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
-import { type Executor, type SlotValues, type Statement, StatementCache } from '../prepared.ts';
+import {
+  type CompiledStatement,
+  type Executor,
+  type SlotValues,
+  type Statement,
+  StatementCache,
+  type StatementSource,
+} from '../prepared.ts';
 import { postgresCaller } from './caller-transaction.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
@@ -19,6 +26,30 @@ import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
 import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
+
+/**
+ * The store's compiled statements with their clock bound: every statement's `modelNow`
+ * slot (see `statementNow`) is the caller's `now` on a model clock or `--now`, and NULL
+ * on the system clock, so the statement reads the server's clock.
+ */
+function clockBound(cache: StatementCache, modelClock: boolean): StatementSource {
+  const bound = new Map<CompiledStatement, CompiledStatement>();
+  return {
+    get(statement, arity) {
+      const compiled = cache.get(statement, arity);
+      let clocked = bound.get(compiled);
+      if (clocked === undefined) {
+        clocked = {
+          ...compiled,
+          bind: (values) =>
+            compiled.bind({ ...values, modelNow: modelClock ? (values.now ?? null) : null }),
+        };
+        bound.set(compiled, clocked);
+      }
+      return clocked;
+    },
+  };
+}
 
 /**
  * Pooled connections per store by default: a worker claims ahead while it records the
@@ -93,9 +124,9 @@ export async function openPostgresStore(
   const db = new Kysely<Database>({
     dialect: new SchemaScopedDialect({ pool: guard.kyselyPool }, schema),
   });
+  let migrate: boolean;
   try {
-    await prepareSchema(
-      db,
+    migrate = await prepareSchema(
       probe,
       schema,
       url,
@@ -107,21 +138,25 @@ export async function openPostgresStore(
     await db.destroy().catch(() => {});
     throw guard.mapError(error, probe);
   }
-  // The system clock means "now" on a real deployment: on PostgreSQL that is the
-  // server's time, so hosts whose clocks disagree agree on every lease and backoff.
-  // A model clock or `--now` (tests, the lab) is used as given.
-  let clock: Clock;
-  try {
-    clock =
-      options.clock === undefined || options.clock === systemClock
-        ? await serverClock(pool, probe)
-        : options.clock;
-  } catch (error) {
-    probe.release();
-    await db.destroy().catch(() => {});
-    throw guard.mapError(error, probe);
-  }
   probe.release();
+  // After the probe is back in the pool: the migrations run through it, and with
+  // `?pool_max=1` it is the only connection there is.
+  if (migrate) {
+    try {
+      await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
+      // Fail here, not at the first claim, if the tables did not land in `schema`.
+      await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
+    } catch (error) {
+      await db.destroy().catch(() => {});
+      throw guard.mapError(error);
+    }
+  }
+  // The system clock means "now" on a real deployment: then every statement reads the
+  // server's clock itself (statementNow), so hosts whose clocks disagree agree on every
+  // lease, backoff and fence. A model clock or `--now` (tests, the lab) is bound into
+  // the statements as given. `store.clock` stays the host's, for what onceq only shows.
+  const clock: Clock = options.clock ?? systemClock;
+  const modelClock = clock !== systemClock;
 
   let retries = 0;
   // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
@@ -129,7 +164,10 @@ export async function openPostgresStore(
   const qualified = db
     .withPlugin(new WithSchemaPlugin(schema))
     .withPlugin(rawTableQualifier(schema));
-  const cache = new StatementCache(qualified, postgresDriver.capabilities, schema);
+  const cache = clockBound(
+    new StatementCache(qualified, postgresDriver.capabilities, schema),
+    modelClock,
+  );
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
   // The schema name was validated by assertSchemaName: safe to interpolate.
@@ -230,7 +268,6 @@ export async function openPostgresStore(
     );
   return {
     kind: 'postgres',
-    db,
     driver: postgresDriver,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
@@ -258,47 +295,6 @@ export async function openPostgresStore(
   };
 }
 
-/** How often the server's clock is read again, ms (a host's clock may be stepped meanwhile). */
-const CLOCK_REMEASURE_MS = 30_000;
-
-/**
- * The server's clock, in whole Unix seconds, as this host sees it: the offset between the
- * server's `clock_timestamp()` and the host's clock, measured at open (halfway through
- * the round trip) and again every {@link CLOCK_REMEASURE_MS} in the background. Every
- * lease, availability, backoff and fence time onceq computes or compares is then the
- * server's, within a round trip, however far the host's own clock is off.
- */
-async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> {
-  const measure = async (client: pg.Pool | pg.PoolClient) => {
-    const before = Date.now();
-    const { rows } = await client.query<{ ms: number }>(
-      'SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms',
-    );
-    const after = Date.now();
-    return Number(rows[0]?.ms) - (before + after) / 2;
-  };
-  let offsetMs = await measure(first);
-  let measuredAt = Date.now();
-  let measuring = false;
-  return () => {
-    const now = Date.now();
-    if (!measuring && now - measuredAt > CLOCK_REMEASURE_MS) {
-      measuring = true;
-      measure(pool)
-        .then((offset) => {
-          offsetMs = offset;
-          measuredAt = Date.now();
-        })
-        // Unreachable now: keep the last offset; the next statement reports the loss.
-        .catch(() => {})
-        .finally(() => {
-          measuring = false;
-        });
-    }
-    return Math.floor((now + offsetMs) / 1000);
-  };
-}
-
 /**
  * Makes sure `schema` holds this build's tables. An up-to-date schema is one read and no
  * lock. Otherwise (a new or older schema) one transaction creates the schema under a
@@ -310,16 +306,16 @@ async function serverClock(pool: pg.Pool, first: pg.PoolClient): Promise<Clock> 
  *
  * `readOnly` (status, show, list, dlq): a missing or older schema is refused, nothing
  * is created. `mustExist` (redrive, fail): a missing schema is refused, an older one is
- * migrated.
+ * migrated. Returns whether migrations are pending: the caller runs them once the probe
+ * is released, so an open never needs two connections at once.
  */
 async function prepareSchema(
-  db: Kysely<Database>,
   probe: pg.PoolClient,
   schema: string,
   url: string,
   readOnly: boolean,
   mustExist: boolean,
-): Promise<void> {
+): Promise<boolean> {
   // On the probe's connection: an open uses one connection, not two.
   const applied = await probe.query<{ present: boolean }>(
     'SELECT to_regclass($1) IS NOT NULL AS present',
@@ -330,7 +326,7 @@ async function prepareSchema(
       `SELECT name FROM ${schema}.onceq_migrations`,
     );
     const names = new Set(rows.map((row) => row.name));
-    if (MIGRATIONS.every((migration) => names.has(migration.name))) return;
+    if (MIGRATIONS.every((migration) => names.has(migration.name))) return false;
   }
   if (mustExist && applied.rows[0]?.present !== true) {
     throw new OnceqError(
@@ -369,7 +365,5 @@ async function prepareSchema(
     await probe.query('ROLLBACK').catch(() => {});
     throw error;
   }
-  await migrateToLatest(db as Kysely<unknown>, 'postgres', schema);
-  // Fail here, not at the first claim, if the tables did not land in `schema`.
-  await sql`SELECT 1 FROM ${sql.table(`${schema}.messages`)} LIMIT 0`.execute(db);
+  return true;
 }

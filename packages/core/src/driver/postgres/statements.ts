@@ -27,7 +27,7 @@ import type {
 } from '../driver.ts';
 import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
-import { stateLiteral } from '../shared-statements.ts';
+import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
@@ -61,8 +61,9 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
  */
-const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ p, n }) => {
-  const now = p.value<number>('now');
+const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (context) => {
+  const { p, n } = context;
+  const now = statementNow(context);
   const maxAttempts = p.value<number>('maxAttempts');
   const leased = stateLiteral('leased');
   const ready = stateLiteral('ready');
@@ -102,7 +103,7 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', ({ 
       state = ${leased},
       attempts = m.attempts + 1,
       generation = m.generation + 1,
-      lease_until = ${p.value<number>('leaseUntil')},
+      lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
       updated_at = ${now},
       available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
       last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
@@ -146,17 +147,17 @@ function ackInput(now: number): RawBuilder<unknown> {
  */
 const ackWithEffects = defineStatement<{ event_id: string }>(
   'ack-with-effects',
-  ({ p }) => sql<{ event_id: string }>`
+  (context) => sql<{ event_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(
-        ${p.value<string[]>('ids')}::text[],
-        ${p.value<number[]>('generations')}::integer[],
-        ${p.value<string[]>('categories')}::text[],
-        ${p.value<number[]>('amounts')}::integer[]
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<string[]>('categories')}::text[],
+        ${context.p.value<number[]>('amounts')}::integer[]
       ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (${ackInput(p.value<number>('now'))}), inserted AS (
+    ), acked AS (${ackInput(statementNow(context))}), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT input.event_id, input.category, input.amount_cents, ${p.value<number>('createdAt')}
+      SELECT input.event_id, input.category, input.amount_cents, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
@@ -168,25 +169,26 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
  * array literals to build on the client, no `unnest` and join on the server). How
  * `complete` records one message's effect, the per-message hot path.
  */
-const ackOneWithEffect = defineStatement<{ event_id: string }>(
-  'ack-one-with-effect',
-  ({ p }) => sql<{ event_id: string }>`
+const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-effect', (context) => {
+  const { p } = context;
+  const now = statementNow(context);
+  return sql<{ event_id: string }>`
     WITH acked AS (
       UPDATE ${messagesTable}
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${p.value<number>('now')}
+      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
       WHERE event_id = ${p.value<string>('id')}
         AND generation = ${p.value<number>('generation')}
         AND state = ${stateLiteral('leased')}
-        AND lease_until > ${p.value<number>('now')}
+        AND lease_until > ${now}
       RETURNING event_id
     ), inserted AS (
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
-        ${p.value<number>('createdAt')}::bigint
+        ${now}
       FROM acked
     )
-    SELECT event_id FROM acked`,
-);
+    SELECT event_id FROM acked`;
+});
 
 /**
  * The ACK and onceq's record of user completions in one statement, one array per column:
@@ -196,16 +198,16 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>(
  */
 const ackWithCompletions = defineStatement<{ event_id: string }>(
   'ack-with-completions',
-  ({ p }) => sql<{ event_id: string }>`
+  (context) => sql<{ event_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(
-        ${p.value<string[]>('ids')}::text[],
-        ${p.value<number[]>('generations')}::integer[],
-        ${p.value<(string | null)[]>('summaries')}::text[]
+        ${context.p.value<string[]>('ids')}::text[],
+        ${context.p.value<number[]>('generations')}::integer[],
+        ${context.p.value<(string | null)[]>('summaries')}::text[]
       ) AS t(event_id, generation, summary)
-    ), acked AS (${ackInput(p.value<number>('now'))}), recorded AS (
+    ), acked AS (${ackInput(statementNow(context))}), recorded AS (
       INSERT INTO ${completionsTable} (event_id, summary, created_at)
-      SELECT input.event_id, input.summary, ${p.value<number>('now')}
+      SELECT input.event_id, input.summary, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
@@ -228,7 +230,6 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
     generations: succeeded.map((s) => s.lease.generation),
     categories: succeeded.map((s) => s.effect.category),
     amounts: succeeded.map((s) => s.effect.amountCents),
-    createdAt: now,
     now,
   };
 }
@@ -260,7 +261,6 @@ async function complete(
             generation: one.lease.generation,
             category: one.effect.category,
             amount: one.effect.amountCents,
-            createdAt: now,
             now,
           })
         : await store.autocommit(ackWithEffects, ackValues(effects, now));
@@ -327,6 +327,7 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
   return {
     now: input.now,
     leaseUntil: input.now + input.leaseSeconds,
+    leaseSeconds: input.leaseSeconds,
     maxAttempts: input.maxAttempts,
   };
 }
@@ -334,9 +335,11 @@ function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: nu
 /** Largest number of bound parameters one statement may carry. */
 const MAX_PARAMETERS = 65_535;
 
+const snapshot = shared.snapshotStatement('snapshot', sql``);
+
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
-  capabilities: { skipLocked: true, maxParameters: MAX_PARAMETERS, backup: false },
+  capabilities: { skipLocked: true, maxParameters: MAX_PARAMETERS, backup: false, serverClock: true },
   ...sharedDriver,
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
@@ -360,7 +363,8 @@ export const postgresDriver: Driver = {
   wake: async (x) => {
     await x.rows(notifyWake, {});
   },
-  snapshot: shared.snapshotStatement(sql``),
+  // One statement, no BEGIN/COMMIT round trips.
+  snapshot: (store, now) => store.autocommit(snapshot, { now }),
   // The server checks its own pages; foreign keys are enforced, never deferred.
   storageProbes: [],
   plannerProbes: [statisticsProbe],

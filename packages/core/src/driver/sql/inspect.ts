@@ -8,7 +8,7 @@ import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { CompletionsTable, Database, EffectsTable, MessagesTable } from '../../schema.ts';
 import type { MessageState } from '../../states.ts';
 import { defineStatement, type Slots, type Statement } from '../prepared.ts';
-import { stateLiteral } from '../shared-statements.ts';
+import { stateLiteral, statementNow } from '../shared-statements.ts';
 
 /**
  * One message row joined with its recorded outcome (an effect or a completion; null when
@@ -239,10 +239,14 @@ export function listCount(shape: FilterShape): Statement<{ n: number }> {
   );
 }
 
-/** The earliest `available_at` of a ready message and `lease_until` of a leased one. */
-export const nextDueRow = defineStatement<{ ready_at: unknown; lease_at: unknown }>(
+/**
+ * The earliest `available_at` of a ready message and `lease_until` of a leased one, and
+ * the statement's now on the clock those times were written with.
+ */
+export const nextDueRow = defineStatement<{ ready_at: unknown; lease_at: unknown; now: unknown }>(
   'next-due',
-  () => sql`SELECT
+  (context) => sql`SELECT
+    ${statementNow(context)} AS now,
     (SELECT min(available_at) FROM messages WHERE state = ${stateLiteral('ready')}) AS ready_at,
     (SELECT min(lease_until) FROM messages WHERE state = ${stateLiteral('leased')}) AS lease_at`,
 );

@@ -74,7 +74,8 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
     const { shape, values } = filterOf(filter);
     return count((await x.rows(listCount(shape), values))[0]);
   },
-  nextDue: async (x) => (await x.rows(nextDueRow, {}))[0] ?? { ready_at: null, lease_at: null },
+  nextDue: async (x, now) =>
+    (await x.rows(nextDueRow, { now }))[0] ?? { ready_at: null, lease_at: null, now },
   waiting: async (x, now) => (await x.rows(waitingRow, { now }))[0] ?? {},
   ages: async (x) => (await x.rows(agesRow, {}))[0] ?? { ready_at: null, dead_at: null },
   readForPreview: (x, ids) =>

@@ -53,7 +53,6 @@ export async function openSqliteStore(
   const executor = new SqliteExecutor(connection, cache, onQuery);
   return {
     kind: 'sqlite',
-    db,
     driver: sqliteDriver,
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },

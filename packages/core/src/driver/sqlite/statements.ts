@@ -209,9 +209,11 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
 /** Largest number of bound parameters one statement may carry. */
 const MAX_PARAMETERS = 32_766;
 
+const snapshot = shared.snapshotStatement('snapshot', sql`INDEXED BY messages_dead`);
+
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
-  capabilities: { skipLocked: false, maxParameters: MAX_PARAMETERS, backup: true },
+  capabilities: { skipLocked: false, maxParameters: MAX_PARAMETERS, backup: true, serverClock: false },
   ...sharedDriver,
   claimInTransaction,
   claim: (store, input) =>
@@ -232,7 +234,8 @@ export const sqliteDriver: Driver = {
   insertMessages: shared.insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
-  snapshot: shared.snapshotStatement(sql`INDEXED BY messages_dead`),
+  // No BEGIN: a read takes no write lock.
+  snapshot: (store, now) => store.read((x) => x.rows(snapshot, { now })),
   storageProbes: [integrityProbe, foreignKeyProbe],
   plannerProbes: [],
   schemas,
