@@ -339,7 +339,12 @@ const snapshot = shared.snapshotStatement('snapshot', sql``);
 
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
-  capabilities: { skipLocked: true, maxParameters: MAX_PARAMETERS, backup: false, serverClock: true },
+  capabilities: {
+    skipLocked: true,
+    maxParameters: MAX_PARAMETERS,
+    backup: false,
+    serverClock: true,
+  },
   ...sharedDriver,
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),

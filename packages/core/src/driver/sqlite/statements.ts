@@ -213,7 +213,12 @@ const snapshot = shared.snapshotStatement('snapshot', sql`INDEXED BY messages_de
 
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
-  capabilities: { skipLocked: false, maxParameters: MAX_PARAMETERS, backup: true, serverClock: false },
+  capabilities: {
+    skipLocked: false,
+    maxParameters: MAX_PARAMETERS,
+    backup: true,
+    serverClock: false,
+  },
   ...sharedDriver,
   claimInTransaction,
   claim: (store, input) =>
