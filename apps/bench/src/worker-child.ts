@@ -11,10 +11,16 @@ import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
 import { errorText, wallMs } from './util.ts';
 
+/** What the handler records with each ACK: see {@link ChildSpec.effect}. */
+export type OwnRowEffect = 'money' | 'own-row' | 'own-row-write';
+
 export interface ChildSpec {
   impl: 'core' | 'bare';
-  /** The money effect (handler v1), or {@link ownRow}'s completion (core only). */
-  effect: 'money' | 'own-row';
+  /**
+   * The money effect (handler v1), or a completion's own row (core only): declared as
+   * `insert` ({@link ownRow}), or written by `write(tx)` ({@link ownRowWrite}).
+   */
+  effect: OwnRowEffect;
   /** SQLite file or PostgreSQL URL. */
   target: string;
   synchronous: 'FULL' | 'NORMAL';
@@ -56,10 +62,25 @@ export function ownRowsTable(schema: string | undefined): string {
 
 /**
  * A handler of an application's own: v1's checks, then, instead of the money effect, one
- * row of its own per message in {@link OWN_ROWS_TABLE}, written by a completion in the
- * ACK's transaction (as examples/ledger does, one plain statement through `tx.query`).
+ * row of its own per message in {@link OWN_ROWS_TABLE}, declared as the completion's
+ * `insert` (onceq inserts a batch's rows with one statement, in the ACK's transaction).
  */
 function ownRow(schema: string | undefined): Handler {
+  const table = schema === undefined ? OWN_ROWS_TABLE : `${schema}.${OWN_ROWS_TABLE}`;
+  return (payload, context) => {
+    const { category, amountCents } = handlers.v1(payload, context);
+    return {
+      summary: `${category} ${amountCents}`,
+      insert: { [table]: { event_id: context.eventId, category, amount_cents: amountCents } },
+    };
+  };
+}
+
+/**
+ * {@link ownRow}'s row written by the completion's `write(tx)` instead: one statement
+ * through `tx.query` per message, one round trip each.
+ */
+function ownRowWrite(schema: string | undefined): Handler {
   const table = ownRowsTable(schema);
   return (payload, context) => {
     const { category, amountCents } = handlers.v1(payload, context);
@@ -75,6 +96,12 @@ function ownRow(schema: string | undefined): Handler {
     };
   };
 }
+
+const HANDLERS: Record<OwnRowEffect, (schema: string | undefined) => Handler> = {
+  money: () => handlers.v1,
+  'own-row': ownRow,
+  'own-row-write': ownRowWrite,
+};
 
 /** CPU time of this process so far, ms. */
 function cpuMs(): number {
@@ -109,7 +136,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
       return original.apply(opened, args);
     };
   }
-  const handler = spec.effect === 'own-row' ? ownRow(spec.schema) : handlers.v1;
+  const handler = HANDLERS[spec.effect](spec.schema);
   if (spec.warmUp !== undefined && spec.warmUp > 0) {
     const warm = await work(opened, handler, { batch: spec.batch, max: spec.warmUp });
     if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);

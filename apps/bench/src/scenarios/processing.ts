@@ -12,7 +12,12 @@ import { enqueue, openStore, status } from '@onceq/core';
 import { dropSchema, rawQuery } from '../raw-db.ts';
 import { runChildren } from '../spawn.ts';
 import { batches, percentile, removeDb } from '../util.ts';
-import { type ChildSpec, OWN_ROWS_TABLE, ownRowsTable } from '../worker-child.ts';
+import {
+  type ChildSpec,
+  OWN_ROWS_TABLE,
+  type OwnRowEffect,
+  ownRowsTable,
+} from '../worker-child.ts';
 
 export type Backend = 'sqlite' | 'pg';
 
@@ -21,9 +26,10 @@ export interface ProcessingConfig {
   impl: 'core' | 'bare';
   /**
    * What the handler records with each ACK (core only): the lesson's money effect, or
-   * one row of its own in a table of its own through a completion's `write(tx)`.
+   * one row of its own in a table of its own, declared as a completion's `insert`
+   * (`own-row`) or written by its `write(tx)` (`own-row-write`).
    */
-  effect: 'money' | 'own-row';
+  effect: OwnRowEffect;
   synchronous: 'FULL' | 'NORMAL';
   workers: number;
   batch: number;
@@ -58,7 +64,7 @@ export interface ProcessingRun {
 }
 
 export function configKey(c: ProcessingConfig): string {
-  const impl = c.effect === 'own-row' ? `${c.impl}-own-row` : c.impl;
+  const impl = c.effect === 'money' ? c.impl : `${c.impl}-${c.effect}`;
   return `${c.backend}/${impl}/${c.backend === 'sqlite' ? c.synchronous : 'pg'}/w${c.workers}/b${c.batch}`;
 }
 
