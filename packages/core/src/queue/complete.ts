@@ -43,7 +43,7 @@ const NEVER = new AbortController().signal;
  * Every write is fenced in its SQL `WHERE`: state `leased`, the lease's generation,
  * `lease_until > now` with `now` read at the write, after the handler. Zero rows means
  * the lease is lost: nothing of that message is written (no effect, no completion, none
- * of the user's rows, since a completion's `write(tx)` runs only after its fenced ACK
+ * of the user's rows, since a completion's `insert` rows and `write(tx)` go in only after its fenced ACK
  * matched), and the caller gets a {@link LeaseLostError} whose reason is read after the
  * fact (the rare path). The other messages of a batch are recorded regardless.
  *
