@@ -1,6 +1,6 @@
 /**
  * `bun run bench --write-docs`: docs/benchmarks.md, written from this run's report.
- * The page holds the command, the machine, the date and the commit, then every section's
+ * The page holds the command, the machine and the date, then every section's
  * table as printed, then each missed target in one line. Figures live only here, so
  * the README and the other pages link to this page instead of quoting numbers.
  */
@@ -13,7 +13,6 @@ export interface RunFacts {
   command: string;
   machine: string;
   date: string;
-  commit: string;
 }
 
 interface Miss {
@@ -35,7 +34,6 @@ export function benchmarksPage(facts: RunFacts, report: readonly string[], misse
     `- command: \`${facts.command}\``,
     `- machine: ${facts.machine}`,
     `- date: ${facts.date}`,
-    `- commit: ${facts.commit}`,
   ];
   let block: string[] = [];
   const flush = () => {

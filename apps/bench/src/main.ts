@@ -133,7 +133,6 @@ async function main(): Promise<void> {
         command: ['bun run bench', ...commandArgs(Bun.argv.slice(2))].join(' '),
         machine: `${meta.cpus} × ${meta.cpuModel}, ${meta.platform}, bun ${meta.bun}`,
         date: meta.started.slice(0, 10),
-        commit: meta.commit.slice(0, 12),
       },
       out,
       missedTargets(targets, results),
