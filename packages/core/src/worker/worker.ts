@@ -156,6 +156,8 @@ export class Worker {
   #loop: Promise<void> | undefined;
   #listener: WakeListener | undefined;
   #storeError: string | undefined;
+  /** The idle wait that ended before this claim was ended by a wake (a NOTIFY). */
+  #woken = false;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
 
@@ -281,7 +283,7 @@ export class Worker {
       return this.#result();
     }
     if (this.#state === 'running') this.#state = 'stopping';
-    this.#wakeup.wake();
+    this.#wakeup.interrupt();
     const loop = (this.#loop ?? Promise.resolve()).then(
       () => 'ended' as const,
       () => 'ended' as const,
@@ -307,7 +309,7 @@ export class Worker {
     for (const held of this.#held.values()) {
       if (held.state === 'running') held.abort(new Error('worker stopped'));
     }
-    this.#wakeup.wake();
+    this.#wakeup.interrupt();
     this.#handlersDone?.();
   }
 
@@ -334,6 +336,9 @@ export class Worker {
           const batch = await (ahead ?? this.#claim());
           ahead = null;
           this.#storeError = undefined;
+          // Woken and found nothing: another worker was first; react later next time.
+          if (this.#woken && batch.length === 0) this.#wakeup.lostRace();
+          this.#woken = false;
           if (batch.length === 0) {
             if (this.#drain) break;
             await this.#idle();
@@ -399,14 +404,15 @@ export class Worker {
       this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
       return held;
     });
-    this.#wakeup.busy();
+    if (leases.length > 0) this.#wakeup.busy();
     return batch;
   }
 
   /**
    * Nothing was claimable: sleep, and before claiming again (a write transaction) peek
    * with one read statement whether anything is due, so an idle worker costs a read per
-   * poll. Returns when something is due, a NOTIFY or stop() woke it, or it stopped.
+   * poll. Returns when something is due, a NOTIFY woke it (a worker that lost its last
+   * race looks first: {@link Wakeup}), stop() interrupted it, or it stopped.
    */
   async #idle(): Promise<void> {
     while (this.#state === 'running') {
@@ -418,7 +424,8 @@ export class Worker {
       // Integer seconds: due at second S means claimable once the clock reads S. The
       // times are on the store's clock (PostgreSQL: the server's), moved to the host's.
       const dueAtMs = earliest === null ? null : (earliest - due.now + this.#store.clock()) * 1000;
-      if (await this.#wakeup.sleep(dueAtMs)) return;
+      this.#woken = await this.#wakeup.sleep(dueAtMs);
+      if (this.#woken && !this.#wakeup.backedOff) return;
     }
   }
 
