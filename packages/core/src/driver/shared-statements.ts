@@ -120,15 +120,6 @@ function failureUpdate(context: BuildContext) {
 
 const settleFailure = defineStatement('settle-failure', failureUpdate);
 
-/**
- * {@link settleFailure} returning the id it moved: the form a backend runs as a
- * statement of its own (`Store.autocommit` returns rows, not counts).
- */
-export const settleFailureReturning = defineStatement<{ event_id: string }>(
-  'settle-failure-returning',
-  (context) => failureUpdate(context).returning('event_id'),
-);
-
 /** The slot values of the failure statements. */
 export function failValues(lease: LeaseRef, move: FailureMove, now: number) {
   // `delay`: the backoff from the statement's now, for the server's clock.

@@ -14,7 +14,9 @@ import {
   RECOVERED_DEAD_DETAIL,
   RECOVERED_DETAIL,
 } from '../../machine.ts';
+import type { MessageState } from '../../states.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
+import type { LeaseRef } from '../../types.ts';
 import type { Store } from '../backend.ts';
 import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
@@ -25,7 +27,7 @@ import type {
   Driver,
   FencedRow,
 } from '../driver.ts';
-import { defineStatement } from '../prepared.ts';
+import { defineStatement, type Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
@@ -39,6 +41,7 @@ import { statisticsProbe } from './sql/statistics.ts';
 const messagesTable = sql.table('messages');
 const effectsTable = sql.table('effects');
 const completionsTable = sql.table('completions');
+const countsTable = sql.table('onceq_counts');
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -55,11 +58,14 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   `available_at` recovery would give it) and only with attempts left.
  * - `recovered`: expired rows not picked go back to ready, or to dead on the last
  *   attempt, exactly like SQLite's separate recovery statement.
- * - the UPDATE leases the picked rows; a picked expired row also gets what recovery
+ * - `claimed` leases the picked rows; a picked expired row also gets what recovery
  *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
+ * - `counted` appends the status counters' deltas (migration 0006): picked ready rows
+ *   ready → leased (an expired row picked stays leased), recovered rows leased → ready
+ *   or dead. Every picked row is locked by this statement, so `claimed` updates each one.
  */
 const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (context) => {
   const { p, n } = context;
@@ -80,10 +86,10 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (co
       LIMIT ${sql.lit(n)}
       FOR UPDATE SKIP LOCKED
     ), pick AS (
-      SELECT event_id FROM (
-        SELECT event_id, rank_at FROM ready
+      SELECT event_id, from_ready FROM (
+        SELECT event_id, rank_at, true AS from_ready FROM ready
         UNION ALL
-        SELECT event_id, rank_at FROM expired WHERE attempts < ${maxAttempts}
+        SELECT event_id, rank_at, false FROM expired WHERE attempts < ${maxAttempts}
       ) AS candidates
       ORDER BY rank_at, event_id
       LIMIT ${sql.lit(n)}
@@ -98,18 +104,30 @@ const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (co
       FROM expired
       WHERE m.event_id = expired.event_id
         AND expired.event_id NOT IN (SELECT event_id FROM pick)
+      RETURNING m.state
+    ), claimed AS (
+      UPDATE ${messagesTable} AS m SET
+        state = ${leased},
+        attempts = m.attempts + 1,
+        generation = m.generation + 1,
+        lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
+        updated_at = ${now},
+        available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
+        last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
+        last_error_detail = CASE WHEN m.state = ${leased} THEN ${RECOVERED_DETAIL} ELSE m.last_error_detail END
+      WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
+      RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
+    ), counted AS (
+      INSERT INTO ${countsTable} (kind, key, n, total)
+      SELECT 'state', key, sum(d), 0 FROM (
+        SELECT ${ready} AS key, -1 AS d FROM pick WHERE from_ready
+        UNION ALL SELECT ${leased}, 1 FROM pick WHERE from_ready
+        UNION ALL SELECT ${leased}, -1 FROM recovered
+        UNION ALL SELECT state, 1 FROM recovered
+      ) AS moves
+      GROUP BY key HAVING sum(d) <> 0
     )
-    UPDATE ${messagesTable} AS m SET
-      state = ${leased},
-      attempts = m.attempts + 1,
-      generation = m.generation + 1,
-      lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
-      updated_at = ${now},
-      available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
-      last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
-      last_error_detail = CASE WHEN m.state = ${leased} THEN ${RECOVERED_DETAIL} ELSE m.last_error_detail END
-    WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
-    RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at`;
+    SELECT event_id, generation, attempts, lease_until, payload, available_at FROM claimed`;
 });
 
 /** Reads the messages for apply/fail, one array parameter for any number, locked until COMMIT. */
@@ -140,6 +158,26 @@ function ackInput(now: number): RawBuilder<unknown> {
 }
 
 /**
+ * The status counters' deltas of an ACK statement (migration 0006), the `counted` step of
+ * each: the `acked` rows leased → done and, with `effects`, the `inserted` effect rows by
+ * category (an `inserted` step returning `category` and `amount_cents`).
+ */
+function ackCounts(effects: boolean): RawBuilder<unknown> {
+  const leased = stateLiteral('leased');
+  const done = stateLiteral('done');
+  const categories = effects
+    ? sql`
+        UNION ALL SELECT 'effect', category, count(*), sum(amount_cents) FROM inserted
+        GROUP BY category`
+    : sql``;
+  return sql`
+      INSERT INTO ${countsTable} (kind, key, n, total)
+      SELECT 'state', ${leased}, -count(*), 0 FROM acked HAVING count(*) > 0
+      UNION ALL SELECT 'state', ${done}, count(*), 0 FROM acked HAVING count(*) > 0${categories}
+    `;
+}
+
+/**
  * The ACK and the effect rows in one statement, taking one array per column: leased →
  * done for every `(event_id, generation)` pair still validly leased at `now`, and an
  * effect row for each message it marked done, none for the others. Returns the ids it
@@ -159,7 +197,8 @@ const ackWithEffects = defineStatement<{ event_id: string }>(
       INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
       SELECT input.event_id, input.category, input.amount_cents, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
-    )
+      RETURNING category, amount_cents
+    ), counted AS (${ackCounts(true)})
     SELECT event_id FROM acked`,
 );
 
@@ -186,7 +225,8 @@ const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-eff
       SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
         ${now}
       FROM acked
-    )
+      RETURNING category, amount_cents
+    ), counted AS (${ackCounts(true)})
     SELECT event_id FROM acked`;
 });
 
@@ -209,7 +249,7 @@ const ackWithCompletions = defineStatement<{ event_id: string }>(
       INSERT INTO ${completionsTable} (event_id, summary, created_at)
       SELECT input.event_id, input.summary, ${statementNow(context)}
       FROM input JOIN acked ON acked.event_id = input.event_id
-    )
+    ), counted AS (${ackCounts(false)})
     SELECT event_id FROM acked`,
 );
 
@@ -221,6 +261,52 @@ const notifyWake = defineStatement(
   'notify-wake',
   ({ schema }) => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, ${sql.lit(schema ?? '')})`,
 );
+
+/**
+ * The status counters' deltas (migration 0006) of a write that does not count itself in
+ * its own statement (fail, release, redrive, a completion's separate ACK): `n` messages
+ * moved from `from` to `to`. In the write's transaction, so both commit as one.
+ */
+const countMoves = defineStatement(
+  'count-moves',
+  ({ p }) => sql`
+    INSERT INTO ${countsTable} (kind, key, n, total) VALUES
+      ('state', ${p.value<string>('from')}::text, -${p.value<number>('n')}::bigint, 0),
+      ('state', ${p.value<string>('to')}::text, ${p.value<number>('n')}::bigint, 0)`,
+);
+
+/** Counts `n` messages moved `from` → `to` (none: no statement); returns `n`. */
+async function moved(x: Executor, from: MessageState, to: MessageState, n: number) {
+  if (n > 0) await x.changes(countMoves, { from, to, n });
+  return n;
+}
+
+/** {@link shared.fail} and its counter deltas. */
+async function fail(x: Executor, lease: LeaseRef, move: FailureMove, now: number) {
+  return moved(x, 'leased', move.state, await shared.fail(x, lease, move, now));
+}
+
+/**
+ * Folds the counters' delta rows into one row per key: 0004's `onceq_counts_fold`, behind
+ * the same transaction-scoped try-lock as its triggers' fold (a second folder skips
+ * instead of waiting).
+ */
+const foldCounts = defineStatement(
+  'fold-counts',
+  ({ schema }) => sql`
+    SELECT ${sql.id(schema ?? '', 'onceq_counts_fold')}()
+    WHERE pg_try_advisory_xact_lock(hashtext(${sql.lit(`${schema}.onceq_counts`)}))`,
+);
+
+/**
+ * One claim or ACK in about this many also folds, so the delta rows every one appends
+ * stay a few hundred however long the store runs and `status` sums few rows.
+ */
+const FOLD_EVERY = 32;
+
+async function sometimesFold(store: Store): Promise<void> {
+  if (Math.random() * FOLD_EVERY < 1) await store.autocommit(foldCounts, {});
+}
 
 type EffectWrite = Extract<CompletionWrite, { effect: unknown }>;
 
@@ -237,9 +323,9 @@ function ackValues(succeeded: readonly EffectWrite[], now: number) {
 /**
  * Every write of `writes`, each fenced on its own in its SQL `WHERE`, no read in front.
  * Money effects alone (the worker's common case) are one statement committing by itself
- * (effects + ACK: two round trips a message with its claim, or two a batch); a single
- * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
- * effects' statement, one fenced UPDATE per failure, and the user completions (their
+ * (effects + ACK: two round trips a message with its claim, or two a batch). Anything
+ * else (or with `explicitTransaction`) is one transaction: the effects' statement, one
+ * fenced UPDATE per failure with its counter deltas, and the user completions (their
  * ACKs and records in one statement, then their writes: completion-write.ts).
  */
 async function complete(
@@ -250,7 +336,6 @@ async function complete(
   const now = store.clock();
   const written = new Map<string, FailureMove | null>();
   const effects = writes.filter((w): w is EffectWrite => 'effect' in w);
-  const [only] = writes;
   const alone = options.explicitTransaction !== true;
   if (alone && effects.length === writes.length) {
     const [one] = effects;
@@ -268,16 +353,7 @@ async function complete(
     crashPoint('after-effect-insert');
     crashPoint('after-ack');
     for (const row of acked) written.set(row.event_id, null);
-    return { now, written };
-  }
-  if (alone && writes.length === 1 && only !== undefined && 'failure' in only) {
-    const move = only.failure(now);
-    const moved = await store.autocommit(
-      shared.settleFailureReturning,
-      shared.failValues(only.lease, move, now),
-    );
-    crashPoint('after-ack');
-    if (moved.length === 1) written.set(only.lease.eventId, move);
+    await sometimesFold(store);
     return { now, written };
   }
   await store.transact(async (x) => {
@@ -292,7 +368,7 @@ async function complete(
       if (!('failure' in write)) continue;
       const { lease } = write;
       const move = write.failure(now);
-      if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
+      if ((await fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
     }
     const users = writes.filter((w): w is UserWrite => 'completion' in w);
     const done = await writeCompletions(x, users, now, {
@@ -305,7 +381,7 @@ async function complete(
         });
         return new Set(acked.map((row) => row.event_id));
       },
-      ack: (write) => shared.ack(x, [write.lease], now),
+      ack: async (write) => moved(x, 'leased', 'done', await shared.ack(x, [write.lease], now)),
       record: async (write) => {
         await x.changes(shared.insertCompletion, {
           id: write.lease.eventId,
@@ -313,7 +389,7 @@ async function complete(
           now,
         });
       },
-      fail: (write, move) => shared.fail(x, write.lease, move, now),
+      fail: (write, move) => fail(x, write.lease, move, now),
       placeholder: (position) => `$${position}`,
       maxParameters: MAX_PARAMETERS,
     });
@@ -349,20 +425,26 @@ export const postgresDriver: Driver = {
   claimInTransaction: async (x, input) =>
     inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claim: async (store, input) =>
-    inClaimOrder(
-      await store.autocommit(
-        claimWithRecovery,
-        claimValues({ ...input, now: store.clock() }),
-        input.limit,
-      ),
-    ),
+  claim: async (store, input) => {
+    const rows = await store.autocommit(
+      claimWithRecovery,
+      claimValues({ ...input, now: store.clock() }),
+      input.limit,
+    );
+    await sometimesFold(store);
+    return inClaimOrder(rows);
+  },
   readFenced: (x, leases) => x.rows(readFenced, { ids: leases.map((l) => l.eventId) }),
   complete,
   extend: shared.extend,
-  release: shared.release,
+  release: async (x, lease, now) =>
+    moved(x, 'leased', 'ready', await shared.release(x, lease, now)),
   readForRedrive: (x, ids) => x.rows(shared.redriveCheckLocked, { ids }, ids.length),
-  redrive: shared.redrive,
+  redrive: async (x, ids, now) => {
+    const redriven = await shared.redrive(x, ids, now);
+    await moved(x, 'dead', 'ready', redriven.length);
+    return redriven;
+  },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages: shared.insertMessages,
   wake: async (x) => {
