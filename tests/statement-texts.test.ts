@@ -9,13 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore } from '@onceq/core';
 import type { Executor } from '../packages/core/src/driver/executor.ts';
-import { insertMessages, redrive } from '../packages/core/src/driver/shared-statements.ts';
+import { postgresDriver } from '../packages/core/src/driver/postgres/statements.ts';
+import { redrive } from '../packages/core/src/driver/shared-statements.ts';
 import {
   postgresDialect,
   type SqlDialect,
   type SqlText,
   sqliteDialect,
 } from '../packages/core/src/driver/sql-text.ts';
+import { insertMessages } from '../packages/core/src/driver/sqlite/sql/insert-messages.ts';
 import { rawDb } from './support/raw-db.ts';
 
 /** An executor that runs nothing and records what it was given. */
@@ -45,23 +47,18 @@ function placeholders(sql: string): number[] {
 const rows = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ eventId: `E${i}`, payload: `{"n":${i}}` }));
 
-const dialects: [string, SqlDialect][] = [
-  ['sqlite', sqliteDialect],
-  ['postgres (server clock)', postgresDialect('onceq', false)],
-];
-
-describe.each(dialects)('the enqueue INSERT on %s', (_, dialect) => {
+describe('the enqueue INSERT on SQLite', () => {
+  const dialect = sqliteDialect;
   test('binds each row as two values plus one shared time, every state a literal', async () => {
     const { x, seen } = recording(dialect);
     await insertMessages(x, rows(4), 1000);
     expect(seen).toHaveLength(1);
     const [{ statement, parameters }] = seen as [(typeof seen)[number]];
     expect(placeholders(statement.sql)).toEqual(Array.from({ length: 9 }, (_, i) => i + 1));
-    expect(parameters).toHaveLength(9);
-    expect(statement.sql).toContain(`(${dialect.param(2)}, ${dialect.param(3)}, 'ready', 0, 0,`);
+    expect(statement.sql).toContain("(?2, ?3, 'ready', 0, 0, ?1, NULL, ?1, ?1)");
     // The values sit where the text names them: now first, then id and payload per row.
     expect(parameters).toEqual([
-      dialect.nowValue(1000),
+      1000,
       'E0',
       '{"n":0}',
       'E1',
@@ -78,6 +75,21 @@ describe.each(dialects)('the enqueue INSERT on %s', (_, dialect) => {
     await insertMessages(x, rows(1000), 1000);
     expect(seen.map((s) => s.parameters.length)).toEqual([1001, 1001]);
     expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
+  });
+});
+
+describe('the enqueue INSERT on PostgreSQL', () => {
+  test('is one text for any number of rows: the clock and one array per column', async () => {
+    const { x, seen } = recording(postgresDialect('onceq', false));
+    await postgresDriver.insertMessages(x, rows(3), 1000);
+    await postgresDriver.insertMessages(x, rows(1000), 1000);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
+    const [first] = seen as [(typeof seen)[number]];
+    expect(placeholders(first.statement.sql)).toEqual([1, 2, 3]);
+    expect(first.statement.sql).toContain('onceq.messages');
+    // NULL: the server's clock; then the ids and payloads in row order.
+    expect(first.parameters).toEqual([null, ['E0', 'E1', 'E2'], ['{"n":0}', '{"n":1}', '{"n":2}']]);
   });
 });
 

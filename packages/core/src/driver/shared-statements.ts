@@ -1,7 +1,7 @@
 /**
  * The statements both backends run with the same words (sql-text.ts): the single fenced
- * ACK, the failure, the lease service's extend and release, redrive, enqueue's lookup
- * and insert, a completion's record and the status snapshot. The backend modules
+ * ACK, the failure, the lease service's extend and release, redrive, enqueue's lookup,
+ * a completion's record and the status snapshot. The backend modules
  * (`sqlite/statements.ts`, `postgres/statements.ts`) import what they share from here.
  *
  * Every move out of `leased` is fenced in its `WHERE` on state, generation and
@@ -177,14 +177,6 @@ export async function redrive(
 
 /** Ids per lookup statement. */
 const LOOKUP_CHUNK = 250;
-/**
- * Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks. A full
- * 1000-line batch is two statements (on PostgreSQL two round trips); a row binds two
- * values (its id and payload; the rest are literals and the one now), so 500 rows are
- * 1001 parameters, far below either backend's limit.
- */
-const INSERT_CHUNK = 500;
-
 const lookupText = statementFor(
   'enqueue-lookup',
   (d, n) =>
@@ -205,59 +197,6 @@ export async function lookupForEnqueue(
     found.push(...(await x.query<StoredForEnqueue>(text, chunk)).rows);
   }
   return found;
-}
-
-/**
- * The multi-row INSERT of `n` new messages: ?1 now, then each row's id and payload.
- * `ON CONFLICT (event_id) DO NOTHING`: an id already stored is skipped, not an error, and
- * the statement's change count says how many rows were new, so enqueue reads stored
- * rows only when some were skipped. Only the `event_id` key is named: a failed CHECK
- * still aborts the statement.
- */
-const insertText = statementFor('enqueue-insert', (d, n) => {
-  const now = d.now(1);
-  const rows = new Array<string>(n);
-  for (let i = 0; i < n; i++) {
-    rows[i] =
-      `(${d.param(2 * i + 2)}, ${d.param(2 * i + 3)}, 'ready', 0, 0, ${now}, NULL, ${now}, ${now})`;
-  }
-  return `INSERT INTO ${d.table('messages')}
-  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
-VALUES ${rows.join(', ')}
-ON CONFLICT (event_id) DO NOTHING`;
-});
-
-/** The next insert's row count: the full chunk, else the largest power of two that fits. */
-function insertSize(remaining: number): number {
-  if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
-  return 2 ** Math.floor(Math.log2(remaining));
-}
-
-/**
- * New `ready` messages in multi-row INSERTs of a few fixed sizes; ids already stored are
- * skipped. Returns the rows inserted.
- */
-export async function insertMessages(
-  x: Executor,
-  rows: readonly { eventId: string; payload: string }[],
-  now: number,
-): Promise<number> {
-  const d = x.dialect;
-  const nowValue = d.nowValue(now);
-  let inserted = 0;
-  for (let i = 0; i < rows.length; ) {
-    const size = insertSize(rows.length - i);
-    const values = new Array<unknown>(2 * size + 1);
-    values[0] = nowValue;
-    for (let k = 0; k < size; k++) {
-      const row = rows[i + k] as { eventId: string; payload: string };
-      values[2 * k + 1] = row.eventId;
-      values[2 * k + 2] = row.payload;
-    }
-    inserted += (await x.query(insertText(d, size), values)).changes;
-    i += size;
-  }
-  return inserted;
 }
 
 /**

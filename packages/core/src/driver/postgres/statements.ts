@@ -208,6 +208,42 @@ const ackWithCompletionsText = statement(
     SELECT event_id FROM acked`,
 );
 
+/**
+ * New `ready` messages from one array per column ($2 ids, $3 payloads), the statement's
+ * clock ($1) read once for every row (`clock`). `ON CONFLICT (event_id) DO NOTHING` as
+ * SQLite's multi-row INSERT: a stored id is skipped, not an error, the change count says
+ * how many rows were new, and a failed CHECK still aborts the statement. One short text
+ * for any number of rows: no INSERT of thousands of placeholders for the server to parse
+ * and plan, or to bind value by value (one bound value per column, not one per cell).
+ */
+const insertMessagesText = statement(
+  'enqueue-insert-array',
+  (d) => `
+    INSERT INTO ${d.table('messages')}
+      (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
+    SELECT input.event_id, input.payload, 'ready', 0, 0, clock.now, NULL, clock.now, clock.now
+    FROM unnest($2::text[], $3::text[]) AS input(event_id, payload),
+      (SELECT ${d.now(1)} AS now) AS clock
+    ON CONFLICT (event_id) DO NOTHING`,
+);
+
+async function insertMessages(
+  x: Executor,
+  rows: readonly { eventId: string; payload: string }[],
+  now: number,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const ids = new Array<string>(rows.length);
+  const payloads = new Array<string>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as { eventId: string; payload: string };
+    ids[i] = row.eventId;
+    payloads[i] = row.payload;
+  }
+  const d = x.dialect;
+  return (await x.query(insertMessagesText(d), [d.nowValue(now), ids, payloads])).changes;
+}
+
 type EffectWrite = Extract<CompletionWrite, { effect: unknown }>;
 
 /** The parameters of {@link ackWithEffectsText}, one array per column. */
@@ -351,7 +387,7 @@ export const postgresDriver: Driver = {
   readForRedrive: shared.readForRedrive,
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
-  insertMessages: shared.insertMessages,
+  insertMessages,
   wake: async (x) => {
     await x.query(notifyText(x.dialect));
   },

@@ -38,6 +38,7 @@ import * as shared from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { sqliteDialect, sqlText } from '../sql-text.ts';
 import { type SqliteExecutor, sqliteExecutor } from './executor.ts';
+import { insertMessages } from './sql/insert-messages.ts';
 import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
 import { schemas } from './sql/schema.ts';
 import { copyTo, vacuum } from './sql/vacuum.ts';
@@ -219,7 +220,7 @@ export const sqliteDriver: Driver = {
   readForRedrive: shared.readForRedrive,
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
-  insertMessages: shared.insertMessages,
+  insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   // No BEGIN: a read takes no write lock.
