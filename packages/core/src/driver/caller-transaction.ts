@@ -79,14 +79,13 @@ const NESTED_SAVEPOINT = 'onceq_nested';
 
 /**
  * Runs `fn` with an {@link Executor} on the caller's connection, inside a savepoint.
- * `enter` runs after the savepoint is taken and `leave` before it is released (PostgreSQL
- * points `search_path` at the store's schema for onceq's statements and back).
+ * The dialect's statements name their tables themselves (PostgreSQL `schema.table`), so
+ * nothing of the caller's session (its `search_path`) is read or changed.
  */
 export async function inCallerTransaction<T>(
   run: RunSql,
   dialect: SqlDialect,
   fn: (x: Executor) => Promise<T>,
-  hooks: { enter?: () => Promise<void>; leave?: () => Promise<void> } = {},
   onQuery?: (sql: string, parameters: readonly unknown[]) => void,
 ): Promise<T> {
   const x: Executor = {
@@ -117,13 +116,11 @@ export async function inCallerTransaction<T>(
   };
   await run(`SAVEPOINT ${SAVEPOINT}`, []);
   try {
-    await hooks.enter?.();
     const result = await fn(x);
-    await hooks.leave?.();
     await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []);
     return result;
   } catch (error) {
-    // Undoes onceq's writes (and `enter`'s setting); the caller's own writes stay theirs.
+    // Undoes onceq's writes; the caller's own writes stay theirs.
     await run(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
     await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
     throw error;

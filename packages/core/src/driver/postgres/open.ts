@@ -9,7 +9,7 @@ import type { OpenStoreOptions, Store } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
 import type { Executor } from '../executor.ts';
 import { postgresDialect, type SqlText } from '../sql-text.ts';
-import { postgresCaller } from './caller-transaction.ts';
+import { postgresCallerRunner } from './caller-transaction.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
@@ -193,8 +193,7 @@ export async function openPostgresStore(
    */
   const transact: Store['transact'] = (fn, within) => {
     if (within !== undefined) {
-      const caller = postgresCaller(within, schema);
-      return inCallerTransaction(caller.run, dialect, fn, caller.hooks, options.onQuery);
+      return inCallerTransaction(postgresCallerRunner(within), dialect, fn, options.onQuery);
     }
     return onClient((client) => inTransaction(client, fn));
   };

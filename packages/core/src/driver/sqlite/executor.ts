@@ -29,14 +29,13 @@ export class SqliteExecutor implements Executor {
     this.onQuery = onQuery;
   }
 
-  async query<Row>(
+  query<Row>(
     statement: SqlText | string,
     parameters: readonly unknown[] = [],
   ): Promise<QueryResult<Row>> {
     const text = typeof statement === 'string' ? statement : statement.sql;
     this.onQuery?.(text, parameters);
-    const result = await this.connection.runRetrying(text, parameters as unknown[]);
-    return { rows: result.rows as Row[], changes: result.changes };
+    return this.connection.runRetrying(text, parameters as unknown[]) as Promise<QueryResult<Row>>;
   }
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {

@@ -59,7 +59,7 @@ export async function openSqliteStore(
     transact: (fn, within) =>
       within === undefined
         ? dialect.connection.transact(() => fn(executor))
-        : inCallerTransaction(sqliteCallerRunner(within), sqliteDialect, fn, {}, onQuery),
+        : inCallerTransaction(sqliteCallerRunner(within), sqliteDialect, fn, onQuery),
     read: (fn) => dialect.connection.read(() => fn(executor)),
     busyRetries: () => dialect.connection.busy.retries,
     close: () => db.destroy(),
