@@ -11,7 +11,6 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { enqueue, openStore, type Store, Worker } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import type { Statement } from '../packages/core/src/driver/prepared.ts';
 import { describePostgres } from './support/backends.ts';
 
 const CLAIM = 'claim-with-recovery';
@@ -23,14 +22,20 @@ describePostgres('idle workers and NOTIFY', (url) => {
   const stores: Store[] = [];
   let claims = 0;
 
-  /** `store` with its claims counted. */
+  /** `store` with its claims counted (statements that commit by themselves go through `read`). */
   function counted(store: Store): Store {
     return {
       ...store,
-      autocommit: ((statement: Statement<unknown>, values, arity) => {
-        if (statement.name === CLAIM) claims++;
-        return store.autocommit(statement, values, arity);
-      }) as Store['autocommit'],
+      read: (fn) =>
+        store.read((x) =>
+          fn({
+            ...x,
+            query: ((statement, parameters) => {
+              if (typeof statement !== 'string' && statement.name.split('/')[1] === CLAIM) claims++;
+              return x.query(statement as never, parameters);
+            }) as typeof x.query,
+          }),
+        ),
     };
   }
 

@@ -17,7 +17,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 test('a wake ends the sleep at once while the worker has not lost a race', async () => {
-  const wakeup = new Wakeup({ maxMs: 60_000 });
+  const wakeup = new Wakeup({ minMs: 60_000, maxMs: 60_000 });
   const sleeping = wakeup.sleep(null);
   wakeup.wake();
   expect(await settled(sleeping)).toBe(true);
@@ -25,7 +25,7 @@ test('a wake ends the sleep at once while the worker has not lost a race', async
 });
 
 test('after a lost race a wake is delayed, and still ends the sleep', async () => {
-  const wakeup = new Wakeup({ maxMs: 60_000, random: () => 0 });
+  const wakeup = new Wakeup({ minMs: 60_000, maxMs: 60_000, random: () => 0 });
   wakeup.lostRace();
   expect(wakeup.backedOff).toBe(true);
   const sleeping = wakeup.sleep(null);
@@ -35,7 +35,7 @@ test('after a lost race a wake is delayed, and still ends the sleep', async () =
 });
 
 test('a stop interrupts a backed-off sleep at once', async () => {
-  const wakeup = new Wakeup({ maxMs: 60_000 });
+  const wakeup = new Wakeup({ minMs: 60_000, maxMs: 60_000 });
   wakeup.lostRace();
   const sleeping = wakeup.sleep(null);
   wakeup.wake();
@@ -44,7 +44,7 @@ test('a stop interrupts a backed-off sleep at once', async () => {
 });
 
 test('work found makes the next wake immediate again', async () => {
-  const wakeup = new Wakeup({ maxMs: 60_000 });
+  const wakeup = new Wakeup({ minMs: 60_000, maxMs: 60_000 });
   for (let i = 0; i < 10; i++) wakeup.lostRace();
   wakeup.busy();
   expect(wakeup.backedOff).toBe(false);
