@@ -98,8 +98,10 @@ export interface StopResult {
  *
  * 1. **Claim** up to `batch` messages in one short transaction (lazy recovery first).
  *    With claim-ahead (PostgreSQL) the claim of the next batch goes out now, while this
- *    one is handled: the worker holds at most two batches, the one being recorded or
- *    handled and the one claimed ahead.
+ *    one is handled and the previous one is still being recorded: the worker holds at
+ *    most three batches, the one being recorded, the one being handled and the one
+ *    claimed ahead. The previous record is awaited only before this batch's record, so
+ *    a slow write never holds back the next claim.
  * 2. **Handle**: up to `concurrency` handlers at once, **outside** any transaction, each
  *    on the payload its claim read under its generation (docs/worker.md says why that
  *    stays exactly-once), each with its optional deadline. One heartbeat for the worker's
@@ -330,9 +332,6 @@ export class Worker {
         this.#pruner?.tick();
         this.#fair.begin();
         try {
-          // The previous batch is recorded before anything new is claimed: a failed write
-          // stops a drain before it claims more, and at most two batches are ever held.
-          await recording;
           const batch = await (ahead ?? this.#claim());
           ahead = null;
           this.#storeError = undefined;
@@ -340,6 +339,7 @@ export class Worker {
           if (this.#woken && batch.length === 0) this.#wakeup.lostRace();
           this.#woken = false;
           if (batch.length === 0) {
+            await recording;
             if (this.#drain) break;
             await this.#idle();
             continue;
@@ -360,12 +360,25 @@ export class Worker {
             }).then(resolve);
           });
           this.#handlersDone = undefined;
+          // The previous batch's record is awaited only now, so the claim ahead went out
+          // while it was still being written. This batch is recorded even if that failed.
+          const previous = await recording.then(
+            () => undefined,
+            (error: unknown) => ({ error }),
+          );
           recording = quiet(this.#settle(batch, started));
+          if (previous !== undefined) throw previous.error;
           if (!this.#claimAhead || this.#forced) await recording;
           await this.#fair.end();
         } catch (error) {
+          await recording.catch(() => {});
           recording = Promise.resolve();
-          if (this.#drain) throw error;
+          if (this.#drain) {
+            // Nothing of a failed drain runs on after it rejected: the claim ahead ends
+            // first (its leases stay leased until they run out, like the failed batch's).
+            await ahead?.catch(() => {});
+            throw error;
+          }
           const why = describe(error);
           if (this.#storeError !== why) this.#log.write('store_error', `${why}; retrying`);
           this.#storeError = why;
