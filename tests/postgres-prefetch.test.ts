@@ -11,6 +11,7 @@
 import { expect, test } from 'bun:test';
 import { enqueue, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import type { Executor } from '../packages/core/src/driver/executor.ts';
 import { describePostgres } from './support/backends.ts';
 import {
   nEvents,
@@ -31,28 +32,27 @@ function withStore(
 }
 
 /**
- * `store` with every statement that commits by itself (`store.read`, a claim or a money
- * ACK on PostgreSQL) seen by `onStatement` (its operation, in call order) before it runs;
- * `onStatement` may delay or throw.
+ * `store` with every named statement it runs (its operation, in call order) seen by
+ * `onStatement` before it runs, in a transaction or committing by itself; `onStatement`
+ * may delay or throw (a lost connection fails every write, not only the first).
  */
 function observed(
   store: Store,
   onStatement: (operation: string, run: () => Promise<unknown>) => Promise<unknown>,
 ): Store {
+  const watched = (x: Executor): Executor => ({
+    ...x,
+    query: ((statement, parameters) =>
+      typeof statement === 'string'
+        ? x.query(statement, parameters)
+        : onStatement(statement.name.split('/')[1] ?? '', () =>
+            x.query(statement, parameters),
+          )) as Executor['query'],
+  });
   return {
     ...store,
-    read: (fn) =>
-      store.read((x) =>
-        fn({
-          ...x,
-          query: ((statement, parameters) =>
-            typeof statement === 'string'
-              ? x.query(statement, parameters)
-              : onStatement(statement.name.split('/')[1] ?? '', () =>
-                  x.query(statement, parameters),
-                )) as typeof x.query,
-        }),
-      ),
+    read: (fn) => store.read((x) => fn(watched(x))),
+    transact: (fn, within) => store.transact((x) => fn(watched(x)), within),
   };
 }
 
