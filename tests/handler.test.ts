@@ -348,16 +348,20 @@ describe("a completion's insert", () => {
         rows: [
           {
             table: '"shop"."ledger_entries"',
+            qualified: true,
             columns: ['"amount_cents"', '"currency"', '"event_id"'],
             rows: [
               [-1299, 'EUR', 'E1'],
               [10n ** 15n, 'USD', 'E2'],
             ],
+            json: [null, null],
           },
           {
             table: '"audit"',
+            qualified: false,
             columns: ['"data"', '"event_id"', '"note"', '"ok"'],
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
+            json: [[true, false, false, false]],
           },
         ],
         write: null,
@@ -419,7 +423,9 @@ describe("a completion's insert", () => {
     expect(reads).toBe(1);
     expect(result).toEqual({
       completion: {
-        rows: [{ table: '"ledger"', columns: ['"amount"'], rows: [[5]] }],
+        rows: [
+          { table: '"ledger"', qualified: false, columns: ['"amount"'], rows: [[5]], json: [null] },
+        ],
         write: null,
         summary: null,
       },

@@ -44,6 +44,15 @@ export interface Store {
    * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.
    */
   autocommit<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
+  /**
+   * PostgreSQL: one hand-written statement (`$1`, `$2`, … placeholders, every table named
+   * with {@link schema}) as a transaction of its own, run once: not re-run after a
+   * deadlock or a unique-key race, the caller decides what to do instead. A lost
+   * connection throws a `StoreUnavailableError`, anything else the server's error.
+   */
+  autocommitText?<Row>(text: string, values: readonly unknown[]): Promise<Row[]>;
+  /** PostgreSQL: the schema the store's tables live in. */
+  readonly schema?: string;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
   busyRetries(): number;
   /**

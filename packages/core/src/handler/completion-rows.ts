@@ -9,9 +9,19 @@
 export interface RowGroup {
   /** The table, already quoted for SQL (`"shop"."ledger_entries"`). */
   readonly table: string;
-  /** The columns, already quoted, in the order every row's values follow. */
+  /** Whether the name carries its schema (`shop.ledger_entries`), else it is the store's place. */
+  readonly qualified: boolean;
+  /**
+   * The columns, already quoted, in the order every row's values follow. A quoted name
+   * is also its JSON string: a name holds no quote and no backslash.
+   */
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /**
+   * Per row, which of its values are the JSON text of a plain array or object (bound as
+   * text, written as JSON where the backend reads rows as JSON); `null` when none is.
+   */
+  readonly json: readonly (readonly boolean[] | null)[];
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -23,7 +33,16 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
       violation: `the completion's insert must be an object of table names, not ${what(insert)}`,
     };
   }
-  const groups = new Map<string, { table: string; columns: string[]; rows: unknown[][] }>();
+  const groups = new Map<
+    string,
+    {
+      table: string;
+      qualified: boolean;
+      columns: string[];
+      rows: unknown[][];
+      json: (boolean[] | null)[];
+    }
+  >();
   for (const table of Object.keys(insert)) {
     const parts = table.split('.');
     if (parts.length > 2 || !parts.every((part) => NAME.test(part))) {
@@ -43,10 +62,17 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
       const key = `${quoted} ${copied.columns.join(',')}`;
       let group = groups.get(key);
       if (group === undefined) {
-        group = { table: quoted, columns: copied.columns.map(quote), rows: [] };
+        group = {
+          table: quoted,
+          qualified: parts.length === 2,
+          columns: copied.columns.map(quote),
+          rows: [],
+          json: [],
+        };
         groups.set(key, group);
       }
       group.rows.push(copied.values);
+      group.json.push(copied.json);
     }
   }
   return { groups: [...groups.values()] };
@@ -56,7 +82,7 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
 function copyRow(
   row: unknown,
   where: string,
-): { columns: string[]; values: unknown[] } | { violation: string } {
+): { columns: string[]; values: unknown[]; json: boolean[] | null } | { violation: string } {
   if (!isPlainObject(row)) {
     return {
       violation: `the completion's ${where} must be an object of column values, not ${what(row)}`,
@@ -67,6 +93,7 @@ function copyRow(
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const columns: string[] = [];
   const values: unknown[] = [];
+  let json: boolean[] | null = null;
   for (const [column, value] of entries) {
     if (!NAME.test(column)) {
       return {
@@ -79,10 +106,14 @@ function copyRow(
         violation: `the completion's ${where} has column ${column} = ${what(value)}: a value is a string, a finite number, a bigint, a boolean, null, or a plain array or object`,
       };
     }
+    if (typeof value === 'object' && value !== null) {
+      json ??= entries.map(() => false);
+      json[columns.length] = true;
+    }
     columns.push(column);
     values.push(bound);
   }
-  return { columns, values };
+  return { columns, values, json };
 }
 
 const REFUSED = Symbol('refused');

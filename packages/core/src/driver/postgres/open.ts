@@ -266,9 +266,27 @@ export async function openPostgresStore(
       async (client) =>
         (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
     );
+  const autocommitText: Store['autocommitText'] = async (text, values) => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw guard.mapError(error);
+    }
+    try {
+      options.onQuery?.(text, values);
+      return (await client.query(text, [...values])).rows;
+    } catch (error) {
+      throw guard.mapError(error, client);
+    } finally {
+      client.release();
+    }
+  };
   return {
     kind: 'postgres',
     driver: postgresDriver,
+    schema,
+    autocommitText,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),

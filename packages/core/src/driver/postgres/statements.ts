@@ -29,6 +29,7 @@ import { defineStatement } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
+import { completeRowsAlone, insertRows, schemaOf } from './completion-rows.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
@@ -270,6 +271,13 @@ async function complete(
     for (const row of acked) written.set(row.event_id, null);
     return { now, written };
   }
+  const rowsOnly = writes.filter(
+    (w): w is UserWrite => 'completion' in w && w.completion.write === null,
+  );
+  if (alone && rowsOnly.length === writes.length) {
+    const done = await completeRowsAlone(store, rowsOnly, now);
+    if (done !== undefined) return { now, written: done };
+  }
   if (alone && writes.length === 1 && only !== undefined && 'failure' in only) {
     const move = only.failure(now);
     const moved = await store.autocommit(
@@ -314,8 +322,7 @@ async function complete(
         });
       },
       fail: (write, move) => shared.fail(x, write.lease, move, now),
-      placeholder: (position) => `$${position}`,
-      maxParameters: MAX_PARAMETERS,
+      insert: (groups) => insertRows(x, groups, schemaOf(store)),
     });
     for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');

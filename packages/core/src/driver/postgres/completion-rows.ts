@@ -1,0 +1,192 @@
+/**
+ * A completion's `insert` rows on PostgreSQL, as JSON: each table (and column list) of a
+ * batch is one parameter holding every row as `[owner event id, {column: value}]`, and
+ * the server turns each value into its column's type with `json_populate_record` on the
+ * table's own row type, so no column type has to be known here. A value reaches its
+ * column as the text PostgreSQL would get for it as a bound parameter (a string's
+ * contents, a number's digits, a plain array's or object's JSON text), except that a
+ * `json`/`jsonb` column keeps a JSON value as the value it is (a string stays a string).
+ *
+ * The same statement shape serves both paths: {@link fusedCompletions} (the fenced ACK,
+ * onceq's records and every row as ONE statement committing by itself, each row joined to
+ * the ACK of its own message) and {@link insertRows} (the rows of messages already ACKed,
+ * inside the ACK's transaction).
+ */
+import { systemClock } from '../../clock.ts';
+import { OnceqError } from '../../errors.ts';
+import type { RowGroup } from '../../handler/completion-rows.ts';
+import type { FailureMove } from '../../machine.ts';
+import { crashPoint } from '../../testing/crash-points.ts';
+import type { Store } from '../backend.ts';
+import type { UserWrite } from '../completion-write.ts';
+import type { Executor } from '../prepared.ts';
+
+/** The rows of one table and column list, of any number of messages, as JSON elements. */
+interface Rows {
+  readonly group: RowGroup;
+  readonly elements: string[];
+}
+
+/** `value` as a JSON value whose text is what PostgreSQL gets for it as a parameter. */
+function jsonValue(value: unknown, isJson: boolean): string {
+  switch (typeof value) {
+    case 'string':
+      return isJson ? value : JSON.stringify(value);
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      // A finite number's String is a JSON number lexeme (`1e+21`), kept as written.
+      return String(value);
+    default:
+      return 'null';
+  }
+}
+
+/** Adds the rows of `groups` (one message's, owned by `owner`) to `byTable`. */
+function collect(byTable: Map<string, Rows>, owner: string, groups: readonly RowGroup[]): void {
+  const ownerJson = JSON.stringify(owner);
+  for (const group of groups) {
+    const key = `${group.table} ${group.columns.join(',')}`;
+    let rows = byTable.get(key);
+    if (rows === undefined) {
+      rows = { group, elements: [] };
+      byTable.set(key, rows);
+    }
+    const { columns } = group;
+    for (let r = 0; r < group.rows.length; r++) {
+      const values = group.rows[r] as readonly unknown[];
+      const json = group.json[r] ?? null;
+      let text = `[${ownerJson},{`;
+      for (let c = 0; c < columns.length; c++) {
+        if (c > 0) text += ',';
+        text += `${columns[c]}:${jsonValue(values[c], json?.[c] === true)}`;
+      }
+      rows.elements.push(`${text}}]`);
+    }
+  }
+}
+
+/** The table of `group` as this statement names it: the store's schema when none is given. */
+function tableName(group: RowGroup, schema: string): string {
+  return group.qualified ? group.table : `"${schema}".${group.table}`;
+}
+
+/**
+ * `INSERT … SELECT` of the rows in parameter `$position`, in the order given; with
+ * `ackedOnly`, only rows whose owner is in the CTE `acked` (the ones whose ACK matched).
+ */
+function insertSql(rows: Rows, schema: string, position: number, ackedOnly: boolean): string {
+  const table = tableName(rows.group, schema);
+  const columns = rows.group.columns;
+  return `INSERT INTO ${table} (${columns.join(', ')})
+    SELECT ${columns.map((c) => `r.${c}`).join(', ')}
+    FROM json_array_elements($${position}::json) WITH ORDINALITY AS e(v, i)
+    ${ackedOnly ? 'JOIN acked ON acked.event_id = e.v->>0' : ''}
+    CROSS JOIN LATERAL json_populate_record(NULL::${table}, e.v->1) AS r
+    ORDER BY e.i`;
+}
+
+/** A JSON array of the elements of `rows`. */
+function parameter(rows: Rows): string {
+  return `[${rows.elements.join(',')}]`;
+}
+
+/** The schema a PostgreSQL store's tables live in. */
+export function schemaOf(store: Store): string {
+  if (store.schema === undefined) throw new TypeError('a PostgreSQL store names its schema');
+  return store.schema;
+}
+
+/**
+ * The rows of `groups` (of messages already ACKed in `x`'s open transaction): one
+ * statement per table and column list, whatever the number of rows, in the order the
+ * tables first appear.
+ */
+export async function insertRows(
+  x: Executor,
+  groups: readonly RowGroup[],
+  schema: string,
+): Promise<void> {
+  const byTable = new Map<string, Rows>();
+  collect(byTable, '', groups);
+  for (const rows of byTable.values()) {
+    await x.query(insertSql(rows, schema, 1, false), [parameter(rows)]);
+  }
+}
+
+/**
+ * The common case of a worker whose handler declares its rows: every write of the batch
+ * a completion with `insert` rows only, recorded by {@link fusedCompletions} (one round
+ * trip, no BEGIN, COMMIT or savepoint). Returns each ACKed message as done (the others'
+ * leases are lost), or `undefined` when the database refused the statement: then nothing
+ * of it was written, and the caller writes the batch in a transaction, where a refused
+ * row fails its own message alone. A store that cannot be written at all throws.
+ */
+export async function completeRowsAlone(
+  store: Store,
+  writes: readonly UserWrite[],
+  now: number,
+): Promise<Map<string, FailureMove | null> | undefined> {
+  if (store.autocommitText === undefined) return undefined;
+  const modelNow = store.clock === systemClock ? null : now;
+  const { text, values } = fusedCompletions(writes, schemaOf(store), modelNow);
+  let acked: { event_id: string }[];
+  try {
+    acked = await store.autocommitText<{ event_id: string }>(text, values);
+  } catch (error) {
+    if (error instanceof OnceqError && error.exitCode === 1) throw error;
+    return undefined;
+  }
+  // The rows went in with their ACKs, committed: both crash points are this instant.
+  crashPoint('after-completion-write');
+  crashPoint('after-ack');
+  return new Map(acked.map((row) => [row.event_id, null]));
+}
+
+/**
+ * User completions with `insert` rows only (no `write`) as ONE statement, committing by
+ * itself: the fenced ACK of every message (leased at its generation with time left at
+ * the statement's now), onceq's `completions` record of each message it ACKed, and the
+ * rows of those messages only, one `INSERT` per table and column list. PostgreSQL runs
+ * it all or nothing: a row the database refuses leaves none of it. Returns the ids it
+ * ACKed. `modelNow` is the model clock's reading, or null for the server's own.
+ */
+export function fusedCompletions(
+  writes: readonly UserWrite[],
+  schema: string,
+  modelNow: number | null,
+): { text: string; values: unknown[] } {
+  const byTable = new Map<string, Rows>();
+  for (const write of writes) collect(byTable, write.lease.eventId, write.completion.rows);
+  const now = 'COALESCE($4::bigint, floor(extract(epoch FROM statement_timestamp()))::bigint)';
+  const inserts = [...byTable.values()].map(
+    (rows, index) => `, rows_${index} AS (${insertSql(rows, schema, 5 + index, true)})`,
+  );
+  const text = `WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]) AS t(event_id, generation, summary)
+    ), acked AS (
+      UPDATE "${schema}".messages AS m
+      SET state = 'done', lease_until = NULL, updated_at = ${now}
+      FROM input
+      WHERE m.event_id = input.event_id
+        AND m.generation = input.generation
+        AND m.state = 'leased'
+        AND m.lease_until > ${now}
+      RETURNING m.event_id
+    ), recorded AS (
+      INSERT INTO "${schema}".completions (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${now}
+      FROM input JOIN acked ON acked.event_id = input.event_id
+    )${inserts.join('')}
+    SELECT event_id FROM acked`;
+  return {
+    text,
+    values: [
+      writes.map((w) => w.lease.eventId),
+      writes.map((w) => w.lease.generation),
+      writes.map((w) => w.completion.summary ?? null),
+      modelNow,
+      ...[...byTable.values()].map(parameter),
+    ],
+  };
+}
