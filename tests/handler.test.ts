@@ -411,6 +411,17 @@ describe("a completion's insert", () => {
     }
   });
 
+  test('a column list once found valid lets through only the very same names', () => {
+    expect(resultOf({ insert: { ledger: { a: 1, b: 2 } } })).toMatchObject({
+      completion: { rows: [{ columns: ['"a"', '"b"'] }] },
+    });
+    expect(resultOf({ insert: { ledger: { 'a,b': 1 } } })).toEqual(
+      sentence(
+        `the completion's insert row of table ledger names column "a,b": a column name is letters, digits and _ (not starting with a digit)`,
+      ),
+    );
+  });
+
   test('the insert is read once: a getter that changes later cannot change what is stored', () => {
     let reads = 0;
     const row = {

@@ -48,9 +48,11 @@ export interface Store {
    * PostgreSQL: one hand-written statement (`$1`, `$2`, … placeholders, every table named
    * with {@link schema}) as a transaction of its own, run once: not re-run after a
    * deadlock or a unique-key race, the caller decides what to do instead. A lost
-   * connection throws a `StoreUnavailableError`, anything else the server's error.
+   * connection throws a `StoreUnavailableError`, anything else the server's error. With
+   * `name` the server prepares it once per connection under that name (one name always
+   * means one text), unnamed where a pooler loses named statements.
    */
-  autocommitText?<Row>(text: string, values: readonly unknown[]): Promise<Row[]>;
+  autocommitText?<Row>(text: string, values: readonly unknown[], name?: string): Promise<Row[]>;
   /** PostgreSQL: the schema the store's tables live in. */
   readonly schema?: string;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */

@@ -129,10 +129,10 @@ export async function completeRowsAlone(
 ): Promise<Map<string, FailureMove | null> | undefined> {
   if (store.autocommitText === undefined) return undefined;
   const modelNow = store.clock === systemClock ? null : now;
-  const { text, values } = fusedCompletions(writes, schemaOf(store), modelNow);
+  const { text, name, values } = fusedCompletions(writes, schemaOf(store), modelNow);
   let acked: { event_id: string }[];
   try {
-    acked = await store.autocommitText<{ event_id: string }>(text, values);
+    acked = await store.autocommitText<{ event_id: string }>(text, values, name);
   } catch (error) {
     if (error instanceof OnceqError && error.exitCode === 1) throw error;
     return undefined;
@@ -155,11 +155,36 @@ export function fusedCompletions(
   writes: readonly UserWrite[],
   schema: string,
   modelNow: number | null,
-): { text: string; values: unknown[] } {
+): { text: string; name: string; values: unknown[] } {
   const byTable = new Map<string, Rows>();
   for (const write of writes) collect(byTable, write.lease.eventId, write.completion.rows);
+  const all = [...byTable.values()];
+  const { text, name } = fusedText(schema, all);
+  return {
+    text,
+    name,
+    values: [
+      writes.map((w) => w.lease.eventId),
+      writes.map((w) => w.lease.generation),
+      writes.map((w) => w.completion.summary ?? null),
+      modelNow,
+      ...all.map(parameter),
+    ],
+  };
+}
+
+/**
+ * The text of {@link fusedCompletions} for a schema and a list of tables and column lists,
+ * with the name the server prepares it under; built once per list (a handler has few).
+ */
+const fusedTexts = new Map<string, { text: string; name: string }>();
+
+function fusedText(schema: string, all: readonly Rows[]): { text: string; name: string } {
+  const key = `${schema} ${all.map((rows) => `${rows.group.table} ${rows.group.columns.join(',')}`).join(' ')}`;
+  const known = fusedTexts.get(key);
+  if (known !== undefined) return known;
   const now = 'COALESCE($4::bigint, floor(extract(epoch FROM statement_timestamp()))::bigint)';
-  const inserts = [...byTable.values()].map(
+  const inserts = all.map(
     (rows, index) => `, rows_${index} AS (${insertSql(rows, schema, 5 + index, true)})`,
   );
   const text = `WITH input AS (
@@ -179,14 +204,8 @@ export function fusedCompletions(
       FROM input JOIN acked ON acked.event_id = input.event_id
     )${inserts.join('')}
     SELECT event_id FROM acked`;
-  return {
-    text,
-    values: [
-      writes.map((w) => w.lease.eventId),
-      writes.map((w) => w.lease.generation),
-      writes.map((w) => w.completion.summary ?? null),
-      modelNow,
-      ...[...byTable.values()].map(parameter),
-    ],
-  };
+  const built = { text, name: `onceq/complete-rows/${Bun.hash(text).toString(36)}` };
+  if (fusedTexts.size >= 100) fusedTexts.clear();
+  fusedTexts.set(key, built);
+  return built;
 }

@@ -266,20 +266,31 @@ export async function openPostgresStore(
       async (client) =>
         (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
     );
-  const autocommitText: Store['autocommitText'] = async (text, values) => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw guard.mapError(error);
-    }
-    try {
-      options.onQuery?.(text, values);
-      return (await client.query(text, [...values])).rows;
-    } catch (error) {
-      throw guard.mapError(error, client);
-    } finally {
-      client.release();
+  const autocommitText: Store['autocommitText'] = async (text, values, name) => {
+    for (;;) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw guard.mapError(error);
+      }
+      const usedName = named && name !== undefined;
+      try {
+        options.onQuery?.(text, values);
+        const query = usedName
+          ? { name, text, values: [...values] }
+          : { text, values: [...values] };
+        return (await client.query(query)).rows;
+      } catch (error) {
+        // As in onClient: the statement did not run; run it again, unnamed.
+        if (usedName && isLostPreparedStatement(error)) {
+          named = false;
+          continue;
+        }
+        throw guard.mapError(error, client);
+      } finally {
+        client.release();
+      }
     }
   };
   return {
