@@ -355,6 +355,7 @@ describe("a completion's insert", () => {
               [10n ** 15n, 'USD', 'E2'],
             ],
             json: [null, null],
+            key: '"shop"."ledger_entries" "amount_cents","currency","event_id"',
           },
           {
             table: '"audit"',
@@ -362,6 +363,7 @@ describe("a completion's insert", () => {
             columns: ['"data"', '"event_id"', '"note"', '"ok"'],
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
             json: [[true, false, false, false]],
+            key: '"audit" "data","event_id","note","ok"',
           },
         ],
         write: null,
@@ -435,7 +437,14 @@ describe("a completion's insert", () => {
     expect(result).toEqual({
       completion: {
         rows: [
-          { table: '"ledger"', qualified: false, columns: ['"amount"'], rows: [[5]], json: [null] },
+          {
+            table: '"ledger"',
+            qualified: false,
+            columns: ['"amount"'],
+            rows: [[5]],
+            json: [null],
+            key: '"ledger" "amount"',
+          },
         ],
         write: null,
         summary: null,

@@ -109,9 +109,8 @@ export async function insertValues(
 ): Promise<void> {
   const merged = new Map<string, { group: RowGroup; rows: (readonly unknown[])[] }>();
   for (const group of groups) {
-    const key = `${group.table} ${group.columns.join(',')}`;
-    const found = merged.get(key);
-    if (found === undefined) merged.set(key, { group, rows: [...group.rows] });
+    const found = merged.get(group.key);
+    if (found === undefined) merged.set(group.key, { group, rows: [...group.rows] });
     else found.rows.push(...group.rows);
   }
   for (const { group, rows } of merged.values()) {

@@ -22,6 +22,8 @@ export interface RowGroup {
    * text, written as JSON where the backend reads rows as JSON); `null` when none is.
    */
   readonly json: readonly (readonly boolean[] | null)[];
+  /** The table and column list: groups with the same key go in with one statement. */
+  readonly key: string;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -82,6 +84,7 @@ function rowShape(keys: readonly string[]): RowShape | null {
 }
 
 interface Group {
+  key: string;
   table: string;
   qualified: boolean;
   columns: readonly string[];
@@ -117,6 +120,7 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
       let group = groups.get(key);
       if (group === undefined) {
         group = {
+          key,
           table: name.quoted,
           qualified: name.qualified,
           columns: copied.shape.quoted,

@@ -21,10 +21,66 @@ import type { Store } from '../backend.ts';
 import type { UserWrite } from '../completion-write.ts';
 import type { Executor } from '../prepared.ts';
 
-/** The rows of one table and column list, of any number of messages, as JSON elements. */
+/** The rows of one table and column list, of any number of messages, with their owners. */
 interface Rows {
   readonly group: RowGroup;
-  readonly elements: string[];
+  readonly owners: string[];
+  readonly values: (readonly unknown[])[];
+  /** Per row, which values are JSON text (see {@link RowGroup.json}). */
+  readonly json: (readonly boolean[] | null)[];
+  /** Whether a row holds a value `JSON.stringify` would not write as PostgreSQL gets it. */
+  special: boolean;
+}
+
+/** Adds the rows of `groups` (one message's, owned by `owner`) to `byTable`. */
+function collect(byTable: Map<string, Rows>, owner: string, groups: readonly RowGroup[]): void {
+  for (const group of groups) {
+    let rows = byTable.get(group.key);
+    if (rows === undefined) {
+      rows = { group, owners: [], values: [], json: [], special: false };
+      byTable.set(group.key, rows);
+    }
+    for (let r = 0; r < group.rows.length; r++) {
+      const values = group.rows[r] as readonly unknown[];
+      const json = group.json[r] ?? null;
+      rows.owners.push(owner);
+      rows.values.push(values);
+      rows.json.push(json);
+      if (!rows.special && (json !== null || values.some(isBigint))) rows.special = true;
+    }
+  }
+}
+
+function isBigint(value: unknown): boolean {
+  return typeof value === 'bigint';
+}
+
+/**
+ * The rows as one JSON array of `[owner, {column: value}]`: every value as the JSON value
+ * whose text PostgreSQL gets for it as a parameter (a string's contents, a number's
+ * lexeme, a bigint's digits, a plain array's or object's JSON text).
+ */
+function parameter(rows: Rows): string {
+  const names = rows.group.columns.map((quoted) => quoted.slice(1, -1));
+  if (!rows.special) {
+    // Strings, finite numbers, booleans and null only: JSON.stringify writes each as is.
+    const pairs = rows.values.map((values, r) => {
+      const row: Record<string, unknown> = {};
+      for (let c = 0; c < names.length; c++) row[names[c] as string] = values[c];
+      return [rows.owners[r], row];
+    });
+    return JSON.stringify(pairs);
+  }
+  // A bigint, or a plain array's or object's JSON text: written value by value.
+  const { columns } = rows.group;
+  const elements = rows.values.map((values, r) => {
+    const json = rows.json[r];
+    const cells = columns.map(
+      (column, c) => `${column}:${jsonValue(values[c], json?.[c] === true)}`,
+    );
+    return `[${JSON.stringify(rows.owners[r])},{${cells.join(',')}}]`;
+  });
+  return `[${elements.join(',')}]`;
 }
 
 /** `value` as a JSON value whose text is what PostgreSQL gets for it as a parameter. */
@@ -39,30 +95,6 @@ function jsonValue(value: unknown, isJson: boolean): string {
       return String(value);
     default:
       return 'null';
-  }
-}
-
-/** Adds the rows of `groups` (one message's, owned by `owner`) to `byTable`. */
-function collect(byTable: Map<string, Rows>, owner: string, groups: readonly RowGroup[]): void {
-  const ownerJson = JSON.stringify(owner);
-  for (const group of groups) {
-    const key = `${group.table} ${group.columns.join(',')}`;
-    let rows = byTable.get(key);
-    if (rows === undefined) {
-      rows = { group, elements: [] };
-      byTable.set(key, rows);
-    }
-    const { columns } = group;
-    for (let r = 0; r < group.rows.length; r++) {
-      const values = group.rows[r] as readonly unknown[];
-      const json = group.json[r] ?? null;
-      let text = `[${ownerJson},{`;
-      for (let c = 0; c < columns.length; c++) {
-        if (c > 0) text += ',';
-        text += `${columns[c]}:${jsonValue(values[c], json?.[c] === true)}`;
-      }
-      rows.elements.push(`${text}}]`);
-    }
   }
 }
 
@@ -84,11 +116,6 @@ function insertSql(rows: Rows, schema: string, position: number, ackedOnly: bool
     ${ackedOnly ? 'JOIN acked ON acked.event_id = e.v->>0' : ''}
     CROSS JOIN LATERAL json_populate_record(NULL::${table}, e.v->1) AS r
     ORDER BY e.i`;
-}
-
-/** A JSON array of the elements of `rows`. */
-function parameter(rows: Rows): string {
-  return `[${rows.elements.join(',')}]`;
 }
 
 /** The schema a PostgreSQL store's tables live in. */
@@ -180,7 +207,7 @@ export function fusedCompletions(
 const fusedTexts = new Map<string, { text: string; name: string }>();
 
 function fusedText(schema: string, all: readonly Rows[]): { text: string; name: string } {
-  const key = `${schema} ${all.map((rows) => `${rows.group.table} ${rows.group.columns.join(',')}`).join(' ')}`;
+  const key = `${schema} ${all.map((rows) => rows.group.key).join(' ')}`;
   const known = fusedTexts.get(key);
   if (known !== undefined) return known;
   const now = 'COALESCE($4::bigint, floor(extract(epoch FROM statement_timestamp()))::bigint)';
