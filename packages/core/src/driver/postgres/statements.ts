@@ -25,7 +25,7 @@ import type {
   Driver,
   FencedRow,
 } from '../driver.ts';
-import { defineStatement } from '../prepared.ts';
+import { defineStatement, type Executor } from '../prepared.ts';
 import * as shared from '../shared-statements.ts';
 import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
@@ -215,6 +215,42 @@ const ackWithCompletions = defineStatement<{ event_id: string }>(
 );
 
 /**
+ * New `ready` messages from one array per column, the server's clock read once for every
+ * row (`clock`). `ON CONFLICT (event_id) DO NOTHING` as the shared multi-row INSERT: a
+ * stored id is skipped, not an error, the change count says how many rows were new, and
+ * a failed CHECK still aborts the statement. One short text for any number of rows: no
+ * INSERT of 4,000 placeholders to compile per schema and arity, to parse and plan on
+ * the server, or to bind value by value (one bound value per column, not one per cell).
+ */
+const insertMessagesArray = defineStatement('enqueue-insert-array', (context) => {
+  const { p } = context;
+  return sql`
+    INSERT INTO ${messagesTable}
+      (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
+    SELECT input.event_id, input.payload, ${stateLiteral('ready')}, 0, 0, clock.now, NULL, clock.now, clock.now
+    FROM unnest(${p.value<string[]>('ids')}::text[], ${p.value<string[]>('payloads')}::text[])
+        AS input(event_id, payload),
+      (SELECT ${statementNow(context)} AS now) AS clock
+    ON CONFLICT (event_id) DO NOTHING`;
+});
+
+async function insertMessages(
+  x: Executor,
+  rows: readonly { eventId: string; payload: string }[],
+  now: number,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const ids = new Array<string>(rows.length);
+  const payloads = new Array<string>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as { eventId: string; payload: string };
+    ids[i] = row.eventId;
+    payloads[i] = row.payload;
+  }
+  return x.changes(insertMessagesArray, { ids, payloads, now });
+}
+
+/**
  * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
  * rollback): enqueue and redrive wake sleeping workers of this schema at once.
  */
@@ -371,7 +407,7 @@ export const postgresDriver: Driver = {
   readForRedrive: (x, ids) => x.rows(shared.redriveCheckLocked, { ids }, ids.length),
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
-  insertMessages: shared.insertMessages,
+  insertMessages,
   wake: async (x) => {
     await x.rows(notifyWake, {});
   },
