@@ -35,8 +35,9 @@ export interface CompletionSteps {
  *
  * The common case costs one savepoint for the whole batch, not one per message (two
  * round trips each on PostgreSQL): every ACK and record at once, then the `insert` rows
- * of every message ACKed (one multi-row INSERT per table and column list, chunked to the
- * backend's parameter limit), then every write in order. Only when something in it
+ * of every message ACKed (one INSERT per table and column list at least: `steps.insert`),
+ * then every write in order. (A PostgreSQL worker's batch of `insert` rows alone does
+ * not come here: driver/postgres/completion-rows.ts writes it as one statement.) Only when something in it
  * throws (a row the database refuses included) is the batch rolled back to that savepoint and
  * written again one message at a time, each in a savepoint of its own, so the one that
  * throws fails alone. A `write` before the one that threw then runs twice: its first
