@@ -284,58 +284,37 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
       // committing by itself (driver/postgres/completion-rows.ts): there the point comes
       // after that commit, as `after-effect-insert` does for money effects.
       const oneStatement = backend === 'postgres' && how === 'insert';
-      if (oneStatement) {
-        test(`work with a handler's own completion (${how}) dies at after-completion-write (PostgreSQL: after the batch's one statement committed): done with one row each; a later run doubles nothing`, async () => {
-          await ledgerAndThree();
-          expectCode(
-            await onceq(['work', '--handler', module, '--now', '1000'], 'after-completion-write'),
-            FAULT_EXIT_CODE,
-          );
-          await place.afterCrash();
-          const crashed = await inspect(place);
-          expect(crashed.messages).toEqual([
-            'E0001 done a1 g1',
-            'E0002 done a1 g1',
-            'E0003 done a1 g1',
-          ]);
-          const committed = { ledger: REFUNDS, completions: ['E0001', 'E0002', 'E0003'] };
-          expect(await ownRows(place)).toEqual(committed);
-          const { handle } = await import(module);
-          expect(await atStore(place, 1030, (store) => work(store, handle))).toMatchObject({
-            claimed: 0,
-          });
-          expect(await ownRows(place)).toEqual(committed);
-        });
-      } else {
-        test(`work with a handler's own completion (${how}) dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each`, async () => {
-          await ledgerAndThree();
-          expectCode(
-            await onceq(['work', '--handler', module, '--now', '1000'], 'after-completion-write'),
-            FAULT_EXIT_CODE,
-          );
-          await place.afterCrash();
-          const crashed = await inspect(place);
-          expect(crashed.messages).toEqual([
-            'E0001 leased a1 g1',
-            'E0002 leased a1 g1',
-            'E0003 leased a1 g1',
-          ]);
-          expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
-          const { handle } = await import(module);
-          await atStore(place, 1030, (store) => work(store, handle));
-          const after = await inspect(place);
-          expect(after.messages).toEqual([
-            'E0001 done a2 g2',
-            'E0002 done a2 g2',
-            'E0003 done a2 g2',
-          ]);
-          expect(after.effects).toEqual([]);
-          expect(await ownRows(place)).toEqual({
-            ledger: REFUNDS,
-            completions: ['E0001', 'E0002', 'E0003'],
-          });
-        });
-      }
+      const title = oneStatement
+        ? " (PostgreSQL: after the batch's one statement committed): done with one row each; a later run doubles nothing"
+        : ': none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each';
+      test(`work with a handler's own completion (${how}) dies at after-completion-write${title}`, async () => {
+        await ledgerAndThree();
+        expectCode(
+          await onceq(['work', '--handler', module, '--now', '1000'], 'after-completion-write'),
+          FAULT_EXIT_CODE,
+        );
+        await place.afterCrash();
+        const state = oneStatement ? 'done' : 'leased';
+        expect((await inspect(place)).messages).toEqual([
+          `E0001 ${state} a1 g1`,
+          `E0002 ${state} a1 g1`,
+          `E0003 ${state} a1 g1`,
+        ]);
+        const committed = { ledger: REFUNDS, completions: ['E0001', 'E0002', 'E0003'] };
+        expect(await ownRows(place)).toEqual(
+          oneStatement ? committed : { ledger: [], completions: [] },
+        );
+        const { handle } = await import(module);
+        const later = await atStore(place, 1030, (store) => work(store, handle));
+        expect(later).toMatchObject({ claimed: oneStatement ? 0 : 3 });
+        const after = await inspect(place);
+        const attempts = oneStatement ? 1 : 2;
+        expect(after.messages).toEqual(
+          ['E0001', 'E0002', 'E0003'].map((id) => `${id} done a${attempts} g${attempts}`),
+        );
+        expect(after.effects).toEqual([]);
+        expect(await ownRows(place)).toEqual(committed);
+      });
 
       // `complete` (apply) writes in one explicit transaction on every backend: the point
       // is between the user's rows and COMMIT there, `insert` rows on PostgreSQL included.
