@@ -126,7 +126,7 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     'PostgreSQL ACK+records+insert rows (`completion-rows.ts`): `lease_until > now` deleted',
     R,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
-    '        AND m.lease_until > ${now}\n',
+    '        AND m.lease_until > ${d.now(1)}\n',
     '',
   ],
   [

@@ -46,7 +46,7 @@ describePostgres('postgres: fence reads lock what they check', () => {
         // Another worker whose clock already says 1030 (the lease ran out for it) tries
         // to recover and re-claim the row now, between our fence read and our ACK.
         const taken = await claimMany(other, { limit: 1 });
-        const acked = await ack(x, [lease], 1029);
+        const acked = await ack(x, lease, 1029);
         expect(acked).toBe(1);
         return taken;
       });

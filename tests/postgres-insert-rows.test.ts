@@ -13,7 +13,7 @@ import { nEvents, testClock } from './support/factories.ts';
 /** A fresh schema with a table of the user's own, a store on it, `body`, then DROP. */
 async function withSchema(
   url: string,
-  body: (store: Store, admin: SQL, seen: string[]) => Promise<void>,
+  body: (store: Store, admin: SQL, seen: string[], schema: string) => Promise<void>,
 ): Promise<void> {
   const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const seen: string[] = [];
@@ -27,7 +27,7 @@ async function withSchema(
     await admin.unsafe(`CREATE TABLE "${schema}".user_rows (
       event_id TEXT PRIMARY KEY, label TEXT, amount INTEGER, big BIGINT, ratio NUMERIC,
       doc JSONB, raw JSON, flag BOOLEAN, tags TEXT[])`);
-    await body(store, admin, seen);
+    await body(store, admin, seen, schema);
   } finally {
     await store.close();
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -55,7 +55,7 @@ const everyKind: Handler = (_payload, context) => ({
 
 describePostgres('insert rows on PostgreSQL', (url) => {
   test("a worker's batch of insert-only completions is one statement: its ACKs, records and rows", async () => {
-    await withSchema(url, async (store, admin, seen) => {
+    await withSchema(url, async (store, admin, seen, schema) => {
       await enqueue(store, nEvents(3).jsonl);
       const claimsBefore = seen.length;
       const summary = await work(store, everyKind, { batch: 10, max: 3 });
@@ -66,15 +66,15 @@ describePostgres('insert rows on PostgreSQL', (url) => {
       expect(writes[0]).toContain('UPDATE');
       expect(writes[0]).toContain('completions');
       const [count] = await admin.unsafe(
-        `SELECT (SELECT count(*) FROM "${store.schema}".user_rows) AS rows,
-           (SELECT count(*) FROM "${store.schema}".completions) AS records`,
+        `SELECT (SELECT count(*) FROM "${schema}".user_rows) AS rows,
+           (SELECT count(*) FROM "${schema}".completions) AS records`,
       );
       expect([Number(count.rows), Number(count.records)]).toEqual([3, 3]);
     });
   });
 
   test('a row is stored alike by the one statement and in the ACK transaction (apply)', async () => {
-    await withSchema(url, async (store, admin) => {
+    await withSchema(url, async (store, admin, _seen, schema) => {
       await enqueue(store, nEvents(4).jsonl);
       // E0001 and E0002 through a worker's batch (one statement), E0003 and E0004 by apply.
       expect(await work(store, everyKind, { batch: 2, max: 2 })).toMatchObject({ done: 2 });
@@ -85,7 +85,7 @@ describePostgres('insert rows on PostgreSQL', (url) => {
       }
       const rows = await admin.unsafe(
         `SELECT event_id, label, amount, big::text AS big, ratio::text AS ratio, doc, raw::text AS raw,
-           flag, tags FROM "${store.schema}".user_rows ORDER BY event_id`,
+           flag, tags FROM "${schema}".user_rows ORDER BY event_id`,
       );
       const stored = rows.map((r: Record<string, unknown>) => ({ ...r, event_id: undefined }));
       const label = (id: string) =>

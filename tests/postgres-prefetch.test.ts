@@ -11,7 +11,6 @@
 import { expect, test } from 'bun:test';
 import { enqueue, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import type { Statement } from '../packages/core/src/driver/prepared.ts';
 import { describePostgres } from './support/backends.ts';
 import {
   nEvents,
@@ -32,19 +31,28 @@ function withStore(
 }
 
 /**
- * `store` with every one-statement write seen by `onStatement` (its name, in call order)
- * before it runs; `onStatement` may delay or throw.
+ * `store` with every statement that commits by itself (`store.read`, a claim or a money
+ * ACK on PostgreSQL) seen by `onStatement` (its operation, in call order) before it runs;
+ * `onStatement` may delay or throw.
  */
 function observed(
   store: Store,
-  onStatement: (name: string, run: () => Promise<unknown[]>) => Promise<unknown[]>,
+  onStatement: (operation: string, run: () => Promise<unknown>) => Promise<unknown>,
 ): Store {
   return {
     ...store,
-    autocommit: ((statement: Statement<unknown>, values, arity) =>
-      onStatement(statement.name, () =>
-        store.autocommit(statement, values, arity),
-      )) as Store['autocommit'],
+    read: (fn) =>
+      store.read((x) =>
+        fn({
+          ...x,
+          query: ((statement, parameters) =>
+            typeof statement === 'string'
+              ? x.query(statement, parameters)
+              : onStatement(statement.name.split('/')[1] ?? '', () =>
+                  x.query(statement, parameters),
+                )) as typeof x.query,
+        }),
+      ),
   };
 }
 
@@ -118,7 +126,7 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
       const three = nEvents(3);
       await enqueue(store, three.jsonl);
       let claims = 0;
-      let prefetched: Promise<unknown[]> | undefined;
+      let prefetched: Promise<unknown> | undefined;
       const failing = observed(store, async (name, run) => {
         if (name === CLAIM) {
           claims++;

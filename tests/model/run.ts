@@ -48,9 +48,11 @@ function crashingBeforeCommit(store: Store): Store {
         await fn(x);
         throw new CrashBeforeCommit('crash before COMMIT');
       }),
-    autocommit: (statement, values, arity) =>
+    // A statement that commits by itself (PostgreSQL's claim and money ACK) runs in a
+    // transaction that never commits.
+    read: (fn) =>
       store.transact(async (x) => {
-        await x.rows(statement, values, arity);
+        await fn(x);
         throw new CrashBeforeCommit('crash before COMMIT');
       }),
   };

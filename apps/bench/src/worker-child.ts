@@ -121,13 +121,13 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
     ...(spec.schema ? { schema: spec.schema } : {}),
   });
   // Time every transaction (core runs its writes through `transact`, PostgreSQL's
-  // one-statement claim and settle through `autocommit`):
+  // one-statement claim and settle through `read`, each statement committing by itself):
   // the first one after a progress report is the claim of that batch, so progress time
   // minus its start is the batch's claim-to-ACK latency.
   let firstStart = Number.NaN;
   let transactions = 0;
   const store = { ...opened } as Store;
-  for (const name of ['transact', 'autocommit'] as const) {
+  for (const name of ['transact', 'read'] as const) {
     const original = (opened as unknown as Record<string, unknown>)[name];
     if (typeof original !== 'function') continue;
     (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {

@@ -3,7 +3,7 @@ import type { IdPolicy } from '../maintenance/id-policy.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { CallerTransaction } from './caller-transaction.ts';
 import type { Driver } from './driver.ts';
-import type { Executor, SlotValues, Statement } from './prepared.ts';
+import type { Executor } from './executor.ts';
 
 export const BACKEND_KINDS = ['sqlite', 'postgres'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
@@ -35,26 +35,11 @@ export interface Store {
   /**
    * Runs `fn` with an {@link Executor} whose statements each commit by themselves: no
    * write transaction, no write lock held between them (SQLite: no `BEGIN`; PostgreSQL:
-   * one pooled connection, autocommit). For reads and for what must run outside a
-   * transaction (`VACUUM`).
+   * one pooled connection, autocommit). For reads, for what must run outside a
+   * transaction (`VACUUM`), and for a write that is one statement (PostgreSQL's claim
+   * and money ACK: no BEGIN/COMMIT round trips). Same retry rules as {@link transact}.
    */
   read<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
-  /**
-   * Runs one prepared statement as a transaction of its own (no BEGIN/COMMIT round
-   * trips on PostgreSQL) and returns its rows. Same retry rules as {@link transact}.
-   */
-  autocommit<Row>(statement: Statement<Row>, values: SlotValues, arity?: number): Promise<Row[]>;
-  /**
-   * PostgreSQL: one hand-written statement (`$1`, `$2`, … placeholders, every table named
-   * with {@link schema}) as a transaction of its own, run once: not re-run after a
-   * deadlock or a unique-key race, the caller decides what to do instead. A lost
-   * connection throws a `StoreUnavailableError`, anything else the server's error. With
-   * `name` the server prepares it once per connection under that name (one name always
-   * means one text), unnamed where a pooler loses named statements.
-   */
-  autocommitText?<Row>(text: string, values: readonly unknown[], name?: string): Promise<Row[]>;
-  /** PostgreSQL: the schema the store's tables live in. */
-  readonly schema?: string;
   /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
   busyRetries(): number;
   /**

@@ -14,7 +14,8 @@
  * transaction is the caller's, and so is the decision to run it again.
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { Executor, SlotValues, Statement, StatementSource } from './prepared.ts';
+import type { Executor } from './executor.ts';
+import type { SqlDialect, SqlText } from './sql-text.ts';
 
 /** A `pg` client (`Client` or a checked-out `PoolClient`), by the one method onceq calls. */
 export interface PgClientLike {
@@ -78,28 +79,20 @@ const NESTED_SAVEPOINT = 'onceq_nested';
 
 /**
  * Runs `fn` with an {@link Executor} on the caller's connection, inside a savepoint.
- * `enter` runs after the savepoint is taken and `leave` before it is released (PostgreSQL
- * points `search_path` at the store's schema for onceq's statements and back).
+ * The dialect's statements name their tables themselves (PostgreSQL `schema.table`), so
+ * nothing of the caller's session (its `search_path`) is read or changed.
  */
 export async function inCallerTransaction<T>(
   run: RunSql,
-  cache: StatementSource,
+  dialect: SqlDialect,
   fn: (x: Executor) => Promise<T>,
-  hooks: { enter?: () => Promise<void>; leave?: () => Promise<void> } = {},
   onQuery?: (sql: string, parameters: readonly unknown[]) => void,
 ): Promise<T> {
-  const execute = (statement: Statement<unknown>, values: SlotValues, arity: number) => {
-    const compiled = cache.get(statement, arity);
-    const parameters = compiled.bind(values);
-    onQuery?.(compiled.sql, parameters);
-    return run(compiled.sql, parameters);
-  };
   const x: Executor = {
-    rows: async <Row>(statement: Statement<Row>, values: SlotValues, arity = 1) =>
-      (await execute(statement as Statement<unknown>, values, arity)).rows as Row[],
-    changes: async (statement, values, arity = 1) =>
-      (await execute(statement, values, arity)).changes,
-    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+    dialect,
+    query: async <Row>(statement: SqlText | string, parameters: readonly unknown[] = []) => {
+      // Unnamed: the connection is the caller's, and so are its prepared statements.
+      const text = typeof statement === 'string' ? statement : statement.sql;
       onQuery?.(text, parameters);
       const result = await run(text, parameters);
       return { rows: result.rows as Row[], changes: result.changes };
@@ -123,13 +116,11 @@ export async function inCallerTransaction<T>(
   };
   await run(`SAVEPOINT ${SAVEPOINT}`, []);
   try {
-    await hooks.enter?.();
     const result = await fn(x);
-    await hooks.leave?.();
     await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []);
     return result;
   } catch (error) {
-    // Undoes onceq's writes (and `enter`'s setting); the caller's own writes stay theirs.
+    // Undoes onceq's writes; the caller's own writes stay theirs.
     await run(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
     await run(`RELEASE SAVEPOINT ${SAVEPOINT}`, []).catch(() => {});
     throw error;

@@ -3,7 +3,7 @@ import type { RowGroup } from '../handler/completion-rows.ts';
 import type { FailureMove } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { CompletionWrite } from './driver.ts';
-import type { Executor } from './prepared.ts';
+import type { Executor } from './executor.ts';
 
 export type UserWrite = Extract<CompletionWrite, { completion: unknown }>;
 

@@ -22,7 +22,7 @@ import type { Finding } from '../maintenance/doctor-types.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Store } from './backend.ts';
-import type { Executor } from './prepared.ts';
+import type { Executor } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';

@@ -3,7 +3,7 @@
  * policy. Read inside enqueue's transaction, changed only by {@link setIdPolicy}.
  */
 import type { Store } from '../driver/backend.ts';
-import type { Executor } from '../driver/prepared.ts';
+import type { Executor } from '../driver/executor.ts';
 import { OnceqError } from '../errors.ts';
 import {
   formatIdPolicy,

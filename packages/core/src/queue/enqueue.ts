@@ -1,7 +1,7 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { StoredForEnqueue } from '../driver/driver.ts';
-import type { Executor } from '../driver/prepared.ts';
+import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';

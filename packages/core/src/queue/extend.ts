@@ -1,5 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import type { Executor } from '../driver/prepared.ts';
+import type { Executor } from '../driver/executor.ts';
 import { LeaseLostError } from '../errors.ts';
 import { fenceViolation } from '../machine.ts';
 import type { LeaseRef } from '../types.ts';

@@ -1,5 +1,5 @@
 import type { Store } from '../driver/backend.ts';
-import type { Executor } from '../driver/prepared.ts';
+import type { Executor } from '../driver/executor.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { runHandler, withDeadline } from '../handler/run.ts';

@@ -12,14 +12,14 @@
  * the ACK of its own message) and {@link insertRows} (the rows of messages already ACKed,
  * inside the ACK's transaction).
  */
-import { systemClock } from '../../clock.ts';
 import { OnceqError } from '../../errors.ts';
 import type { RowGroup } from '../../handler/completion-rows.ts';
 import type { FailureMove } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { Store } from '../backend.ts';
 import type { UserWrite } from '../completion-write.ts';
-import type { Executor } from '../prepared.ts';
+import type { Executor } from '../executor.ts';
+import { type SqlDialect, type SqlText, sqlText } from '../sql-text.ts';
 
 /** The rows of one table and column list, of any number of messages, with their owners. */
 interface Rows {
@@ -99,16 +99,16 @@ function jsonValue(value: unknown, isJson: boolean): string {
 }
 
 /** The table of `group` as this statement names it: the store's schema when none is given. */
-function tableName(group: RowGroup, schema: string): string {
-  return group.qualified ? group.table : `"${schema}".${group.table}`;
+function tableName(group: RowGroup, d: SqlDialect): string {
+  return group.qualified ? group.table : `${d.schema}.${group.table}`;
 }
 
 /**
  * `INSERT … SELECT` of the rows in parameter `$position`, in the order given; with
  * `ackedOnly`, only rows whose owner is in the CTE `acked` (the ones whose ACK matched).
  */
-function insertSql(rows: Rows, schema: string, position: number, ackedOnly: boolean): string {
-  const table = tableName(rows.group, schema);
+function insertSql(rows: Rows, d: SqlDialect, position: number, ackedOnly: boolean): string {
+  const table = tableName(rows.group, d);
   const columns = rows.group.columns;
   return `INSERT INTO ${table} (${columns.join(', ')})
     SELECT ${columns.map((c) => `r.${c}`).join(', ')}
@@ -118,26 +118,16 @@ function insertSql(rows: Rows, schema: string, position: number, ackedOnly: bool
     ORDER BY e.i`;
 }
 
-/** The schema a PostgreSQL store's tables live in. */
-export function schemaOf(store: Store): string {
-  if (store.schema === undefined) throw new TypeError('a PostgreSQL store names its schema');
-  return store.schema;
-}
-
 /**
  * The rows of `groups` (of messages already ACKed in `x`'s open transaction): one
  * statement per table and column list, whatever the number of rows, in the order the
  * tables first appear.
  */
-export async function insertRows(
-  x: Executor,
-  groups: readonly RowGroup[],
-  schema: string,
-): Promise<void> {
+export async function insertRows(x: Executor, groups: readonly RowGroup[]): Promise<void> {
   const byTable = new Map<string, Rows>();
   collect(byTable, '', groups);
   for (const rows of byTable.values()) {
-    await x.query(insertSql(rows, schema, 1, false), [parameter(rows)]);
+    await x.query(insertSql(rows, x.dialect, 1, false), [parameter(rows)]);
   }
 }
 
@@ -154,12 +144,12 @@ export async function completeRowsAlone(
   writes: readonly UserWrite[],
   now: number,
 ): Promise<Map<string, FailureMove | null> | undefined> {
-  if (store.autocommitText === undefined) return undefined;
-  const modelNow = store.clock === systemClock ? null : now;
-  const { text, name, values } = fusedCompletions(writes, schemaOf(store), modelNow);
   let acked: { event_id: string }[];
   try {
-    acked = await store.autocommitText<{ event_id: string }>(text, values, name);
+    ({ rows: acked } = await store.read((x) => {
+      const { text, values } = fusedCompletions(x.dialect, writes, now);
+      return x.query<{ event_id: string }>(text, values);
+    }));
   } catch (error) {
     if (error instanceof OnceqError && error.exitCode === 1) throw error;
     return undefined;
@@ -176,63 +166,63 @@ export async function completeRowsAlone(
  * the statement's now), onceq's `completions` record of each message it ACKed, and the
  * rows of those messages only, one `INSERT` per table and column list. PostgreSQL runs
  * it all or nothing: a row the database refuses leaves none of it. Returns the ids it
- * ACKed. `modelNow` is the model clock's reading, or null for the server's own.
+ * ACKed.
  */
 export function fusedCompletions(
+  d: SqlDialect,
   writes: readonly UserWrite[],
-  schema: string,
-  modelNow: number | null,
-): { text: string; name: string; values: unknown[] } {
+  now: number,
+): { text: SqlText; values: unknown[] } {
   const byTable = new Map<string, Rows>();
   for (const write of writes) collect(byTable, write.lease.eventId, write.completion.rows);
   const all = [...byTable.values()];
-  const { text, name } = fusedText(schema, all);
   return {
-    text,
-    name,
+    text: fusedText(d, all),
     values: [
+      d.nowValue(now),
       writes.map((w) => w.lease.eventId),
       writes.map((w) => w.lease.generation),
       writes.map((w) => w.completion.summary ?? null),
-      modelNow,
       ...all.map(parameter),
     ],
   };
 }
 
 /**
- * The text of {@link fusedCompletions} for a schema and a list of tables and column lists,
- * with the name the server prepares it under; built once per list (a handler has few).
+ * The text of {@link fusedCompletions} for a dialect and a list of tables and column
+ * lists, built once per list (a handler has few).
  */
-const fusedTexts = new Map<string, { text: string; name: string }>();
+const fusedTexts = new Map<string, SqlText>();
 
-function fusedText(schema: string, all: readonly Rows[]): { text: string; name: string } {
-  const key = `${schema} ${all.map((rows) => rows.group.key).join(' ')}`;
+function fusedText(d: SqlDialect, all: readonly Rows[]): SqlText {
+  const key = `${d.key} ${all.map((rows) => rows.group.key).join(' ')}`;
   const known = fusedTexts.get(key);
   if (known !== undefined) return known;
-  const now = 'COALESCE($4::bigint, floor(extract(epoch FROM statement_timestamp()))::bigint)';
   const inserts = all.map(
-    (rows, index) => `, rows_${index} AS (${insertSql(rows, schema, 5 + index, true)})`,
+    (rows, index) => `, rows_${index} AS (${insertSql(rows, d, 5 + index, true)})`,
   );
-  const text = `WITH input AS (
-      SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]) AS t(event_id, generation, summary)
+  const text = sqlText(
+    'complete-rows',
+    all.length,
+    `WITH input AS (
+      SELECT * FROM unnest($2::text[], $3::integer[], $4::text[]) AS t(event_id, generation, summary)
     ), acked AS (
-      UPDATE "${schema}".messages AS m
-      SET state = 'done', lease_until = NULL, updated_at = ${now}
+      UPDATE ${d.table('messages')} AS m
+      SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
       FROM input
       WHERE m.event_id = input.event_id
         AND m.generation = input.generation
         AND m.state = 'leased'
-        AND m.lease_until > ${now}
+        AND m.lease_until > ${d.now(1)}
       RETURNING m.event_id
     ), recorded AS (
-      INSERT INTO "${schema}".completions (event_id, summary, created_at)
-      SELECT input.event_id, input.summary, ${now}
+      INSERT INTO ${d.table('completions')} (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )${inserts.join('')}
-    SELECT event_id FROM acked`;
-  const built = { text, name: `onceq/complete-rows/${Bun.hash(text).toString(36)}` };
+    SELECT event_id FROM acked`,
+  );
   if (fusedTexts.size >= 100) fusedTexts.clear();
-  fusedTexts.set(key, built);
-  return built;
+  fusedTexts.set(key, text);
+  return text;
 }

@@ -1,4 +1,4 @@
-import { Kysely, sql, WithSchemaPlugin } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { type Clock, systemClock } from '../../clock.ts';
 import { OnceqError, StoreUnavailableError } from '../../errors.ts';
@@ -7,49 +7,19 @@ import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
-import {
-  type CompiledStatement,
-  type Executor,
-  type SlotValues,
-  type Statement,
-  StatementCache,
-  type StatementSource,
-} from '../prepared.ts';
-import { postgresCaller } from './caller-transaction.ts';
+import type { Executor } from '../executor.ts';
+import { postgresDialect, type SqlText } from '../sql-text.ts';
+import { postgresCallerRunner } from './caller-transaction.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import { LOCK_TIMEOUT_MS, rawTableQualifier, SchemaScopedDialect } from './schema-scope.ts';
+import { LOCK_TIMEOUT_MS, SchemaScopedDialect } from './schema-scope.ts';
 import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
 import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-
-/**
- * The store's compiled statements with their clock bound: every statement's `modelNow`
- * slot (see `statementNow`) is the caller's `now` on a model clock or `--now`, and NULL
- * on the system clock, so the statement reads the server's clock.
- */
-function clockBound(cache: StatementCache, modelClock: boolean): StatementSource {
-  const bound = new Map<CompiledStatement, CompiledStatement>();
-  return {
-    get(statement, arity) {
-      const compiled = cache.get(statement, arity);
-      let clocked = bound.get(compiled);
-      if (clocked === undefined) {
-        clocked = {
-          ...compiled,
-          bind: (values) =>
-            compiled.bind({ ...values, modelNow: modelClock ? (values.now ?? null) : null }),
-        };
-        bound.set(compiled, clocked);
-      }
-      return clocked;
-    },
-  };
-}
 
 /**
  * Pooled connections per store by default: a worker claims ahead while it records the
@@ -159,44 +129,28 @@ export async function openPostgresStore(
   const modelClock = clock !== systemClock;
 
   let retries = 0;
-  // Compiled once per schema: builders through Kysely's WithSchemaPlugin, raw templates'
-  // `sql.table(…)` through rawTableQualifier, so every table is named `schema.table`.
-  const qualified = db
-    .withPlugin(new WithSchemaPlugin(schema))
-    .withPlugin(rawTableQualifier(schema));
-  const cache = clockBound(
-    new StatementCache(qualified, postgresDriver.capabilities, schema),
-    modelClock,
-  );
+  // Every statement names `schema.table` (no search_path) and reads the clock as above.
+  const dialect = postgresDialect(schema, modelClock);
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
   // The schema name was validated by assertSchemaName: safe to interpolate.
   const beginScoped = `BEGIN; SET LOCAL search_path TO ${schema}`;
-  /** Runs one compiled statement, named (prepared once per server connection) while that holds. */
-  const run = (
-    client: pg.PoolClient,
-    statement: Statement<unknown>,
-    values: SlotValues,
-    arity: number,
-  ) => {
-    const compiled = cache.get(statement, arity);
-    const parameters = compiled.bind(values);
-    options.onQuery?.(compiled.sql, parameters);
-    return client.query(
-      named
-        ? { name: compiled.name, text: compiled.sql, values: parameters }
-        : { text: compiled.sql, values: parameters },
-    );
-  };
-  /** An executor on one checked-out client: its statements run in whatever it has open. */
+  /**
+   * An executor on one checked-out client: its statements run in whatever it has open.
+   * A {@link SqlText} runs as a named statement (parsed and planned once per server
+   * connection) while the server keeps them.
+   */
   const executorOn = (client: pg.PoolClient): Executor => ({
-    rows: async (statement, values, arity = 1) =>
-      (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
-    changes: async (statement, values, arity = 1) =>
-      (await run(client, statement, values, arity)).rowCount ?? 0,
-    query: async <Row>(text: string, parameters: readonly unknown[] = []) => {
+    dialect,
+    query: async <Row>(statement: SqlText | string, parameters: readonly unknown[] = []) => {
+      const text = typeof statement === 'string' ? statement : statement.sql;
       options.onQuery?.(text, parameters);
-      const result = await client.query(text, [...parameters]);
+      const values = parameters as unknown[];
+      const result = await client.query(
+        named && typeof statement !== 'string'
+          ? { name: statement.name, text, values }
+          : { text, values },
+      );
       return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
     },
     savepoint: (body) => withSavepoint(client, body),
@@ -239,15 +193,15 @@ export async function openPostgresStore(
    */
   const transact: Store['transact'] = (fn, within) => {
     if (within !== undefined) {
-      const caller = postgresCaller(within, schema);
-      return inCallerTransaction(caller.run, cache, fn, caller.hooks, options.onQuery);
+      return inCallerTransaction(postgresCallerRunner(within), dialect, fn, options.onQuery);
     }
     return onClient((client) => inTransaction(client, fn));
   };
   /**
    * `fn` between BEGIN and COMMIT on `client`. The one round trip of BEGIN also scopes
-   * `search_path` to the schema for this transaction only, so raw statements (`x.query`)
-   * that name their tables unqualified work behind a transaction-mode pooler too.
+   * `search_path` to the schema for this transaction only: onceq's statements name
+   * `schema.table`, a user's completion (`tx.query`, its `insert` rows) names its tables
+   * unqualified, and that works behind a transaction-mode pooler too.
    */
   const inTransaction = async <T>(client: pg.PoolClient, fn: (x: Executor) => Promise<T>) => {
     await client.query(beginScoped);
@@ -260,50 +214,16 @@ export async function openPostgresStore(
       throw error;
     }
   };
-  /** One statement, no BEGIN/COMMIT: PostgreSQL runs it as its own transaction. */
-  const autocommit: Store['autocommit'] = (statement, values, arity = 1) =>
-    onClient(
-      async (client) =>
-        (await run(client, statement as Statement<unknown>, values, arity)).rows as never[],
-    );
-  const autocommitText: Store['autocommitText'] = async (text, values, name) => {
-    for (;;) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw guard.mapError(error);
-      }
-      const usedName = named && name !== undefined;
-      try {
-        options.onQuery?.(text, values);
-        const query = usedName
-          ? { name, text, values: [...values] }
-          : { text, values: [...values] };
-        return (await client.query(query)).rows;
-      } catch (error) {
-        // As in onClient: the statement did not run; run it again, unnamed.
-        if (usedName && isLostPreparedStatement(error)) {
-          named = false;
-          continue;
-        }
-        throw guard.mapError(error, client);
-      } finally {
-        client.release();
-      }
-    }
-  };
   return {
     kind: 'postgres',
     driver: postgresDriver,
-    schema,
-    autocommitText,
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
     transact,
-    autocommit,
-    read: (fn) => onClient((client) => inTransaction(client, fn)),
+    // No BEGIN: each statement is a transaction of its own (a claim, a money ACK: one
+    // round trip each).
+    read: (fn) => onClient((client) => fn(executorOn(client))),
     busyRetries: () => retries,
     sizePool(connections) {
       if (settings.poolMax === undefined) {

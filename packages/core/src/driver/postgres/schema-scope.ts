@@ -2,13 +2,9 @@ import {
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
-  type KyselyPlugin,
-  OperationNodeTransformer,
   PostgresDialect,
   type PostgresDialectConfig,
   type QueryResult,
-  type RawNode,
-  TableNode,
   type TransactionSettings,
 } from 'kysely';
 
@@ -17,8 +13,8 @@ import {
  * thing on a direct connection and behind a pooler that hands each transaction another
  * server connection (PgBouncer in transaction mode):
  *
- * - the hot path's prepared statements name their tables `schema.table` (compiled
- *   through Kysely's `WithSchemaPlugin` and {@link rawTableQualifier});
+ * - onceq's own statements name their tables `schema.table` (the store's SQL dialect,
+ *   driver/sql-text.ts);
  * - everything that runs through Kysely (migrations, maintenance, doctor) runs in a
  *   transaction that opens with `SET LOCAL search_path` and `SET LOCAL lock_timeout`
  *   ({@link SchemaScopedDialect}): both end with the transaction, nothing is left on a
@@ -126,40 +122,4 @@ class SchemaScopedDriver implements Driver {
   destroy(): Promise<void> {
     return this.inner.destroy();
   }
-}
-
-/**
- * Qualifies the tables a raw `sql` template names with `sql.table('messages')` (Kysely's
- * own `WithSchemaPlugin` qualifies query builders but leaves raw templates alone).
- * Names already qualified, and CTE names written as plain text, are left as they are.
- */
-class RawTableQualifier extends OperationNodeTransformer {
-  readonly #schema: string;
-  constructor(schema: string) {
-    super();
-    this.#schema = schema;
-  }
-  protected override transformRaw(
-    node: RawNode,
-    queryId?: Parameters<OperationNodeTransformer['transformNode']>[1],
-  ): RawNode {
-    const transformed = super.transformRaw(node, queryId);
-    return {
-      ...transformed,
-      parameters: transformed.parameters.map((parameter) =>
-        TableNode.is(parameter) && parameter.table.schema === undefined
-          ? TableNode.createWithSchema(this.#schema, parameter.table.identifier.name)
-          : parameter,
-      ),
-    };
-  }
-}
-
-/** The plugin that makes compiled statements name `schema.table` (raw templates included). */
-export function rawTableQualifier(schema: string): KyselyPlugin {
-  const transformer = new RawTableQualifier(schema);
-  return {
-    transformQuery: (args) => transformer.transformNode(args.node, args.queryId),
-    transformResult: async (args) => args.result,
-  };
 }

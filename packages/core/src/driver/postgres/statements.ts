@@ -6,7 +6,6 @@
  * per column, and the fence reads lock their rows (`FOR UPDATE`) because no single write
  * lock serializes writers.
  */
-import { type RawBuilder, sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -19,27 +18,24 @@ import type { Store } from '../backend.ts';
 import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
   ClaimedRow,
+  ClaimInput,
   CompleteOptions,
   CompleteReport,
   CompletionWrite,
   Driver,
   FencedRow,
+  SnapshotRow,
 } from '../driver.ts';
-import { defineStatement, type Executor } from '../prepared.ts';
+import type { Executor } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
-import { stateLiteral, statementNow, statementNowPlus } from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
-import { completeRowsAlone, insertRows, schemaOf } from './completion-rows.ts';
+import { type SqlDialect, statement, statementFor } from '../sql-text.ts';
+import { completeRowsAlone, insertRows } from './completion-rows.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
-/**
- * The tables as raw templates name them: the store's compile step qualifies them with
- * its schema (schema-scope.ts), so no statement depends on a `search_path`.
- */
-const messagesTable = sql.table('messages');
-const effectsTable = sql.table('effects');
-const completionsTable = sql.table('completions');
+/** A text as an SQL string literal (onceq's own constants: no quote to escape). */
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
@@ -62,177 +58,175 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
  */
-const claimWithRecovery = defineStatement<ClaimedRow>('claim-with-recovery', (context) => {
-  const { p, n } = context;
-  const now = statementNow(context);
-  const maxAttempts = p.value<number>('maxAttempts');
-  const leased = stateLiteral('leased');
-  const ready = stateLiteral('ready');
-  const code = sql.lit(LEASE_EXPIRED);
-  return sql<ClaimedRow>`
+const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number) => {
+  // $1 now, $2 the lease's seconds, $3 max attempts.
+  const messages = d.table('messages');
+  const now = d.now(1);
+  const code = literal(LEASE_EXPIRED);
+  return `
     WITH expired AS (
-      SELECT event_id, lease_until AS rank_at, attempts FROM ${messagesTable}
-      WHERE state = ${leased} AND lease_until <= ${now}
+      SELECT event_id, lease_until AS rank_at, attempts FROM ${messages}
+      WHERE state = 'leased' AND lease_until <= ${now}
       FOR UPDATE SKIP LOCKED
     ), ready AS (
-      SELECT event_id, available_at AS rank_at FROM ${messagesTable}
-      WHERE state = ${ready} AND available_at <= ${now}
+      SELECT event_id, available_at AS rank_at FROM ${messages}
+      WHERE state = 'ready' AND available_at <= ${now}
       ORDER BY available_at, event_id
-      LIMIT ${sql.lit(n)}
+      LIMIT ${n}
       FOR UPDATE SKIP LOCKED
     ), pick AS (
       SELECT event_id FROM (
         SELECT event_id, rank_at FROM ready
         UNION ALL
-        SELECT event_id, rank_at FROM expired WHERE attempts < ${maxAttempts}
+        SELECT event_id, rank_at FROM expired WHERE attempts < $3
       ) AS candidates
       ORDER BY rank_at, event_id
-      LIMIT ${sql.lit(n)}
+      LIMIT ${n}
     ), recovered AS (
-      UPDATE ${messagesTable} AS m SET
-        state = CASE WHEN m.attempts < ${maxAttempts} THEN ${ready} ELSE ${stateLiteral('dead')} END,
-        available_at = CASE WHEN m.attempts < ${maxAttempts} THEN m.lease_until ELSE m.available_at END,
+      UPDATE ${messages} AS m SET
+        state = CASE WHEN m.attempts < $3 THEN 'ready' ELSE 'dead' END,
+        available_at = CASE WHEN m.attempts < $3 THEN m.lease_until ELSE m.available_at END,
         lease_until = NULL,
         last_error_code = ${code},
-        last_error_detail = CASE WHEN m.attempts < ${maxAttempts} THEN ${RECOVERED_DETAIL} ELSE ${RECOVERED_DEAD_DETAIL} END,
+        last_error_detail = CASE WHEN m.attempts < $3 THEN ${literal(RECOVERED_DETAIL)} ELSE ${literal(RECOVERED_DEAD_DETAIL)} END,
         updated_at = ${now}
       FROM expired
       WHERE m.event_id = expired.event_id
         AND expired.event_id NOT IN (SELECT event_id FROM pick)
     )
-    UPDATE ${messagesTable} AS m SET
-      state = ${leased},
+    UPDATE ${messages} AS m SET
+      state = 'leased',
       attempts = m.attempts + 1,
       generation = m.generation + 1,
-      lease_until = ${statementNowPlus(context, 'leaseUntil', 'leaseSeconds')},
+      lease_until = ${d.nowPlus(1, 2)},
       updated_at = ${now},
-      available_at = CASE WHEN m.state = ${leased} THEN m.lease_until ELSE m.available_at END,
-      last_error_code = CASE WHEN m.state = ${leased} THEN ${code} ELSE m.last_error_code END,
-      last_error_detail = CASE WHEN m.state = ${leased} THEN ${RECOVERED_DETAIL} ELSE m.last_error_detail END
+      available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
+      last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
+      last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
     WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
     RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at`;
 });
 
+/** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
+async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+  const d = x.dialect;
+  const { rows } = await x.query<ClaimedRow>(claimText(d, input.limit), [
+    d.nowValue(input.now),
+    input.leaseSeconds,
+    input.maxAttempts,
+  ]);
+  return inClaimOrder(rows);
+}
+
 /** Reads the messages for apply/fail, one array parameter for any number, locked until COMMIT. */
-const readFenced = defineStatement<FencedRow>(
+const readFencedText = statement(
   'read-fenced-array',
-  ({ p }) => sql<FencedRow>`
-    SELECT event_id, payload, state, generation, attempts, lease_until FROM ${messagesTable}
-    WHERE event_id = ANY(${p.value<string[]>('ids')}::text[])
+  (d) => `
+    SELECT event_id, payload, state, generation, attempts, lease_until FROM ${d.table('messages')}
+    WHERE event_id = ANY($1::text[])
     FOR UPDATE`,
 );
 
 /**
- * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement:
- * leased → done for every pair still validly leased at `now`; returns the ids it marked
- * done. The `acked` step of {@link ackWithEffects} and {@link ackWithCompletions}.
+ * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement,
+ * now at $1: leased → done for every pair still validly leased at now; returns the ids
+ * it marked done. The `acked` step of {@link ackWithEffectsText} and
+ * {@link ackWithCompletionsText}.
  */
-function ackInput(now: number): RawBuilder<unknown> {
-  return sql`
-      UPDATE ${messagesTable} AS m
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
+function ackInput(d: SqlDialect): string {
+  return `
+      UPDATE ${d.table('messages')} AS m
+      SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
       FROM input
       WHERE m.event_id = input.event_id
         AND m.generation = input.generation
-        AND m.state = ${stateLiteral('leased')}
-        AND m.lease_until > ${now}
+        AND m.state = 'leased'
+        AND m.lease_until > ${d.now(1)}
       RETURNING m.event_id
     `;
 }
 
 /**
- * The ACK and the effect rows in one statement, taking one array per column: leased →
- * done for every `(event_id, generation)` pair still validly leased at `now`, and an
- * effect row for each message it marked done, none for the others. Returns the ids it
- * marked done.
+ * The ACK and the effect rows in one statement, taking one array per column ($2 ids, $3
+ * generations, $4 categories, $5 amounts; $1 now): leased → done for every
+ * `(event_id, generation)` pair still validly leased at now, and an effect row for each
+ * message it marked done, none for the others. Returns the ids it marked done.
  */
-const ackWithEffects = defineStatement<{ event_id: string }>(
+const ackWithEffectsText = statement(
   'ack-with-effects',
-  (context) => sql<{ event_id: string }>`
+  (d) => `
     WITH input AS (
-      SELECT * FROM unnest(
-        ${context.p.value<string[]>('ids')}::text[],
-        ${context.p.value<number[]>('generations')}::integer[],
-        ${context.p.value<string[]>('categories')}::text[],
-        ${context.p.value<number[]>('amounts')}::integer[]
-      ) AS t(event_id, generation, category, amount_cents)
-    ), acked AS (${ackInput(statementNow(context))}), inserted AS (
-      INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT input.event_id, input.category, input.amount_cents, ${statementNow(context)}
+      SELECT * FROM unnest($2::text[], $3::integer[], $4::text[], $5::integer[])
+        AS t(event_id, generation, category, amount_cents)
+    ), acked AS (${ackInput(d)}), inserted AS (
+      INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
+      SELECT input.event_id, input.category, input.amount_cents, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
 );
 
 /**
- * {@link ackWithEffects} for exactly one message, with scalar parameters: the same fenced
- * UPDATE and an effect row only if it marked the row done, without the arrays (no
- * array literals to build on the client, no `unnest` and join on the server). How
- * `complete` records one message's effect, the per-message hot path.
+ * {@link ackWithEffectsText} for exactly one message, with scalar parameters ($2 id, $3
+ * generation, $4 category, $5 amount; $1 now): the same fenced UPDATE and an effect row
+ * only if it marked the row done, without the arrays (no array literals to build on the
+ * client, no `unnest` and join on the server). How `complete` records one message's
+ * effect, the per-message hot path.
  */
-const ackOneWithEffect = defineStatement<{ event_id: string }>('ack-one-with-effect', (context) => {
-  const { p } = context;
-  const now = statementNow(context);
-  return sql<{ event_id: string }>`
+const ackOneWithEffectText = statement('ack-one-with-effect', (d) => {
+  const now = d.now(1);
+  return `
     WITH acked AS (
-      UPDATE ${messagesTable}
-      SET state = ${stateLiteral('done')}, lease_until = NULL, updated_at = ${now}
-      WHERE event_id = ${p.value<string>('id')}
-        AND generation = ${p.value<number>('generation')}
-        AND state = ${stateLiteral('leased')}
-        AND lease_until > ${now}
+      UPDATE ${d.table('messages')}
+      SET state = 'done', lease_until = NULL, updated_at = ${now}
+      WHERE event_id = $2 AND generation = $3 AND state = 'leased' AND lease_until > ${now}
       RETURNING event_id
     ), inserted AS (
-      INSERT INTO ${effectsTable} (event_id, category, amount_cents, created_at)
-      SELECT event_id, ${p.value<string>('category')}::text, ${p.value<number>('amount')}::integer,
-        ${now}
+      INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
+      SELECT event_id, $4::text, $5::integer, ${now}
       FROM acked
     )
     SELECT event_id FROM acked`;
 });
 
 /**
- * The ACK and onceq's record of user completions in one statement, one array per column:
- * leased → done for every `(event_id, generation)` pair still validly leased at `now`,
- * and a `completions` row for each message it marked done. Returns the ids it marked
- * done; the users' writes then run for those only.
+ * The ACK and onceq's record of user completions in one statement, one array per column
+ * ($2 ids, $3 generations, $4 summaries; $1 now): leased → done for every
+ * `(event_id, generation)` pair still validly leased at now, and a `completions` row for
+ * each message it marked done. Returns the ids it marked done; the users' writes then
+ * run for those only.
  */
-const ackWithCompletions = defineStatement<{ event_id: string }>(
+const ackWithCompletionsText = statement(
   'ack-with-completions',
-  (context) => sql<{ event_id: string }>`
+  (d) => `
     WITH input AS (
-      SELECT * FROM unnest(
-        ${context.p.value<string[]>('ids')}::text[],
-        ${context.p.value<number[]>('generations')}::integer[],
-        ${context.p.value<(string | null)[]>('summaries')}::text[]
-      ) AS t(event_id, generation, summary)
-    ), acked AS (${ackInput(statementNow(context))}), recorded AS (
-      INSERT INTO ${completionsTable} (event_id, summary, created_at)
-      SELECT input.event_id, input.summary, ${statementNow(context)}
+      SELECT * FROM unnest($2::text[], $3::integer[], $4::text[]) AS t(event_id, generation, summary)
+    ), acked AS (${ackInput(d)}), recorded AS (
+      INSERT INTO ${d.table('completions')} (event_id, summary, created_at)
+      SELECT input.event_id, input.summary, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
     )
     SELECT event_id FROM acked`,
 );
 
 /**
- * New `ready` messages from one array per column, the server's clock read once for every
- * row (`clock`). `ON CONFLICT (event_id) DO NOTHING` as the shared multi-row INSERT: a
- * stored id is skipped, not an error, the change count says how many rows were new, and
- * a failed CHECK still aborts the statement. One short text for any number of rows: no
- * INSERT of 4,000 placeholders to compile per schema and arity, to parse and plan on
- * the server, or to bind value by value (one bound value per column, not one per cell).
+ * New `ready` messages from one array per column ($2 ids, $3 payloads), the statement's
+ * clock ($1) read once for every row (`clock`). `ON CONFLICT (event_id) DO NOTHING` as
+ * SQLite's multi-row INSERT: a stored id is skipped, not an error, the change count says
+ * how many rows were new, and a failed CHECK still aborts the statement. One short text
+ * for any number of rows: no INSERT of thousands of placeholders for the server to parse
+ * and plan, or to bind value by value (one bound value per column, not one per cell).
  */
-const insertMessagesArray = defineStatement('enqueue-insert-array', (context) => {
-  const { p } = context;
-  return sql`
-    INSERT INTO ${messagesTable}
+const insertMessagesText = statement(
+  'enqueue-insert-array',
+  (d) => `
+    INSERT INTO ${d.table('messages')}
       (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
-    SELECT input.event_id, input.payload, ${stateLiteral('ready')}, 0, 0, clock.now, NULL, clock.now, clock.now
-    FROM unnest(${p.value<string[]>('ids')}::text[], ${p.value<string[]>('payloads')}::text[])
-        AS input(event_id, payload),
-      (SELECT ${statementNow(context)} AS now) AS clock
-    ON CONFLICT (event_id) DO NOTHING`;
-});
+    SELECT input.event_id, input.payload, 'ready', 0, 0, clock.now, NULL, clock.now, clock.now
+    FROM unnest($2::text[], $3::text[]) AS input(event_id, payload),
+      (SELECT ${d.now(1)} AS now) AS clock
+    ON CONFLICT (event_id) DO NOTHING`,
+);
 
 async function insertMessages(
   x: Executor,
@@ -247,28 +241,27 @@ async function insertMessages(
     ids[i] = row.eventId;
     payloads[i] = row.payload;
   }
-  return x.changes(insertMessagesArray, { ids, payloads, now });
+  const d = x.dialect;
+  return (await x.query(insertMessagesText(d), [d.nowValue(now), ids, payloads])).changes;
 }
-
-/**
- * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
- * rollback): enqueue and redrive wake sleeping workers of this schema at once.
- */
-const notifyWake = defineStatement(
-  'notify-wake',
-  ({ schema }) => sql`SELECT pg_notify(${sql.lit(WAKE_CHANNEL)}, ${sql.lit(schema ?? '')})`,
-);
 
 type EffectWrite = Extract<CompletionWrite, { effect: unknown }>;
 
-function ackValues(succeeded: readonly EffectWrite[], now: number) {
-  return {
-    ids: succeeded.map((s) => s.lease.eventId),
-    generations: succeeded.map((s) => s.lease.generation),
-    categories: succeeded.map((s) => s.effect.category),
-    amounts: succeeded.map((s) => s.effect.amountCents),
-    now,
-  };
+/** The parameters of {@link ackWithEffectsText}, one array per column. */
+function ackValues(d: SqlDialect, succeeded: readonly EffectWrite[], now: number): unknown[] {
+  const n = succeeded.length;
+  const ids = new Array<string>(n);
+  const generations = new Array<number>(n);
+  const categories = new Array<string>(n);
+  const amounts = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const { lease, effect } = succeeded[i] as EffectWrite;
+    ids[i] = lease.eventId;
+    generations[i] = lease.generation;
+    categories[i] = effect.category;
+    amounts[i] = effect.amountCents;
+  }
+  return [d.nowValue(now), ids, generations, categories, amounts];
 }
 
 /**
@@ -291,16 +284,21 @@ async function complete(
   const alone = options.explicitTransaction !== true;
   if (alone && effects.length === writes.length) {
     const [one] = effects;
-    const acked =
+    // One statement that commits by itself: no BEGIN/COMMIT round trips.
+    const { rows: acked } = await store.read((x) =>
       effects.length === 1 && one !== undefined
-        ? await store.autocommit(ackOneWithEffect, {
-            id: one.lease.eventId,
-            generation: one.lease.generation,
-            category: one.effect.category,
-            amount: one.effect.amountCents,
-            now,
-          })
-        : await store.autocommit(ackWithEffects, ackValues(effects, now));
+        ? x.query<{ event_id: string }>(ackOneWithEffectText(x.dialect), [
+            x.dialect.nowValue(now),
+            one.lease.eventId,
+            one.lease.generation,
+            one.effect.category,
+            one.effect.amountCents,
+          ])
+        : x.query<{ event_id: string }>(
+            ackWithEffectsText(x.dialect),
+            ackValues(x.dialect, effects, now),
+          ),
+    );
     // The effects went in with the ACK, committed: both crash points are this instant.
     crashPoint('after-effect-insert');
     crashPoint('after-ack');
@@ -316,19 +314,20 @@ async function complete(
   }
   if (alone && writes.length === 1 && only !== undefined && 'failure' in only) {
     const move = only.failure(now);
-    const moved = await store.autocommit(
-      shared.settleFailureReturning,
-      shared.failValues(only.lease, move, now),
-    );
+    const moved = await store.read((x) => shared.fail(x, only.lease, move, now));
     crashPoint('after-ack');
-    if (moved.length === 1) written.set(only.lease.eventId, move);
+    if (moved === 1) written.set(only.lease.eventId, move);
     return { now, written };
   }
   await store.transact(async (x) => {
     // A transaction PostgreSQL re-runs (deadlock) starts from nothing written.
     written.clear();
+    const d = x.dialect;
     if (effects.length > 0) {
-      const acked = await x.rows(ackWithEffects, ackValues(effects, now));
+      const { rows: acked } = await x.query<{ event_id: string }>(
+        ackWithEffectsText(d),
+        ackValues(d, effects, now),
+      );
       for (const row of acked) written.set(row.event_id, null);
       crashPoint('after-effect-insert');
     }
@@ -341,24 +340,18 @@ async function complete(
     const users = writes.filter((w): w is UserWrite => 'completion' in w);
     const done = await writeCompletions(x, users, now, {
       ackAll: async (all) => {
-        const acked = await x.rows(ackWithCompletions, {
-          ids: all.map((w) => w.lease.eventId),
-          generations: all.map((w) => w.lease.generation),
-          summaries: all.map((w) => w.completion.summary ?? null),
-          now,
-        });
+        const { rows: acked } = await x.query<{ event_id: string }>(ackWithCompletionsText(d), [
+          d.nowValue(now),
+          all.map((w) => w.lease.eventId),
+          all.map((w) => w.lease.generation),
+          all.map((w) => w.completion.summary ?? null),
+        ]);
         return new Set(acked.map((row) => row.event_id));
       },
-      ack: (write) => shared.ack(x, [write.lease], now),
-      record: async (write) => {
-        await x.changes(shared.insertCompletion, {
-          id: write.lease.eventId,
-          summary: write.completion.summary,
-          now,
-        });
-      },
+      ack: (write) => shared.ack(x, write.lease, now),
+      record: (write) => shared.insertCompletion(x, write.lease, write.completion.summary, now),
       fail: (write, move) => shared.fail(x, write.lease, move, now),
-      insert: (groups) => insertRows(x, groups, schemaOf(store)),
+      insert: (groups) => insertRows(x, groups),
     });
     for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');
@@ -366,19 +359,20 @@ async function complete(
   return { now, written };
 }
 
-function claimValues(input: { now: number; leaseSeconds: number; maxAttempts: number }) {
-  return {
-    now: input.now,
-    leaseUntil: input.now + input.leaseSeconds,
-    leaseSeconds: input.leaseSeconds,
-    maxAttempts: input.maxAttempts,
-  };
-}
-
 /** Largest number of bound parameters one statement may carry. */
 const MAX_PARAMETERS = 65_535;
 
-const snapshot = shared.snapshotStatement('snapshot', sql``);
+const snapshot = shared.snapshotText('');
+
+/**
+ * `NOTIFY` in the caller's transaction (PostgreSQL delivers it at COMMIT, never on
+ * rollback): enqueue and redrive wake sleeping workers of this store's schema at once.
+ * The payload is the schema.
+ */
+const notifyText = statement(
+  'notify-wake',
+  (d) => `SELECT pg_notify('${WAKE_CHANNEL}', ${literal(d.schema ?? '')})`,
+);
 
 /** PostgreSQL's driver: fused where a statement saves a round trip, rows locked. */
 export const postgresDriver: Driver = {
@@ -389,37 +383,33 @@ export const postgresDriver: Driver = {
     serverClock: true,
   },
   ...sharedDriver,
-  claimInTransaction: async (x, input) =>
-    inClaimOrder(await x.rows(claimWithRecovery, claimValues(input), input.limit)),
+  claimInTransaction: claimOn,
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claim: async (store, input) =>
-    inClaimOrder(
-      await store.autocommit(
-        claimWithRecovery,
-        claimValues({ ...input, now: store.clock() }),
-        input.limit,
-      ),
-    ),
-  readFenced: (x, leases) => x.rows(readFenced, { ids: leases.map((l) => l.eventId) }),
+  claim: (store, input) => store.read((x) => claimOn(x, { ...input, now: store.clock() })),
+  readFenced: async (x, leases) =>
+    (await x.query<FencedRow>(readFencedText(x.dialect), [leases.map((l) => l.eventId)])).rows,
   complete,
   extend: shared.extend,
   release: shared.release,
-  readForRedrive: (x, ids) => x.rows(shared.redriveCheckLocked, { ids }, ids.length),
+  readForRedrive: shared.readForRedrive,
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
   wake: async (x) => {
-    await x.rows(notifyWake, {});
+    await x.query(notifyText(x.dialect));
   },
   // One statement, no BEGIN/COMMIT round trips.
-  snapshot: (store, now) => store.autocommit(snapshot, { now }),
+  snapshot: (store, now) =>
+    store.read(async (x) => (await x.query<SnapshotRow>(snapshot(x.dialect), [now])).rows),
   // The server checks its own pages; foreign keys are enforced, never deferred.
   storageProbes: [],
   plannerProbes: [statisticsProbe],
   schemas,
   async lockForRecount(x) {
     // Waits for running writes and blocks new ones until COMMIT.
-    await x.query('LOCK TABLE messages, effects IN SHARE MODE');
+    await x.query(
+      `LOCK TABLE ${x.dialect.table('messages')}, ${x.dialect.table('effects')} IN SHARE MODE`,
+    );
   },
   // Autovacuum gives space back; a manual VACUUM FULL would lock the tables for its run.
   vacuum: async () => false,

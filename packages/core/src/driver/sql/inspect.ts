@@ -1,14 +1,20 @@
 /**
  * The read-only views of `queue/`: one message with its effect, the dead-letter queue,
  * the listings with their filters and cursors, what is due next, the queue's ages, and
- * the rows a redrive preview judges. Built with Kysely once per shape (a listing's
- * filters are a builder's job), run through an executor.
+ * the rows a redrive preview judges. A listing's filters are ANDed terms, its text
+ * kept per shape.
  */
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import type { CompletionsTable, Database, EffectsTable, MessagesTable } from '../../schema.ts';
+import type { CompletionsTable, EffectsTable, MessagesTable } from '../../schema.ts';
 import type { MessageState } from '../../states.ts';
-import { defineStatement, type Slots, type Statement } from '../prepared.ts';
-import { stateLiteral, statementNow } from '../shared-statements.ts';
+import type { Executor } from '../executor.ts';
+import {
+  params,
+  type SqlDialect,
+  type SqlText,
+  sqlText,
+  statement,
+  statementFor,
+} from '../sql-text.ts';
 
 /**
  * One message row joined with its recorded outcome (an effect or a completion; null when
@@ -21,61 +27,36 @@ export type MessageRow = MessagesTable & {
   completion_summary: CompletionsTable['summary'] | null;
 };
 
-const MESSAGE_COLUMNS = [
-  'messages.event_id',
-  'messages.payload',
-  'messages.state',
-  'messages.attempts',
-  'messages.generation',
-  'messages.available_at',
-  'messages.lease_until',
-  'messages.last_error_code',
-  'messages.last_error_detail',
-  'messages.enqueued_at',
-  'messages.updated_at',
-  'messages.pruned_at',
-  'messages.payload_sha256',
-  'effects.category',
-  'effects.amount_cents',
-  'completions.event_id as completion_id',
-  'completions.summary as completion_summary',
-] as const;
+const MESSAGE_COLUMNS = `messages.event_id, messages.payload, messages.state, messages.attempts, messages.generation,
+  messages.available_at, messages.lease_until, messages.last_error_code, messages.last_error_detail, messages.enqueued_at,
+  messages.updated_at, messages.pruned_at, messages.payload_sha256, effects.category, effects.amount_cents,
+  completions.event_id AS completion_id, completions.summary AS completion_summary`;
 
-function messages(db: Kysely<Database>) {
-  return db
-    .selectFrom('messages')
-    .leftJoin('effects', 'effects.event_id', 'messages.event_id')
-    .leftJoin('completions', 'completions.event_id', 'messages.event_id')
-    .select(MESSAGE_COLUMNS);
+/** Every message joined with its recorded outcome. */
+function messagesWithOutcome(d: SqlDialect): string {
+  return `SELECT ${MESSAGE_COLUMNS} FROM ${d.table('messages')}
+  LEFT JOIN ${d.table('effects')} ON effects.event_id = messages.event_id
+  LEFT JOIN ${d.table('completions')} ON completions.event_id = messages.event_id`;
 }
 
-/** The message `id`, with its effect. */
-export const messageById = defineStatement<MessageRow>('message-by-id', ({ db, p }) =>
-  messages(db).where('messages.event_id', '=', p.value<string>('id')),
+/** The message ?1, with its outcome. */
+export const messageById = statement(
+  'message-by-id',
+  (d) => `${messagesWithOutcome(d)} WHERE messages.event_id = ${d.param(1)}`,
 );
 
-function deadMessages(db: Kysely<Database>) {
-  return messages(db)
-    .where('messages.state', '=', stateLiteral('dead'))
-    .where('messages.pruned_at', 'is', null)
-    .orderBy('messages.event_id');
-}
-
-/** Every dead message not pruned, by event id. */
-export const deadAll = defineStatement<MessageRow>('dlq-all', ({ db }) => deadMessages(db));
-
-/** The first `n` of {@link deadAll}. */
-export const deadFirst = defineStatement<MessageRow>('dlq-first', ({ db, n }) =>
-  deadMessages(db).limit(n),
+/** Every dead message not pruned, by event id; the first `n` of them when `n > 0`. */
+export const deadMessages = statementFor(
+  'dlq',
+  (d, n) =>
+    `${messagesWithOutcome(d)} WHERE messages.state = 'dead' AND messages.pruned_at IS NULL ORDER BY messages.event_id${n > 0 ? ` LIMIT ${n}` : ''}`,
 );
 
-/** How many messages {@link deadAll} returns. */
-export const deadCount = defineStatement<{ n: number }>('dlq-count', ({ db }) =>
-  db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('state', '=', stateLiteral('dead'))
-    .where('pruned_at', 'is', null),
+/** How many messages {@link deadMessages} returns. */
+export const deadCount = statement(
+  'dlq-count',
+  (d) =>
+    `SELECT count(*) AS n FROM ${d.table('messages')} WHERE state = 'dead' AND pruned_at IS NULL`,
 );
 
 /** Which messages a listing (or a count) takes. Every field narrows; none means all. */
@@ -101,154 +82,117 @@ export interface ListPage {
   limit: number;
 }
 
-/** Which filters a listing has (their values are the statement's slots). */
-export interface FilterShape {
-  state: boolean;
-  errorCode: boolean;
-  /** The prefix's length: it is part of the SQL (`substr(event_id, 1, n)`). */
-  idPrefixLength: number;
-  updatedAtOrBefore: boolean;
-  updatedAtOrAfter: boolean;
-}
-
-function where(shape: FilterShape, p: Slots) {
-  return (eb: ExpressionBuilder<Database, 'messages'>) => {
-    const terms = [];
-    if (shape.state) terms.push(eb('messages.state', '=', p.value<MessageState>('state')));
-    if (shape.errorCode) {
-      terms.push(eb('messages.last_error_code', '=', p.value<string>('errorCode')));
-    }
-    if (shape.idPrefixLength > 0) {
-      terms.push(
-        eb(
-          sql<string>`substr(messages.event_id, 1, ${sql.lit(shape.idPrefixLength)})`,
-          '=',
-          p.value<string>('idPrefix'),
-        ),
-      );
-    }
-    if (shape.updatedAtOrBefore) {
-      terms.push(eb('messages.updated_at', '<=', p.value<number>('updatedAtOrBefore')));
-    }
-    if (shape.updatedAtOrAfter) {
-      terms.push(eb('messages.updated_at', '>=', p.value<number>('updatedAtOrAfter')));
-    }
-    return eb.and(terms);
-  };
-}
-
-/** Which filters `filter` sets, and their values as the listing statements' slots. */
-export function filterOf(filter: MessageFilter): {
-  shape: FilterShape;
-  values: Record<string, unknown>;
-} {
-  const prefix = filter.idPrefix ?? '';
-  const shape: FilterShape = {
-    state: filter.state !== undefined,
-    errorCode: filter.errorCode !== undefined,
-    idPrefixLength: prefix.length,
-    updatedAtOrBefore: filter.updatedAtOrBefore !== undefined,
-    updatedAtOrAfter: filter.updatedAtOrAfter !== undefined,
-  };
-  const values: Record<string, unknown> = {};
-  if (filter.state !== undefined) values.state = filter.state;
-  if (filter.errorCode !== undefined) values.errorCode = filter.errorCode;
-  if (prefix !== '') values.idPrefix = prefix;
-  if (filter.updatedAtOrBefore !== undefined) values.updatedAtOrBefore = filter.updatedAtOrBefore;
-  if (filter.updatedAtOrAfter !== undefined) values.updatedAtOrAfter = filter.updatedAtOrAfter;
-  return { shape, values };
-}
-
-/** A listing's order, and whether it continues after a cursor. */
-export interface PageShape extends FilterShape {
-  order: 'id' | 'oldest' | 'newest';
-  /** Slots `afterId` (order `id`), or `afterAt` and `afterId` (by time). */
-  cursor: boolean;
-}
-
-const cached = new Map<string, Statement<unknown>>();
-
 /**
- * A shape as a short name: one letter per filter present (the prefix with its length),
- * then the order and `c` for a cursor. Short, since PostgreSQL cuts a prepared
- * statement's name at 63 bytes and two shapes must never share one.
+ * A listing's statement and its parameters: the filters `filter` sets, ANDed, each
+ * value bound once, then the cursor and the order of `page` (absent for a count). The
+ * text depends only on which filters are set (the prefix with its length), the order
+ * and the cursor, so it is kept per shape; a short shape key, since PostgreSQL cuts a
+ * prepared statement's name at 63 bytes and two shapes must never share one.
  */
-function shapeKey(shape: FilterShape & Partial<Pick<PageShape, 'order' | 'cursor'>>): string {
-  return [
-    shape.state ? 's' : '',
-    shape.errorCode ? 'e' : '',
-    shape.idPrefixLength > 0 ? `p${shape.idPrefixLength}` : '',
-    shape.updatedAtOrBefore ? 'b' : '',
-    shape.updatedAtOrAfter ? 'a' : '',
-    shape.order === undefined ? '' : `-${shape.order}`,
-    shape.cursor === true ? '-c' : '',
-  ].join('');
-}
-
-function once<Row>(key: string, make: () => Statement<Row>): Statement<Row> {
-  let statement = cached.get(key);
-  if (statement === undefined) {
-    statement = make() as Statement<unknown>;
-    cached.set(key, statement);
+function listing(
+  d: SqlDialect,
+  filter: MessageFilter,
+  page: ListPage | undefined,
+): { text: SqlText; values: unknown[] } {
+  const values: unknown[] = [];
+  const terms: string[] = [];
+  let key = '';
+  const bind = (value: unknown) => {
+    values.push(value);
+    return d.param(values.length);
+  };
+  if (filter.state !== undefined) {
+    terms.push(`messages.state = ${bind(filter.state)}`);
+    key += 's';
   }
-  return statement as Statement<Row>;
-}
-
-/** One page of a listing of `shape`: `n` rows, keyset-paged. */
-export function listPage(shape: PageShape): Statement<MessageRow> {
-  const key = `list-page-${shapeKey(shape)}`;
-  return once(key, () =>
-    defineStatement<MessageRow>(key, ({ db, p, n }) => {
-      let query = messages(db).where(where(shape, p));
-      if (shape.order === 'id') {
-        if (shape.cursor) query = query.where('messages.event_id', '>', p.value<string>('afterId'));
-        query = query.orderBy('messages.event_id');
-      } else {
-        const cmp = shape.order === 'oldest' ? '>' : '<';
-        if (shape.cursor) {
-          query = query.where((eb) =>
-            eb.or([
-              eb('messages.updated_at', cmp, p.value<number>('afterAt')),
-              eb.and([
-                eb('messages.updated_at', '=', p.value<number>('afterAt')),
-                eb('messages.event_id', cmp, p.value<string>('afterId')),
-              ]),
-            ]),
-          );
-        }
-        const direction = shape.order === 'oldest' ? 'asc' : 'desc';
-        query = query
-          .orderBy('messages.updated_at', direction)
-          .orderBy('messages.event_id', direction);
+  if (filter.errorCode !== undefined) {
+    terms.push(`messages.last_error_code = ${bind(filter.errorCode)}`);
+    key += 'e';
+  }
+  const prefix = filter.idPrefix ?? '';
+  if (prefix !== '') {
+    // The prefix's length is part of the SQL: `substr` keeps the comparison exact.
+    terms.push(`substr(messages.event_id, 1, ${prefix.length}) = ${bind(prefix)}`);
+    key += `p${prefix.length}`;
+  }
+  if (filter.updatedAtOrBefore !== undefined) {
+    terms.push(`messages.updated_at <= ${bind(filter.updatedAtOrBefore)}`);
+    key += 'b';
+  }
+  if (filter.updatedAtOrAfter !== undefined) {
+    terms.push(`messages.updated_at >= ${bind(filter.updatedAtOrAfter)}`);
+    key += 'a';
+  }
+  let order = '';
+  if (page !== undefined) {
+    const { after } = page;
+    if (page.order === 'id') {
+      if (after !== undefined) terms.push(`messages.event_id > ${bind(after.id)}`);
+      order = ' ORDER BY messages.event_id';
+    } else {
+      const cmp = page.order === 'oldest' ? '>' : '<';
+      if (after !== undefined) {
+        const at = bind(after.at);
+        terms.push(
+          `(messages.updated_at ${cmp} ${at} OR (messages.updated_at = ${at} AND messages.event_id ${cmp} ${bind(after.id)}))`,
+        );
       }
-      return query.limit(n);
-    }),
-  );
+      const direction = page.order === 'oldest' ? 'ASC' : 'DESC';
+      order = ` ORDER BY messages.updated_at ${direction}, messages.event_id ${direction}`;
+    }
+    order += ` LIMIT ${page.limit}`;
+    key += `-${page.order}${after === undefined ? '' : '-c'}`;
+  }
+  const where = terms.length === 0 ? '' : ` WHERE ${terms.join(' AND ')}`;
+  const text =
+    page === undefined
+      ? countText(d, key, () => `SELECT count(*) AS n FROM ${d.table('messages')}${where}`)
+      : pageText(d, page.limit, key, () => `${messagesWithOutcome(d)}${where}${order}`);
+  return { text, values };
 }
 
-/** How many messages a filter of `shape` matches. */
-export function listCount(shape: FilterShape): Statement<{ n: number }> {
-  const key = `list-count-${shapeKey(shape)}`;
-  return once(key, () =>
-    defineStatement<{ n: number }>(key, ({ db, p }) =>
-      db
-        .selectFrom('messages')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where(where(shape, p)),
-    ),
-  );
+const countTexts = new Map<string, SqlText>();
+const pageTexts = new Map<string, SqlText>();
+
+function countText(d: SqlDialect, key: string, write: () => string): SqlText {
+  return kept(countTexts, `${d.key} ${key}`, () => sqlText(`list-count-${key}`, 1, write()));
+}
+
+function pageText(d: SqlDialect, n: number, key: string, write: () => string): SqlText {
+  return kept(pageTexts, `${d.key} ${n} ${key}`, () => sqlText(`list-${key}`, n, write()));
+}
+
+function kept(texts: Map<string, SqlText>, key: string, make: () => SqlText): SqlText {
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = make();
+    texts.set(key, text);
+  }
+  return text;
+}
+
+/** One keyset page of the messages `page.filter` takes, in `page.order`. */
+export async function listPage(x: Executor, page: ListPage): Promise<MessageRow[]> {
+  const { text, values } = listing(x.dialect, page.filter, page);
+  return (await x.query<MessageRow>(text, values)).rows;
+}
+
+/** How many messages `filter` takes. */
+export async function countMatching(x: Executor, filter: MessageFilter): Promise<number> {
+  const { text, values } = listing(x.dialect, filter, undefined);
+  return Number((await x.query<{ n: unknown }>(text, values)).rows[0]?.n ?? 0);
 }
 
 /**
  * The earliest `available_at` of a ready message and `lease_until` of a leased one, and
- * the statement's now on the clock those times were written with.
+ * the statement's now (?1) on the clock those times were written with.
  */
-export const nextDueRow = defineStatement<{ ready_at: unknown; lease_at: unknown; now: unknown }>(
+export const nextDueRow = statement(
   'next-due',
-  (context) => sql`SELECT
-    ${statementNow(context)} AS now,
-    (SELECT min(available_at) FROM messages WHERE state = ${stateLiteral('ready')}) AS ready_at,
-    (SELECT min(lease_until) FROM messages WHERE state = ${stateLiteral('leased')}) AS lease_at`,
+  (d) => `SELECT
+    ${d.now(1)} AS now,
+    (SELECT min(available_at) FROM ${d.table('messages')} WHERE state = 'ready') AS ready_at,
+    (SELECT min(lease_until) FROM ${d.table('messages')} WHERE state = 'leased') AS lease_at`,
 );
 
 /** What {@link waitingRow} reads; a column is null (or absent) where nothing counts. */
@@ -259,24 +203,23 @@ export interface WaitingRow {
   next_expiry?: unknown;
 }
 
-/** Ready messages still in backoff at `now`, and leased ones, with their earliest times. */
-export const waitingRow = defineStatement<WaitingRow>('waiting', ({ p }) => {
-  const ready = stateLiteral('ready');
-  const leased = stateLiteral('leased');
-  const now = p.value<number>('now');
-  return sql`SELECT
-    (SELECT count(*) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS in_backoff,
-    (SELECT min(available_at) FROM messages WHERE state = ${ready} AND available_at > ${now}) AS next_ready,
-    (SELECT count(*) FROM messages WHERE state = ${leased}) AS leased,
-    (SELECT min(lease_until) FROM messages WHERE state = ${leased}) AS next_expiry`;
+/** Ready messages still in backoff at ?1, and leased ones, with their earliest times. */
+export const waitingRow = statement('waiting', (d) => {
+  const messages = d.table('messages');
+  const now = d.param(1);
+  return `SELECT
+    (SELECT count(*) FROM ${messages} WHERE state = 'ready' AND available_at > ${now}) AS in_backoff,
+    (SELECT min(available_at) FROM ${messages} WHERE state = 'ready' AND available_at > ${now}) AS next_ready,
+    (SELECT count(*) FROM ${messages} WHERE state = 'leased') AS leased,
+    (SELECT min(lease_until) FROM ${messages} WHERE state = 'leased') AS next_expiry`;
 });
 
 /** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
-export const agesRow = defineStatement<{ ready_at: unknown; dead_at: unknown }>(
+export const agesRow = statement(
   'queue-ages',
-  () => sql`SELECT
-    (SELECT min(available_at) FROM messages WHERE state = ${stateLiteral('ready')}) AS ready_at,
-    (SELECT min(updated_at) FROM messages WHERE state = ${stateLiteral('dead')}) AS dead_at`,
+  (d) => `SELECT
+    (SELECT min(available_at) FROM ${d.table('messages')} WHERE state = 'ready') AS ready_at,
+    (SELECT min(updated_at) FROM ${d.table('messages')} WHERE state = 'dead') AS dead_at`,
 );
 
 /** A message as a redrive preview judges it. */
@@ -287,20 +230,12 @@ export interface PreviewRow {
   generation: number;
 }
 
-/** Every dead message, by event id, for a preview of `redrive all`. */
-export const previewAll = defineStatement<PreviewRow>('redrive-preview-all', ({ db }) =>
-  db
-    .selectFrom('messages')
-    .select(['event_id', 'payload', 'state', 'generation'])
-    .where('state', '=', stateLiteral('dead'))
-    .orderBy('event_id'),
-);
-
-/** The named messages (any state: the preview refuses one not dead), by event id. */
-export const previewSome = defineStatement<PreviewRow>('redrive-preview', ({ db, p, n }) =>
-  db
-    .selectFrom('messages')
-    .select(['event_id', 'payload', 'state', 'generation'])
-    .where('event_id', 'in', p.list<string>('ids', n))
-    .orderBy('event_id'),
+/**
+ * The `n` named messages (any state: the preview refuses one not dead), or with `n = 0`
+ * every dead one, by event id.
+ */
+export const previewText = statementFor(
+  'redrive-preview',
+  (d, n) =>
+    `SELECT event_id, payload, state, generation FROM ${d.table('messages')} WHERE ${n === 0 ? "state = 'dead'" : `event_id IN (${params(d, 1, n)})`} ORDER BY event_id`,
 );

@@ -2,9 +2,11 @@
  * The doctor's invariant queries and its stale-lease count: plain SQL the two backends
  * run word for word, so a row written around the protocol (direct SQL, a restored file,
  * a dropped CHECK) is caught the same way on both. Numbers are inlined as integer
- * literals (checked), so the text needs no placeholder style of either backend.
+ * literals (checked), so the text needs no placeholders; the tables are named as the
+ * store's dialect names them.
  */
-import type { Executor } from '../prepared.ts';
+import type { Executor } from '../executor.ts';
+import type { SqlDialect } from '../sql-text.ts';
 
 /** An integer as an SQL literal; anything else is a programming error. */
 function integer(value: number): string {
@@ -12,30 +14,45 @@ function integer(value: number): string {
   return String(value);
 }
 
+/** The tables the checks read, as the store's dialect names them. */
+export interface Tables {
+  readonly messages: string;
+  readonly effects: string;
+  readonly completions: string;
+}
+
+export function tablesOf(d: SqlDialect): Tables {
+  return {
+    messages: d.table('messages'),
+    effects: d.table('effects'),
+    completions: d.table('completions'),
+  };
+}
+
 /** The checks, each as "select event_id of every row that breaks it". */
 export const INVARIANT_ROWS = {
-  done_without_outcome: () => `select m.event_id from messages m
-    left join effects e on e.event_id = m.event_id
-    left join completions c on c.event_id = m.event_id
+  done_without_outcome: (t: Tables) => `select m.event_id from ${t.messages} m
+    left join ${t.effects} e on e.event_id = m.event_id
+    left join ${t.completions} c on c.event_id = m.event_id
     where m.state = 'done' and e.event_id is null and c.event_id is null`,
-  two_outcomes: () => `select e.event_id from effects e
-    join completions c on c.event_id = e.event_id`,
-  outcome_without_done: () => `select m.event_id from messages m
+  two_outcomes: (t: Tables) => `select e.event_id from ${t.effects} e
+    join ${t.completions} c on c.event_id = e.event_id`,
+  outcome_without_done: (t: Tables) => `select m.event_id from ${t.messages} m
     where m.state <> 'done' and (
-      exists (select 1 from effects e where e.event_id = m.event_id)
-      or exists (select 1 from completions c where c.event_id = m.event_id))`,
-  effect_without_message: () => `select e.event_id from effects e
-    left join messages m on m.event_id = e.event_id where m.event_id is null`,
-  completion_without_message: () => `select c.event_id from completions c
-    left join messages m on m.event_id = c.event_id where m.event_id is null`,
-  lease_mismatch: () => `select event_id from messages
+      exists (select 1 from ${t.effects} e where e.event_id = m.event_id)
+      or exists (select 1 from ${t.completions} c where c.event_id = m.event_id))`,
+  effect_without_message: (t: Tables) => `select e.event_id from ${t.effects} e
+    left join ${t.messages} m on m.event_id = e.event_id where m.event_id is null`,
+  completion_without_message: (t: Tables) => `select c.event_id from ${t.completions} c
+    left join ${t.messages} m on m.event_id = c.event_id where m.event_id is null`,
+  lease_mismatch: (t: Tables) => `select event_id from ${t.messages}
     where (state = 'leased' and lease_until is null)
        or (state <> 'leased' and lease_until is not null)`,
-  attempts_out_of_bounds: (maxAttempts: number) => `select event_id from messages
+  attempts_out_of_bounds: (t: Tables, maxAttempts: number) => `select event_id from ${t.messages}
     where attempts < 0 or attempts > ${integer(maxAttempts)} or generation < attempts
        or (state = 'ready' and attempts >= ${integer(maxAttempts)})`,
   // A 64-character lowercase hex digest: ltrim removes every hex digit, leaving ''.
-  tombstone_inconsistent: () => `select event_id from messages
+  tombstone_inconsistent: (t: Tables) => `select event_id from ${t.messages}
     where (pruned_at is not null and (payload is not null or payload_sha256 is null
         or state not in ('done', 'dead') or length(payload_sha256) <> 64
         or ltrim(payload_sha256, '0123456789abcdef') <> ''))
@@ -65,7 +82,7 @@ export async function expiredLeases(
   cutoff: number,
 ): Promise<{ n: number; oldest: number }> {
   const { rows } = await x.query<{ n: unknown; oldest: unknown }>(
-    `select count(*) as n, min(lease_until) as oldest from messages
+    `select count(*) as n, min(lease_until) as oldest from ${x.dialect.table('messages')}
      where state = 'leased' and lease_until < ${integer(cutoff)}`,
   );
   return { n: Number(rows[0]?.n ?? 0), oldest: Number(rows[0]?.oldest ?? 0) };

@@ -1,81 +1,60 @@
 /**
- * Prune's statements (maintenance/prune.ts), built from one definition for both
- * backends: the count of a dry run, the keyset page of candidates, and the chunk's
- * UPDATE that turns each row into a tombstone.
+ * Prune's statements (maintenance/prune.ts), the same words on both backends: the count
+ * of a dry run, the keyset page of candidates, and the chunk's UPDATE that turns each
+ * row into a tombstone. The state is written as a literal (one text per prunable
+ * state), so the planner matches it against the leading column of `messages_claim` when
+ * it prepares the statement.
  */
-import { sql } from 'kysely';
 import type { PrunableState } from '../driver.ts';
-import { defineStatement, type Statement } from '../prepared.ts';
-import { stateLiteral } from '../shared-statements.ts';
+import { statement, statementFor } from '../sql-text.ts';
 
-/**
- * One statement per prunable state, with the state written as a literal so the planner
- * matches it against the leading column of `messages_claim` when it prepares it.
- */
-function perState<Row>(
-  build: (state: PrunableState) => Statement<Row>,
-): (state: PrunableState) => Statement<Row> {
-  const statements = { done: build('done'), dead: build('dead') };
-  return (state) => statements[state];
+function perState<Text>(build: (state: PrunableState) => Text): (state: PrunableState) => Text {
+  const texts = { done: build('done'), dead: build('dead') };
+  return (state) => texts[state];
 }
 
-/** Finished messages of `state`, not yet pruned, finished before `before`. */
+/** Finished messages of `state`, not yet pruned, finished before ?1. */
 export const prunableCount = perState((state) =>
-  defineStatement<{ n: number }>(`prune-count-${state}`, ({ db, p }) =>
-    db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('state', '=', stateLiteral(state))
-      .where('pruned_at', 'is', null)
-      .where('updated_at', '<', p.value<number>('before')),
+  statement(
+    `prune-count-${state}`,
+    (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
+WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}`,
   ),
 );
 
 /**
- * The next `n` candidates after the cursor (`availableAt`, `eventId`), in
- * `messages_claim` order (state, available_at, event_id): each page is a range scan from
- * the cursor, never a scan of every done row. The first page's cursor is `(-1, '')`.
+ * The next `n` candidates after the cursor (?2 `available_at`, ?3 `event_id`), in
+ * `messages_claim` order (state, available_at, event_id), finished before ?1: each page
+ * is a range scan from the cursor, never a scan of every done row. The first page's
+ * cursor is `(-1, '')`.
  */
 export const prunePage = perState((state) =>
-  defineStatement<{ event_id: string; payload: string; available_at: number }>(
+  statementFor(
     `prune-page-${state}`,
-    ({ db, p, n }) =>
-      db
-        .selectFrom('messages')
-        .select(['event_id', 'payload', 'available_at'])
-        .where('state', '=', stateLiteral(state))
-        .where('pruned_at', 'is', null)
-        .where('updated_at', '<', p.value<number>('before'))
-        .where(
-          sql<boolean>`(available_at, event_id) > (${p.value<number>('availableAt')}, ${p.value<string>('eventId')})`,
-        )
-        .orderBy('available_at')
-        .orderBy('event_id')
-        .limit(n),
+    (d, n) => `SELECT event_id, payload, available_at FROM ${d.table('messages')}
+WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}
+  AND (available_at, event_id) > (${d.param(2)}, ${d.param(3)})
+ORDER BY available_at, event_id LIMIT ${n}`,
   ),
 );
 
 /**
- * The tombstones of `n` rows: payload gone, `pruned_at` now, each its own SHA-256. The
- * `WHERE` repeats every condition of the page, so a message redriven since is skipped.
+ * The tombstones of `n` rows (ids ?3 …, their SHA-256s after them): payload gone,
+ * `pruned_at` ?1, each its own hash. The `WHERE` repeats every condition of the page
+ * (finished before ?2), so a message redriven since is skipped. Each id is bound once,
+ * for both the CASE and the IN list.
  */
 export const pruneRows = perState((state) =>
-  defineStatement(`prune-rows-${state}`, ({ db, p, n }) => {
-    const ids = p.list<string>('ids', n);
-    const hashes = p.list<string>('hashes', n);
-    return db
-      .updateTable('messages')
-      .set({
-        payload: null,
-        pruned_at: p.value<number>('now'),
-        payload_sha256: sql<string>`case event_id ${sql.join(
-          ids.map((id, i) => sql`when ${id} then ${hashes[i]}`),
-          sql` `,
-        )} end`,
-      })
-      .where('event_id', 'in', ids)
-      .where('state', '=', stateLiteral(state))
-      .where('pruned_at', 'is', null)
-      .where('updated_at', '<', p.value<number>('before'));
+  statementFor(`prune-rows-${state}`, (d, n) => {
+    const cases = new Array<string>(n);
+    const ids = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      ids[i] = d.param(3 + i);
+      cases[i] = `WHEN ${ids[i]} THEN ${d.param(3 + n + i)}`;
+    }
+    return `UPDATE ${d.table('messages')} SET
+  payload = NULL, pruned_at = ${d.param(1)}, payload_sha256 = CASE event_id ${cases.join(' ')} END
+WHERE event_id IN (${ids.join(', ')}) AND state = '${state}' AND pruned_at IS NULL
+  AND updated_at < ${d.param(2)}`;
   }),
 );

@@ -4,24 +4,26 @@
  * doctor's invariants. `sqliteDriver` and `postgresDriver` take them as they are.
  */
 import type { Driver } from '../driver.ts';
+import type { Executor } from '../executor.ts';
+import type { SqlDialect, SqlText } from '../sql-text.ts';
 import { compareCounters, recount } from './counters.ts';
 import {
   agesRow,
-  deadAll,
+  countMatching,
   deadCount,
-  deadFirst,
-  filterOf,
-  listCount,
+  deadMessages,
   listPage,
+  type MessageRow,
   messageById,
   nextDueRow,
-  previewAll,
-  previewSome,
+  type PreviewRow,
+  previewText,
   waitingRow,
 } from './inspect.ts';
-import { expiredLeases, INVARIANT_ROWS, violations } from './invariants.ts';
+import { expiredLeases, INVARIANT_ROWS, tablesOf, violations } from './invariants.ts';
 import {
   anyMessage,
+  appliedMigrations,
   ID_PAGE_SIZE,
   idPage,
   lockIdPolicyRow,
@@ -56,61 +58,77 @@ type SharedMethods =
 
 const count = (row: { n: unknown } | undefined) => Number(row?.n ?? 0);
 
+/** The rows of one statement of fixed shape. */
+async function rowsOf<Row>(
+  x: Executor,
+  text: (d: SqlDialect) => SqlText,
+  values: readonly unknown[] = [],
+): Promise<Row[]> {
+  return (await x.query<Row>(text(x.dialect), values)).rows;
+}
+
 export const sharedDriver: Pick<Driver, SharedMethods> = {
-  readMessage: async (x, eventId) => (await x.rows(messageById, { id: eventId }))[0],
-  listDead: (x, limit) =>
-    limit === undefined ? x.rows(deadAll, {}) : x.rows(deadFirst, {}, limit),
-  countDead: async (x) => count((await x.rows(deadCount, {}))[0]),
-  listPage: (x, page) => {
-    const { shape, values } = filterOf(page.filter);
-    if (page.after !== undefined) {
-      values.afterId = page.after.id;
-      if (page.order !== 'id') values.afterAt = page.after.at;
-    }
-    const statement = listPage({ ...shape, order: page.order, cursor: page.after !== undefined });
-    return x.rows(statement, values, page.limit);
-  },
-  countMatching: async (x, filter) => {
-    const { shape, values } = filterOf(filter);
-    return count((await x.rows(listCount(shape), values))[0]);
-  },
+  readMessage: async (x, eventId) => (await rowsOf<MessageRow>(x, messageById, [eventId]))[0],
+  listDead: async (x, limit) =>
+    // A limit of 0 reads nothing; no limit (arity 0) reads every dead message.
+    limit === 0 ? [] : (await x.query<MessageRow>(deadMessages(x.dialect, limit ?? 0))).rows,
+  countDead: async (x) => count((await rowsOf<{ n: unknown }>(x, deadCount))[0]),
+  listPage,
+  countMatching,
   nextDue: async (x, now) =>
-    (await x.rows(nextDueRow, { now }))[0] ?? { ready_at: null, lease_at: null, now },
-  waiting: async (x, now) => (await x.rows(waitingRow, { now }))[0] ?? {},
-  ages: async (x) => (await x.rows(agesRow, {}))[0] ?? { ready_at: null, dead_at: null },
-  readForPreview: (x, ids) =>
-    ids === 'all' ? x.rows(previewAll, {}) : x.rows(previewSome, { ids }, ids.length),
-  readIdPolicy: async (x) => (await x.rows(readIdPolicyRow, {}))[0]?.value,
-  lockIdPolicy: async (x) => (await x.rows(lockIdPolicyRow, {}))[0]?.value,
-  writeIdPolicy: async (x, value) => {
-    await x.changes(writeIdPolicy, { value });
+    (
+      await rowsOf<{ ready_at: unknown; lease_at: unknown; now: unknown }>(x, nextDueRow, [
+        x.dialect.nowValue(now),
+      ])
+    )[0] ?? { ready_at: null, lease_at: null, now },
+  waiting: async (x, now) => (await rowsOf(x, waitingRow, [now]))[0] ?? {},
+  ages: async (x) =>
+    (await rowsOf<{ ready_at: unknown; dead_at: unknown }>(x, agesRow))[0] ?? {
+      ready_at: null,
+      dead_at: null,
+    },
+  readForPreview: async (x, ids) => {
+    if (ids !== 'all' && ids.length === 0) return [];
+    const selected = ids === 'all' ? [] : ids;
+    return (await x.query<PreviewRow>(previewText(x.dialect, selected.length), selected)).rows;
   },
-  hasMessages: async (x) => (await x.rows(anyMessage, {})).length > 0,
+  readIdPolicy: async (x) => (await rowsOf<{ value: string }>(x, readIdPolicyRow))[0]?.value,
+  lockIdPolicy: async (x) => (await rowsOf<{ value: string }>(x, lockIdPolicyRow))[0]?.value,
+  writeIdPolicy: async (x, value) => {
+    await x.query(writeIdPolicy(x.dialect), [value]);
+  },
+  hasMessages: async (x) => (await rowsOf(x, anyMessage)).length > 0,
   idPage: async (x, after) => ({
-    ids: (await x.rows(idPage, { after })).map((r) => r.event_id),
+    ids: (await rowsOf<{ event_id: string }>(x, idPage, [after])).map((r) => r.event_id),
     pageSize: ID_PAGE_SIZE,
   }),
   countPrunable: async (x, state, before) =>
-    count((await x.rows(prunableCount(state), { before }))[0]),
-  prunePage: (x, state, before, after, limit) =>
-    x.rows(
-      prunePage(state),
-      { before, availableAt: after.availableAt, eventId: after.eventId },
-      limit,
-    ),
-  pruneRows: (x, state, rows, now, before) =>
-    x.changes(
-      pruneRows(state),
-      { ids: rows.map((r) => r.eventId), hashes: rows.map((r) => r.sha256), now, before },
-      rows.length,
-    ),
+    count((await rowsOf<{ n: unknown }>(x, prunableCount(state), [before]))[0]),
+  prunePage: async (x, state, before, after, limit) =>
+    (
+      await x.query<{ event_id: string; payload: string; available_at: number }>(
+        prunePage(state)(x.dialect, limit),
+        [before, after.availableAt, after.eventId],
+      )
+    ).rows,
+  pruneRows: async (x, state, rows, now, before) => {
+    if (rows.length === 0) return 0;
+    const n = rows.length;
+    const values = new Array<unknown>(2 + 2 * n);
+    values[0] = now;
+    values[1] = before;
+    for (let i = 0; i < n; i++) {
+      const row = rows[i] as { eventId: string; sha256: string };
+      values[2 + i] = row.eventId;
+      values[2 + n + i] = row.sha256;
+    }
+    return (await x.query(pruneRows(state)(x.dialect, n), values)).changes;
+  },
   compareCounters,
   recount,
   violations: (x, check, maxAttempts, limit) =>
-    violations(x, INVARIANT_ROWS[check](maxAttempts), limit),
+    violations(x, INVARIANT_ROWS[check](tablesOf(x.dialect), maxAttempts), limit),
   expiredLeases,
   appliedMigrations: async (x) =>
-    (await x.query<{ name: string }>('select name from onceq_migrations order by name')).rows.map(
-      (r) => r.name,
-    ),
+    (await rowsOf<{ name: string }>(x, appliedMigrations)).map((r) => r.name),
 };

@@ -179,13 +179,15 @@ export class BunSqliteConnection implements DatabaseConnection {
    * {@link run}, retried while the database is busy when no transaction is open (inside
    * `BEGIN IMMEDIATE` the write lock is ours: nothing there can be busy).
    */
-  async runRetrying(
-    sql: string,
-    parameters: unknown[],
-  ): Promise<{ rows: unknown[]; changes: number }> {
-    return this.#inTransaction
-      ? this.run(sql, parameters)
-      : await this.#retryBusy(() => this.run(sql, parameters));
+  runRetrying(sql: string, parameters: unknown[]): Promise<{ rows: unknown[]; changes: number }> {
+    if (!this.#inTransaction) return this.#retryBusy(() => this.run(sql, parameters));
+    // One promise, not two, for a statement of the hot path (enqueue's INSERT, extend);
+    // a refused statement is a rejection, as from an async function.
+    try {
+      return Promise.resolve(this.run(sql, parameters));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The cached prepared statement of `sql`, for hand-written SQL (`SqliteExecutor`). */

@@ -2,60 +2,40 @@ import type { SQLQueryBindings, Statement as SqliteStatement } from 'bun:sqlite'
 import { type Kysely, SqliteAdapter, SqliteQueryCompiler } from 'kysely';
 import type { CompletionTx } from '../../handler/contract.ts';
 import { boundKysely, CLOSED_TX } from '../bound-kysely.ts';
-import type { Executor, SlotValues, Statement, StatementCache } from '../prepared.ts';
+import type { Executor, QueryResult } from '../executor.ts';
+import { type SqlText, sqliteDialect } from '../sql-text.ts';
 import type { BunSqliteConnection } from './dialect.ts';
 
 /** Called with every statement the store runs (`OpenStoreOptions.onQuery`). */
 type OnQuery = (sql: string, parameters: readonly unknown[]) => void;
 
-/** A hand-written SQLite statement: its name (for tests and logs) and its text. */
-export interface SqlText {
-  readonly name: string;
-  /** SQLite SQL with numbered `?N` placeholders, bound in N order. */
-  readonly sql: string;
-}
-
 /**
- * The SQLite store's {@link Executor}, with a second, synchronous door for the hot path:
- * hand-written SQL (numbered `?N` placeholders) run straight on the connection's cached
- * `bun:sqlite` statement. `sqlite/statements.ts` claims, reads the fence, inserts
- * effects and ACKs through it, with no Kysely build or compile at first use, no slot
- * binding and no promise per statement (profile in the commit that added it: the
- * Kysely compile of the 100-pair ACK alone cost 28-40 ms of CPU in a fresh process).
- *
- * The Kysely-built statements of `shared-statements.ts` still run through
- * {@link rows}/{@link changes}. Both doors use the one connection of the store, inside
- * the caller's `BEGIN IMMEDIATE` transaction.
+ * The SQLite store's {@link Executor}: SQL with numbered `?N` placeholders, run on the
+ * connection's cached `bun:sqlite` statements, inside the caller's `BEGIN IMMEDIATE`
+ * transaction or (`Store.read`) with none. Besides {@link query}, a synchronous door for
+ * the hot path ({@link all}, {@link get}, {@link run}): `sqlite/statements.ts` claims,
+ * reads the fence, inserts effects and ACKs through it with no promise per statement.
  *
  * No `#private` fields: a test may wrap the executor with `Object.create(x)` and
- * override one method (tests/conformance/fence.ts does, to interfere before the ACK).
+ * override one method.
  */
 export class SqliteExecutor implements Executor {
+  readonly dialect = sqliteDialect;
   private readonly connection: BunSqliteConnection;
-  private readonly cache: StatementCache;
   private readonly onQuery: OnQuery | undefined;
 
-  constructor(connection: BunSqliteConnection, cache: StatementCache, onQuery?: OnQuery) {
+  constructor(connection: BunSqliteConnection, onQuery?: OnQuery) {
     this.connection = connection;
-    this.cache = cache;
     this.onQuery = onQuery;
   }
 
-  async rows<Row>(statement: Statement<Row>, values: SlotValues, arity = 1): Promise<Row[]> {
-    return this.compiled(statement as Statement<unknown>, values, arity).rows as Row[];
-  }
-
-  async changes(statement: Statement<unknown>, values: SlotValues, arity = 1): Promise<number> {
-    return this.compiled(statement, values, arity).changes;
-  }
-
-  async query<Row>(
-    text: string,
+  query<Row>(
+    statement: SqlText | string,
     parameters: readonly unknown[] = [],
-  ): Promise<{ rows: Row[]; changes: number }> {
+  ): Promise<QueryResult<Row>> {
+    const text = typeof statement === 'string' ? statement : statement.sql;
     this.onQuery?.(text, parameters);
-    const result = await this.connection.runRetrying(text, [...parameters]);
-    return { rows: result.rows as Row[], changes: result.changes };
+    return this.connection.runRetrying(text, parameters as unknown[]) as Promise<QueryResult<Row>>;
   }
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
@@ -110,13 +90,6 @@ export class SqliteExecutor implements Executor {
   private prepared(statement: SqlText, parameters: readonly unknown[]): SqliteStatement {
     this.onQuery?.(statement.sql, parameters);
     return this.connection.statement(statement.sql);
-  }
-
-  private compiled(statement: Statement<unknown>, values: SlotValues, arity: number) {
-    const compiled = this.cache.get(statement, arity);
-    const parameters = compiled.bind(values);
-    this.onQuery?.(compiled.sql, parameters);
-    return this.connection.run(compiled.sql, parameters);
   }
 }
 

@@ -7,7 +7,7 @@ import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
 import type { OpenStoreOptions, Store } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
-import { StatementCache } from '../prepared.ts';
+import { sqliteDialect } from '../sql-text.ts';
 import { sqliteCallerRunner } from './caller-transaction.ts';
 import { BunSqliteDialect } from './dialect.ts';
 import { SqliteExecutor } from './executor.ts';
@@ -49,8 +49,7 @@ export async function openSqliteStore(
     throw error;
   }
   const connection = dialect.connection;
-  const cache = new StatementCache(db, sqliteDriver.capabilities);
-  const executor = new SqliteExecutor(connection, cache, onQuery);
+  const executor = new SqliteExecutor(connection, onQuery);
   return {
     kind: 'sqlite',
     driver: sqliteDriver,
@@ -60,10 +59,8 @@ export async function openSqliteStore(
     transact: (fn, within) =>
       within === undefined
         ? dialect.connection.transact(() => fn(executor))
-        : inCallerTransaction(sqliteCallerRunner(within), cache, fn, {}, onQuery),
+        : inCallerTransaction(sqliteCallerRunner(within), sqliteDialect, fn, onQuery),
     read: (fn) => dialect.connection.read(() => fn(executor)),
-    autocommit: (statement, values, arity) =>
-      dialect.connection.transact(() => executor.rows(statement, values, arity)),
     busyRetries: () => dialect.connection.busy.retries,
     close: () => db.destroy(),
   };

@@ -5,17 +5,16 @@
  * UPDATE then (if it matched) the effect INSERT, each in the caller's `BEGIN IMMEDIATE` transaction, which already
  * holds the one write lock (no row locks needed, no `SKIP LOCKED` to have).
  *
- * The hot statements (recovery, claim, fence read, effect insert, ACK, failure) are
- * hand-written SQL run synchronously on the connection's cached prepared statements
- * ({@link SqliteExecutor}): no Kysely build or compile at first use, no slot binding.
+ * The hot statements (recovery, claim, fence read, effect insert, ACK, failure) run
+ * synchronously on the connection's cached prepared statements ({@link SqliteExecutor}):
+ * no promise per statement.
  * The fence read, the effect INSERT and the ACK go **one row per execution** of one
  * prepared statement, like the bare baseline of `bun run bench`: a 100-row
  * `UPDATE … WHERE event_id IN (…) AND (… OR …)` cost SQLite 12-15 µs of CPU a message
  * against 6-8 µs for 100 single-row UPDATEs, and a multi-row effect INSERT spills the
- * statement journal to disk (see {@link completeIn}). Extend, release and redrive
- * stay Kysely-built, shared with PostgreSQL.
+ * statement journal to disk (see {@link completeIn}). The ACK, the failure and the
+ * completion record are the words PostgreSQL runs too (shared-statements.ts).
  */
-import { sql } from 'kysely';
 import {
   type FailureMove,
   inClaimOrder,
@@ -26,11 +25,20 @@ import {
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
 import { insertValues, type UserWrite, writeCompletions } from '../completion-write.ts';
-import type { ClaimedRow, ClaimInput, CompletionWrite, Driver, FencedRow } from '../driver.ts';
-import type { Executor } from '../prepared.ts';
+import type {
+  ClaimedRow,
+  ClaimInput,
+  CompletionWrite,
+  Driver,
+  FencedRow,
+  SnapshotRow,
+} from '../driver.ts';
+import type { Executor } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
-import { type SqliteExecutor, type SqlText, sqliteExecutor } from './executor.ts';
+import { sqliteDialect, sqlText } from '../sql-text.ts';
+import { type SqliteExecutor, sqliteExecutor } from './executor.ts';
+import { insertMessages } from './sql/insert-messages.ts';
 import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
 import { schemas } from './sql/schema.ts';
 import { copyTo, vacuum } from './sql/vacuum.ts';
@@ -44,9 +52,10 @@ import { copyTo, vacuum } from './sql/vacuum.ts';
  * planner would rather walk every leased row of `messages_claim`, and with it a missing
  * index is an error at prepare time instead of a silent scan.
  */
-const RECOVER: SqlText = {
-  name: 'recover',
-  sql: `UPDATE messages INDEXED BY messages_lease SET
+const RECOVER = sqlText(
+  'recover',
+  1,
+  `UPDATE messages INDEXED BY messages_lease SET
   state = CASE WHEN attempts < ?1 THEN 'ready' ELSE 'dead' END,
   available_at = CASE WHEN attempts < ?1 THEN lease_until ELSE available_at END,
   lease_until = NULL,
@@ -54,66 +63,49 @@ const RECOVER: SqlText = {
   last_error_detail = CASE WHEN attempts < ?1 THEN ?4 ELSE ?5 END,
   updated_at = ?2
 WHERE state = 'leased' AND lease_until <= ?2`,
-};
+);
 
 /**
  * ready → leased for up to ?3 claimable rows, oldest `(available_at, event_id)` first,
  * as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the picking subquery
  * (the head of `messages_claim`). ?1 the new `lease_until`, ?2 now.
  */
-const CLAIM: SqlText = {
-  name: 'claim',
-  sql: `UPDATE messages SET
+const CLAIM = sqlText(
+  'claim',
+  1,
+  `UPDATE messages SET
   state = 'leased', attempts = attempts + 1, generation = generation + 1,
   lease_until = ?1, updated_at = ?2
 WHERE event_id IN (
   SELECT event_id FROM messages WHERE state = 'ready' AND available_at <= ?2
   ORDER BY available_at, event_id LIMIT ?3)
 RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
-};
+);
 
 /** One message for apply's and fail's fence read (no lock needed: the transaction holds the write lock). */
-const READ_FENCED: SqlText = {
-  name: 'read-fenced',
-  sql: `SELECT event_id, payload, state, generation, attempts, lease_until
+const READ_FENCED = sqlText(
+  'read-fenced',
+  1,
+  `SELECT event_id, payload, state, generation, attempts, lease_until
 FROM messages WHERE event_id = ?1`,
-};
-
-/** leased → done for one `(event_id ?2, generation ?3)` still validly leased at ?1. */
-const ACK: SqlText = {
-  name: 'ack',
-  sql: `UPDATE messages SET state = 'done', lease_until = NULL, updated_at = ?1
-WHERE event_id = ?2 AND generation = ?3 AND state = 'leased' AND lease_until > ?1`,
-};
-
-/**
- * leased → ?1 (`ready` or `dead`) after a failure, fenced on the one lease
- * (`event_id` ?6, generation ?7) at ?5.
- */
-const FAIL: SqlText = {
-  name: 'fail',
-  sql: `UPDATE messages SET
-  state = ?1, available_at = ?2, lease_until = NULL,
-  last_error_code = ?3, last_error_detail = ?4, updated_at = ?5
-WHERE event_id = ?6 AND generation = ?7 AND state = 'leased' AND lease_until > ?5`,
-};
+);
 
 /** One effect row: ?1 `event_id`, ?2 category, ?3 amount, ?4 `created_at`. */
-const INSERT_EFFECT: SqlText = {
-  name: 'insert-effect',
-  sql: `INSERT INTO effects (event_id, category, amount_cents, created_at)
+const INSERT_EFFECT = sqlText(
+  'insert-effect',
+  1,
+  `INSERT INTO effects (event_id, category, amount_cents, created_at)
 VALUES (?1, ?2, ?3, ?4)`,
-};
+);
 
-/** onceq's record of a done message a user's completion handled (migration 0005). */
-const INSERT_COMPLETION: SqlText = {
-  name: 'insert-completion',
-  sql: `INSERT INTO completions (event_id, summary, created_at) VALUES (?1, ?2, ?3)`,
-};
+/** The statements SQLite shares with PostgreSQL, in SQLite's words. */
+const ACK = shared.ackText(sqliteDialect);
+const FAIL = shared.failText(sqliteDialect);
+const INSERT_COMPLETION = shared.insertCompletionText(sqliteDialect);
 
 /** The fenced ACK of one lease; returns the rows marked done (0 or 1). */
 function ackRow(x: SqliteExecutor, lease: LeaseRef, now: number): number {
-  return x.run(ACK, [now, lease.eventId, lease.generation]);
+  return x.run(ACK, shared.ackParams(sqliteDialect, lease, now) as never[]);
 }
 
 /**
@@ -151,7 +143,7 @@ async function completeIn(
   if (effects) crashPoint('after-effect-insert');
   const users = writes.filter((w): w is UserWrite => 'completion' in w);
   const record = (write: UserWrite) =>
-    x.run(INSERT_COMPLETION, [write.lease.eventId, write.completion.summary, now]);
+    x.run(INSERT_COMPLETION, [write.lease.eventId, write.completion.summary ?? null, now]);
   const done = await writeCompletions(x, users, now, {
     ackAll: async (all) => {
       const acked = new Set<string>();
@@ -175,15 +167,7 @@ async function completeIn(
 }
 
 function failRow(x: SqliteExecutor, lease: LeaseRef, move: FailureMove, now: number): number {
-  return x.run(FAIL, [
-    move.state,
-    move.availableAt,
-    move.code,
-    move.detail,
-    now,
-    lease.eventId,
-    lease.generation,
-  ]);
+  return x.run(FAIL, shared.failParams(sqliteDialect, lease, move, now) as never[]);
 }
 
 function readFencedRows(x: SqliteExecutor, leases: readonly LeaseRef[]): FencedRow[] {
@@ -208,7 +192,7 @@ async function claimInTransaction(x: Executor, input: ClaimInput): Promise<Claim
 /** Largest number of bound parameters one statement may carry. */
 const MAX_PARAMETERS = 32_766;
 
-const snapshot = shared.snapshotStatement('snapshot', sql`INDEXED BY messages_dead`);
+const snapshot = shared.snapshotText('INDEXED BY messages_dead');
 
 /** SQLite's driver: plain statements in the caller's `BEGIN IMMEDIATE` transaction. */
 export const sqliteDriver: Driver = {
@@ -232,14 +216,15 @@ export const sqliteDriver: Driver = {
     }),
   extend: shared.extend,
   release: shared.release,
-  readForRedrive: (x, ids) => x.rows(shared.redriveCheck, { ids }, ids.length),
+  readForRedrive: shared.readForRedrive,
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
-  insertMessages: shared.insertMessages,
+  insertMessages,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   // No BEGIN: a read takes no write lock.
-  snapshot: (store, now) => store.read((x) => x.rows(snapshot, { now })),
+  snapshot: (store, now) =>
+    store.read(async (x) => (await x.query<SnapshotRow>(snapshot(x.dialect), [now])).rows),
   storageProbes: [integrityProbe, foreignKeyProbe],
   plannerProbes: [],
   schemas,

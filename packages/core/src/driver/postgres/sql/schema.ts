@@ -1,6 +1,6 @@
 import { MIGRATIONS } from '../../../migrations/index.ts';
 import type { SchemaMap } from '../../driver.ts';
-import type { Executor } from '../../prepared.ts';
+import type { Executor } from '../../executor.ts';
 import { normalize } from '../../sql/schema.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { DoctorProbe } from '../../driver.ts';
-import type { Executor } from '../../prepared.ts';
+import type { Executor } from '../../executor.ts';
 
 const TABLES = ['messages', 'effects'] as const;
 
@@ -21,7 +21,7 @@ export const statisticsProbe: DoctorProbe = {
           : `estimated at ${found.estimate} rows but holds ${found.actual}`;
       let fixed = false;
       if (fix) {
-        await x.query(`ANALYZE ${table}`);
+        await x.query(`ANALYZE ${x.dialect.table(table)}`);
         fixed = (await stale(x, table, statisticsMinRows)) === null;
       }
       findings.push({
@@ -42,10 +42,9 @@ async function stale(
   minRows: number,
 ): Promise<{ estimate: number; actual: number } | null> {
   const { rows } = await x.query<{ estimate: number; actual: number }>(
-    `select (select c.reltuples from pg_class c
-              where c.oid = to_regclass(quote_ident(current_schema()) || '.' || $1)) as estimate,
-            (select count(*) from ${table}) as actual`,
-    [table],
+    `select (select c.reltuples from pg_class c where c.oid = to_regclass($1)) as estimate,
+            (select count(*) from ${x.dialect.table(table)}) as actual`,
+    [x.dialect.table(table)],
   );
   const estimate = Number(rows[0]?.estimate);
   const actual = Number(rows[0]?.actual);

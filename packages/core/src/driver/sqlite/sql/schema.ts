@@ -1,7 +1,7 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { MIGRATIONS } from '../../../migrations/index.ts';
 import type { SchemaMap } from '../../driver.ts';
-import type { Executor } from '../../prepared.ts';
+import type { Executor } from '../../executor.ts';
 import { normalize } from '../../sql/schema.ts';
 
 const OBJECTS = `SELECT type, name, sql FROM sqlite_master

@@ -1,4 +1,4 @@
-import type { Executor } from '../../prepared.ts';
+import type { Executor } from '../../executor.ts';
 
 /** `VACUUM`: rewrites the file without its free pages (an exclusive lock meanwhile). */
 export async function vacuum(x: Executor): Promise<boolean> {

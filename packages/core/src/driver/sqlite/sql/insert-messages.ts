@@ -1,0 +1,60 @@
+import type { Executor } from '../../executor.ts';
+import { statementFor } from '../../sql-text.ts';
+
+/**
+ * Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks (a few
+ * texts for any batch). A full 1000-line batch is two statements; a row binds two values
+ * (its id and payload; the rest are literals and the one shared now), so 500 rows are
+ * 1001 parameters, far below SQLite's limit.
+ */
+const INSERT_CHUNK = 500;
+
+/**
+ * The multi-row INSERT of `n` new messages: ?1 now, then each row's id and payload.
+ * `ON CONFLICT (event_id) DO NOTHING`: an id already stored is skipped, not an error, and
+ * the statement's change count says how many rows were new, so enqueue reads stored
+ * rows only when some were skipped. Only the `event_id` key is named: a failed CHECK
+ * still aborts the statement.
+ */
+const insertText = statementFor('enqueue-insert', (_, n) => {
+  const rows = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    rows[i] = `(?${2 * i + 2}, ?${2 * i + 3}, 'ready', 0, 0, ?1, NULL, ?1, ?1)`;
+  }
+  return `INSERT INTO messages
+  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
+VALUES ${rows.join(', ')}
+ON CONFLICT (event_id) DO NOTHING`;
+});
+
+/** The next insert's row count: the full chunk, else the largest power of two that fits. */
+function insertSize(remaining: number): number {
+  if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
+  return 2 ** Math.floor(Math.log2(remaining));
+}
+
+/**
+ * New `ready` messages at `now` in multi-row INSERTs of a few fixed sizes; ids already
+ * stored are skipped. Returns the rows inserted. On `x` as given: the store's own
+ * transaction, or a caller's.
+ */
+export async function insertMessages(
+  x: Executor,
+  rows: readonly { eventId: string; payload: string }[],
+  now: number,
+): Promise<number> {
+  let inserted = 0;
+  for (let i = 0; i < rows.length; ) {
+    const size = insertSize(rows.length - i);
+    const values = new Array<unknown>(2 * size + 1);
+    values[0] = now;
+    for (let k = 0; k < size; k++) {
+      const row = rows[i + k] as { eventId: string; payload: string };
+      values[2 * k + 1] = row.eventId;
+      values[2 * k + 2] = row.payload;
+    }
+    inserted += (await x.query(insertText(x.dialect, size), values)).changes;
+    i += size;
+  }
+  return inserted;
+}
