@@ -111,25 +111,6 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     '      await steps.ack();\n',
   ],
   [
-    'PostgreSQL ACK+records+insert rows (`completion-rows.ts`): `generation = ?` deleted',
-    R,
-    '        AND m.generation = input.generation\n',
-    '',
-  ],
-  [
-    "PostgreSQL ACK+records+insert rows (`completion-rows.ts`): `state = 'leased'` deleted",
-    R,
-    "        AND m.state = 'leased'\n",
-    '',
-  ],
-  [
-    'PostgreSQL ACK+records+insert rows (`completion-rows.ts`): `lease_until > now` deleted',
-    R,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
-    '        AND m.lease_until > ${d.now(1)}\n',
-    '',
-  ],
-  [
     "PostgreSQL insert rows: a row inserted although its message's fenced ACK matched no row",
     R,
     'JOIN acked ON acked.event_id = e.v->>0',

@@ -7,7 +7,17 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claim, enqueue, fail, openStore, redrive, type Store, status, work } from '@onceq/core';
+import {
+  claim,
+  enqueue,
+  fail,
+  type Handler,
+  openStore,
+  redrive,
+  type Store,
+  status,
+  work,
+} from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { sql } from '../packages/core/node_modules/kysely';
@@ -91,6 +101,41 @@ function countersSuite(factory: BackendFactory) {
       await prune(store, { doneOlderThanSeconds: 3600, deadOlderThanSeconds: 3600 });
       await expectExact(store);
       expect((await status(store)).messages.done).toBe(7);
+    });
+
+    test('status equals real counts after batches of completions, one of whose writes throws', async () => {
+      const { store, clock } = env();
+      await enqueue(
+        store,
+        batch(
+          line('E0001', paid('book', 1)),
+          line('E0002', paid('pen', 2)),
+          line('E0003', paid('bag', 3)),
+          line('E0004', paid('book', 4)),
+        ),
+      );
+      let failing = 'E0002';
+      const handler: Handler = (payload, context) => {
+        if (context.eventId === 'E0004') return handlers.v1(payload, context);
+        return {
+          async write() {
+            if (context.eventId === failing) throw new Error('boom');
+          },
+          summary: `none ${context.eventId}`,
+        };
+      };
+      // The batch's ACKs in one statement, rolled back when E0002's write throws; then
+      // each message on its own: three ACKs and one failure (leased → ready).
+      await work(store, handler, { batch: 4, max: 4 });
+      await expectExact(store);
+      expect((await status(store)).messages).toEqual({ ready: 1, leased: 0, done: 3, dead: 0 });
+      // A batch whose writes all succeed: its ACKs in one statement, committed.
+      failing = '';
+      await enqueue(store, batch(line('E0005', paid('pen', 5))));
+      clock.advance(60);
+      await work(store, handler, { batch: 4 });
+      await expectExact(store);
+      expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 5, dead: 0 });
     });
   });
 }

@@ -80,7 +80,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0005_completions');
+      expect(report.schemaVersion).toBe('0006_counts_in_statements');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -99,7 +99,11 @@ function doctorSuite(factory: BackendFactory) {
     test('an effect on a message that is not done', async () => {
       const store = await worked();
       await run(store, "UPDATE messages SET state = 'dead' WHERE event_id = 'E0001'");
-      expect(problems(await doctor(store))).toEqual(['outcome_without_done']);
+      // PostgreSQL's state changes are counted by onceq's own statements, not by a
+      // trigger: a state edited by hand is counter drift there too.
+      expect(problems(await doctor(store))).toEqual(
+        store.kind === 'sqlite' ? ['outcome_without_done'] : ['outcome_without_done', 'counters'],
+      );
     });
 
     test('an effect whose message does not exist (foreign key bypassed)', async () => {

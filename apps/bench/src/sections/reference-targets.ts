@@ -222,7 +222,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTarget
         rate(graphileKey(workers, 24, 500)),
         'msg/s',
         REFERENCE_TARGETS.pgBatchVsGraphile,
-        "graphile-worker (its performance-page settings) writes only its job row per job, while onceq writes an effect row per message too, fences each ACK in its WHERE and keeps the status counters (migration 0004's statement triggers), in 2 statements a batch (claim; effect + ACK) with the next claim overlapped (the worker loop's claim-ahead); what is left is server work per row (the claim's and the ACK's UPDATE each write 3 index entries, 600-770 WAL bytes a row) and a fresh worker's JIT; closing it: fewer index entries per state change (a partial lease index: -4 % claim, -9 % ACK WAL)",
+        "graphile-worker (its performance-page settings) writes only its job row per job, while onceq writes an effect row per message too, fences each ACK in its WHERE and keeps the status counters (delta rows the claim and the ACK append in their own statements), in 2 statements a batch (claim; effect + ACK) with the next claim overlapped (the worker loop's claim-ahead); what is left is server work per row (the claim's and the ACK's UPDATE each write 3 index entries, 600-770 WAL bytes a row) and a fresh worker's JIT; closing it: fewer index entries per state change (a partial lease index: -4 % claim, -9 % ACK WAL)",
         ` (batch ${best === b500 ? 500 : 100})`,
       ),
     );

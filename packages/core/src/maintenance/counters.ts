@@ -1,8 +1,11 @@
 /**
  * The maintained counters of migration 0004 (`onceq_counts`, read by `status`) checked
- * against real counts, and recomputed from them. Counters are derived data: triggers
- * keep them in the same transaction as every write, so they can only drift when someone
- * edits `onceq_counts` by hand, disables the triggers, or restores a table without them.
+ * against real counts, and recomputed from them. Counters are derived data, kept in the
+ * same transaction as every write onceq makes (SQLite: triggers; PostgreSQL: the claim's
+ * and the ACK's own statements, triggers for the rest, migration 0006), so they can only
+ * drift when someone edits `onceq_counts` by hand, disables the triggers, restores a
+ * table without them, or on PostgreSQL changes a message's state or inserts an effect
+ * by hand.
  */
 import type { Store } from '../driver/backend.ts';
 

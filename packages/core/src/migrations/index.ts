@@ -7,6 +7,7 @@ import { leaseIndexPartial } from './0002_lease_index_partial.ts';
 import { streamsSchema } from './0003_streams.ts';
 import { countersSchema } from './0004_counters.ts';
 import { completionsSchema } from './0005_completions.ts';
+import { countsInStatements } from './0006_counts_in_statements.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly {
   { name: '0003_streams', statements: streamsSchema },
   { name: '0004_counters', statements: countersSchema },
   { name: '0005_completions', statements: completionsSchema },
+  { name: '0006_counts_in_statements', statements: countsInStatements },
 ];
 
 class InCodeMigrations implements MigrationProvider {

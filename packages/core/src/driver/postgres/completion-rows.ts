@@ -20,6 +20,7 @@ import type { Store } from '../backend.ts';
 import type { UserWrite } from '../completion-write.ts';
 import type { Executor } from '../executor.ts';
 import { type SqlDialect, type SqlText, sqlText } from '../sql-text.ts';
+import { ackCounts, ackInput } from './statements.ts';
 
 /** The rows of one table and column list, of any number of messages, with their owners. */
 interface Rows {
@@ -190,7 +191,8 @@ export function fusedCompletions(
 
 /**
  * The text of {@link fusedCompletions} for a dialect and a list of tables and column
- * lists, built once per list (a handler has few).
+ * lists, built once per list (a handler has few): `ack-with-completions` (its fenced ACK,
+ * records and counter deltas) with one `INSERT` of the user's per table.
  */
 const fusedTexts = new Map<string, SqlText>();
 
@@ -206,20 +208,11 @@ function fusedText(d: SqlDialect, all: readonly Rows[]): SqlText {
     all.length,
     `WITH input AS (
       SELECT * FROM unnest($2::text[], $3::integer[], $4::text[]) AS t(event_id, generation, summary)
-    ), acked AS (
-      UPDATE ${d.table('messages')} AS m
-      SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
-      FROM input
-      WHERE m.event_id = input.event_id
-        AND m.generation = input.generation
-        AND m.state = 'leased'
-        AND m.lease_until > ${d.now(1)}
-      RETURNING m.event_id
-    ), recorded AS (
+    ), acked AS (${ackInput(d)}), recorded AS (
       INSERT INTO ${d.table('completions')} (event_id, summary, created_at)
       SELECT input.event_id, input.summary, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
-    )${inserts.join('')}
+    ), counted AS (${ackCounts(d, false)})${inserts.join('')}
     SELECT event_id FROM acked`,
   );
   if (fusedTexts.size >= 100) fusedTexts.clear();

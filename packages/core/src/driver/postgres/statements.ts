@@ -13,7 +13,9 @@ import {
   RECOVERED_DEAD_DETAIL,
   RECOVERED_DETAIL,
 } from '../../machine.ts';
+import type { MessageState } from '../../states.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
+import type { LeaseRef } from '../../types.ts';
 import type { Store } from '../backend.ts';
 import { type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
@@ -52,11 +54,14 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   `available_at` recovery would give it) and only with attempts left.
  * - `recovered`: expired rows not picked go back to ready, or to dead on the last
  *   attempt, exactly like SQLite's separate recovery statement.
- * - the UPDATE leases the picked rows; a picked expired row also gets what recovery
+ * - `claimed` leases the picked rows; a picked expired row also gets what recovery
  *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
+ * - `counted` appends the status counters' deltas (migration 0006): picked ready rows
+ *   ready → leased (an expired row picked stays leased), recovered rows leased → ready
+ *   or dead. Every picked row is locked by this statement, so `claimed` updates each one.
  */
 const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number) => {
   // $1 now, $2 the lease's seconds, $3 max attempts.
@@ -75,10 +80,10 @@ const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number)
       LIMIT ${n}
       FOR UPDATE SKIP LOCKED
     ), pick AS (
-      SELECT event_id FROM (
-        SELECT event_id, rank_at FROM ready
+      SELECT event_id, from_ready FROM (
+        SELECT event_id, rank_at, true AS from_ready FROM ready
         UNION ALL
-        SELECT event_id, rank_at FROM expired WHERE attempts < $3
+        SELECT event_id, rank_at, false FROM expired WHERE attempts < $3
       ) AS candidates
       ORDER BY rank_at, event_id
       LIMIT ${n}
@@ -93,18 +98,30 @@ const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number)
       FROM expired
       WHERE m.event_id = expired.event_id
         AND expired.event_id NOT IN (SELECT event_id FROM pick)
+      RETURNING m.state
+    ), claimed AS (
+      UPDATE ${messages} AS m SET
+        state = 'leased',
+        attempts = m.attempts + 1,
+        generation = m.generation + 1,
+        lease_until = ${d.nowPlus(1, 2)},
+        updated_at = ${now},
+        available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
+        last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
+        last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
+      WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
+      RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
+    ), counted AS (
+      INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+      SELECT 'state', key, sum(d), 0 FROM (
+        SELECT 'ready' AS key, -1 AS d FROM pick WHERE from_ready
+        UNION ALL SELECT 'leased', 1 FROM pick WHERE from_ready
+        UNION ALL SELECT 'leased', -1 FROM recovered
+        UNION ALL SELECT state, 1 FROM recovered
+      ) AS moves
+      GROUP BY key HAVING sum(d) <> 0
     )
-    UPDATE ${messages} AS m SET
-      state = 'leased',
-      attempts = m.attempts + 1,
-      generation = m.generation + 1,
-      lease_until = ${d.nowPlus(1, 2)},
-      updated_at = ${now},
-      available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
-      last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
-      last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
-    WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
-    RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at`;
+    SELECT event_id, generation, attempts, lease_until, payload, available_at FROM claimed`;
 });
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
@@ -133,7 +150,7 @@ const readFencedText = statement(
  * it marked done. The `acked` step of {@link ackWithEffectsText} and
  * {@link ackWithCompletionsText}.
  */
-function ackInput(d: SqlDialect): string {
+export function ackInput(d: SqlDialect): string {
   return `
       UPDATE ${d.table('messages')} AS m
       SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
@@ -143,6 +160,24 @@ function ackInput(d: SqlDialect): string {
         AND m.state = 'leased'
         AND m.lease_until > ${d.now(1)}
       RETURNING m.event_id
+    `;
+}
+
+/**
+ * The status counters' deltas of an ACK statement (migration 0006), the `counted` step of
+ * each: the `acked` rows leased → done and, with `effects`, the `inserted` effect rows by
+ * category (an `inserted` step returning `category` and `amount_cents`).
+ */
+export function ackCounts(d: SqlDialect, effects: boolean): string {
+  const categories = effects
+    ? `
+        UNION ALL SELECT 'effect', category, count(*), sum(amount_cents) FROM inserted
+        GROUP BY category`
+    : '';
+  return `
+      INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+      SELECT 'state', 'leased', -count(*), 0 FROM acked HAVING count(*) > 0
+      UNION ALL SELECT 'state', 'done', count(*), 0 FROM acked HAVING count(*) > 0${categories}
     `;
 }
 
@@ -162,7 +197,8 @@ const ackWithEffectsText = statement(
       INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
       SELECT input.event_id, input.category, input.amount_cents, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
-    )
+      RETURNING category, amount_cents
+    ), counted AS (${ackCounts(d, true)})
     SELECT event_id FROM acked`,
 );
 
@@ -185,7 +221,8 @@ const ackOneWithEffectText = statement('ack-one-with-effect', (d) => {
       INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
       SELECT event_id, $4::text, $5::integer, ${now}
       FROM acked
-    )
+      RETURNING category, amount_cents
+    ), counted AS (${ackCounts(d, true)})
     SELECT event_id FROM acked`;
 });
 
@@ -205,7 +242,7 @@ const ackWithCompletionsText = statement(
       INSERT INTO ${d.table('completions')} (event_id, summary, created_at)
       SELECT input.event_id, input.summary, ${d.now(1)}
       FROM input JOIN acked ON acked.event_id = input.event_id
-    )
+    ), counted AS (${ackCounts(d, false)})
     SELECT event_id FROM acked`,
 );
 
@@ -245,6 +282,52 @@ async function insertMessages(
   return (await x.query(insertMessagesText(d), [d.nowValue(now), ids, payloads])).changes;
 }
 
+/**
+ * The status counters' deltas (migration 0006) of a write that does not count itself in
+ * its own statement (fail, release, redrive, a completion's separate ACK): $3 messages
+ * moved from $1 to $2. In the write's transaction, so both commit as one.
+ */
+const countMovesText = statement(
+  'count-moves',
+  (d) => `
+    INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total) VALUES
+      ('state', $1::text, -$3::bigint, 0), ('state', $2::text, $3::bigint, 0)`,
+);
+
+/** Counts `n` messages moved `from` → `to` (none: no statement); returns `n`. */
+async function moved(x: Executor, from: MessageState, to: MessageState, n: number) {
+  if (n > 0) await x.query(countMovesText(x.dialect), [from, to, n]);
+  return n;
+}
+
+/** {@link shared.fail} and its counter deltas. */
+async function fail(x: Executor, lease: LeaseRef, move: FailureMove, now: number) {
+  return moved(x, 'leased', move.state, await shared.fail(x, lease, move, now));
+}
+
+/**
+ * Folds the counters' delta rows into one row per key: 0004's `onceq_counts_fold`, behind
+ * the same transaction-scoped try-lock as its triggers' fold (a second folder skips
+ * instead of waiting).
+ */
+const foldCountsText = statement(
+  'fold-counts',
+  (d) => `
+    SELECT ${d.schema}.onceq_counts_fold()
+    WHERE pg_try_advisory_xact_lock(hashtext(${literal(`${d.schema}.onceq_counts`)}))`,
+);
+
+/**
+ * One claim or ACK in about this many also folds, so the delta rows every one appends
+ * stay a few hundred however long the store runs and `status` sums few rows.
+ */
+const FOLD_EVERY = 32;
+
+async function sometimesFold(store: Store): Promise<void> {
+  if (Math.random() * FOLD_EVERY >= 1) return;
+  await store.read((x) => x.query(foldCountsText(x.dialect)));
+}
+
 type EffectWrite = Extract<CompletionWrite, { effect: unknown }>;
 
 /** The parameters of {@link ackWithEffectsText}, one array per column. */
@@ -267,9 +350,9 @@ function ackValues(d: SqlDialect, succeeded: readonly EffectWrite[], now: number
 /**
  * Every write of `writes`, each fenced on its own in its SQL `WHERE`, no read in front.
  * Money effects alone (the worker's common case) are one statement committing by itself
- * (effects + ACK: two round trips a message with its claim, or two a batch); a single
- * failure too. Anything else (or with `explicitTransaction`) is one transaction: the
- * effects' statement, one fenced UPDATE per failure, and the user completions (their
+ * (effects + ACK: two round trips a message with its claim, or two a batch). Anything
+ * else (or with `explicitTransaction`) is one transaction: the effects' statement, one
+ * fenced UPDATE per failure with its counter deltas, and the user completions (their
  * ACKs and records in one statement, then their writes: completion-write.ts).
  */
 async function complete(
@@ -280,7 +363,6 @@ async function complete(
   const now = store.clock();
   const written = new Map<string, FailureMove | null>();
   const effects = writes.filter((w): w is EffectWrite => 'effect' in w);
-  const [only] = writes;
   const alone = options.explicitTransaction !== true;
   if (alone && effects.length === writes.length) {
     const [one] = effects;
@@ -303,6 +385,7 @@ async function complete(
     crashPoint('after-effect-insert');
     crashPoint('after-ack');
     for (const row of acked) written.set(row.event_id, null);
+    await sometimesFold(store);
     return { now, written };
   }
   const rowsOnly = writes.filter(
@@ -310,13 +393,10 @@ async function complete(
   );
   if (alone && rowsOnly.length === writes.length) {
     const done = await completeRowsAlone(store, rowsOnly, now);
-    if (done !== undefined) return { now, written: done };
-  }
-  if (alone && writes.length === 1 && only !== undefined && 'failure' in only) {
-    const move = only.failure(now);
-    const moved = await store.read((x) => shared.fail(x, only.lease, move, now));
-    crashPoint('after-ack');
-    if (moved === 1) written.set(only.lease.eventId, move);
+    if (done !== undefined) {
+      await sometimesFold(store);
+      return { now, written: done };
+    }
     return { now, written };
   }
   await store.transact(async (x) => {
@@ -335,7 +415,7 @@ async function complete(
       if (!('failure' in write)) continue;
       const { lease } = write;
       const move = write.failure(now);
-      if ((await shared.fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
+      if ((await fail(x, lease, move, now)) === 1) written.set(lease.eventId, move);
     }
     const users = writes.filter((w): w is UserWrite => 'completion' in w);
     const done = await writeCompletions(x, users, now, {
@@ -348,9 +428,9 @@ async function complete(
         ]);
         return new Set(acked.map((row) => row.event_id));
       },
-      ack: (write) => shared.ack(x, write.lease, now),
+      ack: async (write) => moved(x, 'leased', 'done', await shared.ack(x, write.lease, now)),
       record: (write) => shared.insertCompletion(x, write.lease, write.completion.summary, now),
-      fail: (write, move) => shared.fail(x, write.lease, move, now),
+      fail: (write, move) => fail(x, write.lease, move, now),
       insert: (groups) => insertRows(x, groups),
     });
     for (const [id, result] of done) written.set(id, result);
@@ -385,14 +465,23 @@ export const postgresDriver: Driver = {
   ...sharedDriver,
   claimInTransaction: claimOn,
   // One statement that commits by itself: no BEGIN/COMMIT round trips.
-  claim: (store, input) => store.read((x) => claimOn(x, { ...input, now: store.clock() })),
+  claim: async (store, input) => {
+    const rows = await store.read((x) => claimOn(x, { ...input, now: store.clock() }));
+    await sometimesFold(store);
+    return rows;
+  },
   readFenced: async (x, leases) =>
     (await x.query<FencedRow>(readFencedText(x.dialect), [leases.map((l) => l.eventId)])).rows,
   complete,
   extend: shared.extend,
-  release: shared.release,
+  release: async (x, lease, now) =>
+    moved(x, 'leased', 'ready', await shared.release(x, lease, now)),
   readForRedrive: shared.readForRedrive,
-  redrive: shared.redrive,
+  redrive: async (x, ids, now) => {
+    const redriven = await shared.redrive(x, ids, now);
+    await moved(x, 'dead', 'ready', redriven.length);
+    return redriven;
+  },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
   wake: async (x) => {
