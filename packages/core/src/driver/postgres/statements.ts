@@ -397,7 +397,6 @@ async function complete(
       await sometimesFold(store);
       return { now, written: done };
     }
-    return { now, written };
   }
   await store.transact(async (x) => {
     // A transaction PostgreSQL re-runs (deadlock) starts from nothing written.
