@@ -54,6 +54,24 @@ const everyKind: Handler = (_payload, context) => ({
 });
 
 describePostgres('insert rows on PostgreSQL', (url) => {
+  test('a column named __proto__ is a column like any other', async () => {
+    await withSchema(url, async (store, admin, _seen, schema) => {
+      await admin.unsafe(`CREATE TABLE "${schema}".odd (event_id TEXT, "__proto__" TEXT)`);
+      await enqueue(store, nEvents(2).jsonl);
+      const handler: Handler = (_payload, context) => ({
+        insert: { odd: JSON.parse(`{"event_id":"${context.eventId}","__proto__":"kept"}`) },
+      });
+      expect(await work(store, handler, { batch: 10, max: 2 })).toMatchObject({ done: 2 });
+      const rows = await admin.unsafe(
+        `SELECT event_id, "__proto__" AS proto FROM "${schema}".odd ORDER BY event_id`,
+      );
+      expect(rows.map((r: { event_id: string; proto: string }) => [r.event_id, r.proto])).toEqual([
+        ['E0001', 'kept'],
+        ['E0002', 'kept'],
+      ]);
+    });
+  });
+
   test("a worker's batch of insert-only completions is one statement: its ACKs, records and rows", async () => {
     await withSchema(url, async (store, admin, seen, schema) => {
       await enqueue(store, nEvents(3).jsonl);

@@ -63,7 +63,8 @@ function isBigint(value: unknown): boolean {
  */
 function parameter(rows: Rows): string {
   const names = rows.group.columns.map((quoted) => quoted.slice(1, -1));
-  if (!rows.special) {
+  // (A column named __proto__ would set an object literal's prototype, not a key.)
+  if (!rows.special && !names.includes('__proto__')) {
     // Strings, finite numbers, booleans and null only: JSON.stringify writes each as is.
     const pairs = rows.values.map((values, r) => {
       const row: Record<string, unknown> = {};
