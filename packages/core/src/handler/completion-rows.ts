@@ -32,6 +32,8 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 interface TableName {
   readonly quoted: string;
   readonly qualified: boolean;
+  /** The row shape this table was last given, by its keys in the row's order. */
+  last: { readonly keys: readonly string[]; readonly shape: RowShape } | null;
 }
 
 /** A row's column names (in the order the row gives them) as checked: sorted and quoted. */
@@ -42,6 +44,13 @@ interface RowShape {
   readonly quoted: readonly string[];
   /** The quoted names joined: the column part of a group's key. */
   readonly key: string;
+}
+
+/** Whether `a` and `b` hold the same strings in the same order. */
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -68,6 +77,7 @@ function tableName(table: string): TableName | null {
   return remember(tableNames, table, {
     quoted: parts.map(quote).join('.'),
     qualified: parts.length === 2,
+    last: null,
   });
 }
 
@@ -114,7 +124,7 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
         Array.isArray(given)
           ? `insert row ${index + 1} of table ${table}`
           : `insert row of table ${table}`;
-      const copied = copyRow(rows[index], where);
+      const copied = copyRow(rows[index], name, where);
       if ('violation' in copied) return copied;
       const key = `${name.quoted} ${copied.shape.key}`;
       let group = groups.get(key);
@@ -139,6 +149,7 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
 /** One row read once: its columns sorted (so rows of one table share a statement). */
 function copyRow(
   row: unknown,
+  table: TableName,
   where: () => string,
 ): { shape: RowShape; values: unknown[]; json: boolean[] | null } | { violation: string } {
   if (!isPlainObject(row)) {
@@ -148,8 +159,11 @@ function copyRow(
   }
   const keys = Object.keys(row);
   if (keys.length === 0) return { violation: `the completion's ${where()} has no columns` };
-  const shape = rowShape(keys);
+  // Rows of one table mostly come with the same keys in the same order: compared, not joined.
+  const last = table.last;
+  const shape = last !== null && sameKeys(last.keys, keys) ? last.shape : rowShape(keys);
   if (shape === null) return refusedRow(row, keys, where());
+  if (shape !== last?.shape) table.last = { keys, shape };
   const values: unknown[] = [];
   let json: boolean[] | null = null;
   for (const column of shape.names) {
