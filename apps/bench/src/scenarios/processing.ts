@@ -36,12 +36,16 @@ export interface ProcessingConfig {
   /** Messages in the store at the start of each run (all processed). */
   messages: number;
   /**
-   * Each worker first drains one batch of extra messages in the same store, before the
-   * start barrier, so the window measures warm processes (statements compiled, the JIT
-   * warm), not each one's first batch: some 20-30 ms of CPU per process, which at 32
-   * processes on 2 cores is much of a short run. Default false.
+   * Messages each worker first drains in the same store (extra ones), before the start
+   * barrier, so the window measures warm processes (statements prepared and planned on
+   * each connection, the JIT warm), not each one's first batches. Default 0.
    */
-  warmUp?: boolean;
+  warmUp?: number;
+  /**
+   * Where the worker processes connect, when not where the store was prepared and is
+   * checked (a pooler in front of the same server). Default: the store's target.
+   */
+  workerTarget?: string;
 }
 
 export interface ProcessingRun {
@@ -141,13 +145,13 @@ export async function runProcessing(
   config: ProcessingConfig,
 ): Promise<ProcessingRun> {
   const messages = config.messages;
-  const warmUp = config.warmUp ? config.batch : 0;
+  const warmUp = config.warmUp ?? 0;
   const { target, schema } = await factory.prepare(messages + config.workers * warmUp);
   try {
     const spec: ChildSpec = {
       impl: config.impl,
       effect: config.effect,
-      target,
+      target: config.workerTarget ?? target,
       synchronous: config.synchronous,
       batch: config.batch,
       ...(schema === undefined ? {} : { schema }),

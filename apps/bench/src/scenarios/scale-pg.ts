@@ -1,15 +1,22 @@
 /**
  * The scale figure: N worker processes on one PostgreSQL, directly and through PgBouncer
- * in transaction mode (scripts/pgbouncer.sh, loopback). Each run drains a fresh schema of
- * `messages` messages with `work --batch 50`-like children behind a start barrier (each
- * warmed first by a batch of its own, so the window holds no process's first batch: the
- * JIT and the first statements), while
- * the server's client connections of the database are sampled for their peak; the store
- * is checked for exactness afterwards (every message done once, one effect each).
+ * in transaction mode (scripts/pgbouncer.sh, loopback). Each run drains a fresh, analyzed
+ * schema of `messages` messages with `work --batch 50`-like children behind a start
+ * barrier: every child has opened the store and drained {@link SCALE_WARM_UP} messages of
+ * its own first, so the window (the release to the last child's end) is steady-state
+ * work of warm processes. Meanwhile the server's client connections of the database are
+ * sampled for their peak; the store is checked for exactness afterwards (every message
+ * done once, one effect each). The store is filled and checked on the server directly,
+ * the children connect through the pooler in its mode.
  */
 import { join } from 'node:path';
+import { enqueue, openStore } from '@onceq/core';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import pg from 'pg';
-import { pgFactory, runProcessing } from './processing.ts';
+import { dropSchema, rawQuery } from '../raw-db.ts';
+import { batches } from '../util.ts';
+import { ownRowsTable } from '../worker-child.ts';
+import { runProcessing, type StoreFactory } from './processing.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..', '..');
 
@@ -111,6 +118,47 @@ function withPoolMax(url: string, poolMax: number | null): string {
   return out.toString();
 }
 
+/**
+ * Messages each worker process drains before the window opens: three batches, so each of
+ * its two pooled connections has prepared and planned the claim and the ACK, and the JIT
+ * has compiled the hot path (one batch left the window paying for both: 32 processes
+ * then spent twice the CPU per message of 8).
+ */
+export const SCALE_WARM_UP = 150;
+
+/**
+ * A fresh schema per run on the server itself (never through the pooler: the checks'
+ * raw connections set their schema at connect), with the `general` id policy (the warm-up
+ * messages take the store past the lesson's E9999), and analyzed, as a store that has
+ * been running has statistics: a freshly bulk-loaded one has none until autovacuum's
+ * first pass, and its plans scan every ready row per claim.
+ */
+function scaleFactory(directUrl: string): StoreFactory {
+  let counter = 0;
+  return {
+    backend: 'pg',
+    async prepare(messages) {
+      const schema = `onceq_bench_scale_${process.pid}_${++counter}`;
+      const store = await openStore(directUrl, { schema, idPolicy: GENERAL_POLICY });
+      try {
+        for (const batch of batches(messages)) await enqueue(store, batch);
+      } finally {
+        await store.close();
+      }
+      await rawQuery(
+        directUrl,
+        schema,
+        `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+      );
+      await rawQuery(directUrl, schema, 'ANALYZE messages');
+      return { target: directUrl, schema };
+    },
+    async dispose(target, schema) {
+      if (schema !== undefined) await dropSchema(target, schema);
+    },
+  };
+}
+
 export async function runScale(
   directUrl: string,
   poolerUrl: string | null,
@@ -133,7 +181,7 @@ export async function runScale(
       let run: Awaited<ReturnType<typeof runProcessing>>;
       let peakConnections: number;
       try {
-        run = await runProcessing(pgFactory(withPoolMax(url, poolMax)), {
+        run = await runProcessing(scaleFactory(directUrl), {
           backend: 'pg',
           impl: 'core',
           effect: 'money',
@@ -141,7 +189,8 @@ export async function runScale(
           batch: 50,
           messages,
           synchronous: 'FULL',
-          warmUp: true,
+          warmUp: SCALE_WARM_UP,
+          workerTarget: withPoolMax(url, poolMax),
         });
       } finally {
         peakConnections = await sampler.stop();

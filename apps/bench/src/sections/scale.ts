@@ -1,7 +1,7 @@
 /** PostgreSQL at scale: 1 … 64 worker processes, directly and through PgBouncer. */
 import type { SectionContext } from '../context.ts';
 import { section, table } from '../report.ts';
-import { runScale, startPooler } from '../scenarios/scale-pg.ts';
+import { runScale, SCALE_WARM_UP, startPooler } from '../scenarios/scale-pg.ts';
 import { errorText, fmtRate } from '../util.ts';
 
 export const SCALE_WORKERS = [1, 4, 8, 16, 32, 64] as const;
@@ -9,7 +9,7 @@ export const SCALE_WORKERS = [1, 4, 8, 16, 32, 64] as const;
 export async function scaleSection(ctx: SectionContext): Promise<void> {
   const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
   if (!opts.only.has('scale') || pgUrl === null) return;
-  const messages = Math.min(opts.messages, opts.quick ? 1000 : 4000);
+  const messages = Math.min(opts.messages, opts.quick ? 1000 : 8000);
   const pooler = startPooler(pgUrl, scratch);
   if ('skip' in pooler) log(`scale: PgBouncer skipped: ${pooler.skip}`);
   try {
@@ -23,7 +23,7 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
     results.scale = rows;
     out.push(
       section(
-        `PostgreSQL at scale: ${messages} messages, warm worker processes draining with batch 50 (scenarios/scale-pg.ts)`,
+        `PostgreSQL at scale: ${messages} messages drained with batch 50 by N worker processes, each warmed by ${SCALE_WARM_UP} of its own; msg/s from releasing the ready workers to the last one's end (scenarios/scale-pg.ts)`,
       ),
     );
     out.push(

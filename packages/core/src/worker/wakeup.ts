@@ -3,36 +3,92 @@
  * after a busy batch it checks again after `minMs`, doubling on every empty look up to
  * `maxMs` (near-zero CPU when idle). It never sleeps past the earliest `available_at` /
  * `lease_until` it knows of, and a {@link Wakeup.wake} (a PostgreSQL NOTIFY from enqueue
- * or redrive, or `stop()`) ends a sleep at once.
+ * or redrive) ends a sleep, {@link Wakeup.interrupt} (`stop()`) at once.
+ *
+ * **No thundering herd.** A NOTIFY reaches every idle worker of the schema; all of them
+ * claiming at once would be one claim that finds the work and many that find nothing.
+ * So a worker that {@link Wakeup.lostRace lost the race} (woken, and its claim came back
+ * empty) reacts to the next notification only after a delay, doubled on every lost race
+ * up to `maxWakeDelayMs` and jittered; the worker then looks (one read) before it claims.
+ * A worker that gets work reacts at once again. So a trickle of small enqueues is claimed
+ * by the few workers that react first, while a burst still reaches every worker, the
+ * backed-off ones a few milliseconds later.
  */
 export interface WakeupOptions {
   /** First idle delay, ms. Default 5. */
   minMs?: number;
   /** Longest idle delay, ms. Default 1000 (polling), 5000 with notifications. */
   maxMs?: number;
+  /** Longest delay before a worker that keeps losing races reacts to a wake, ms. Default 200. */
+  maxWakeDelayMs?: number;
+  /** Uniform in [0, 1): the jitter of a delayed wake. Default Math.random. */
+  random?: () => number;
 }
+
+/** The first delay of a worker that lost a race, ms; doubled per further loss. */
+const FIRST_WAKE_DELAY_MS = 5;
 
 export class Wakeup {
   readonly minMs: number;
   readonly maxMs: number;
+  readonly maxWakeDelayMs: number;
+  readonly #random: () => number;
   #idleMs: number;
+  /** How long a wake waits before it ends the sleep, ms; 0 = at once. */
+  #wakeDelayMs = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #wakeTimer: ReturnType<typeof setTimeout> | undefined;
   #resolve: ((woken: boolean) => void) | undefined;
   #pending = false;
 
   constructor(options: WakeupOptions = {}) {
     this.minMs = options.minMs ?? 5;
     this.maxMs = options.maxMs ?? 1000;
+    this.maxWakeDelayMs = options.maxWakeDelayMs ?? 200;
+    this.#random = options.random ?? Math.random;
     this.#idleMs = this.minMs;
   }
 
-  /** Work was found: the next empty look comes quickly again. */
+  /** Work was found: the next empty look comes quickly again, and a wake acts at once. */
   busy(): void {
     this.#idleMs = this.minMs;
+    this.#wakeDelayMs = 0;
   }
 
-  /** Ends the current sleep now (or the next one, if none is running). */
+  /** Woken, the claim found nothing (another worker was first): react later next time. */
+  lostRace(): void {
+    this.#wakeDelayMs = Math.min(
+      this.maxWakeDelayMs,
+      this.#wakeDelayMs === 0 ? FIRST_WAKE_DELAY_MS : this.#wakeDelayMs * 2,
+    );
+  }
+
+  /** True while a wake is delayed: the worker should look before it claims. */
+  get backedOff(): boolean {
+    return this.#wakeDelayMs > 0;
+  }
+
+  /**
+   * New work may be there (a notification): ends the current sleep, after the delay of a
+   * worker that lost its last race; or the next sleep, if none is running.
+   */
   wake(): void {
+    if (this.#resolve === undefined) {
+      this.#pending = true;
+      return;
+    }
+    if (this.#wakeDelayMs === 0) {
+      this.#finish();
+      return;
+    }
+    if (this.#wakeTimer !== undefined) return;
+    // Jittered in [delay/2, delay): backed-off workers do not all look at the same moment.
+    const delay = this.#wakeDelayMs * (0.5 + this.#random() / 2);
+    this.#wakeTimer = setTimeout(() => this.#finish(), delay);
+  }
+
+  /** Ends the current sleep at once, or the next one (a stop). */
+  interrupt(): void {
     if (this.#resolve === undefined) {
       this.#pending = true;
       return;
@@ -62,7 +118,9 @@ export class Wakeup {
 
   #finish(woken = true): void {
     clearTimeout(this.#timer);
+    clearTimeout(this.#wakeTimer);
     this.#timer = undefined;
+    this.#wakeTimer = undefined;
     const resolve = this.#resolve;
     this.#resolve = undefined;
     resolve?.(woken);

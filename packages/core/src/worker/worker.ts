@@ -98,8 +98,10 @@ export interface StopResult {
  *
  * 1. **Claim** up to `batch` messages in one short transaction (lazy recovery first).
  *    With claim-ahead (PostgreSQL) the claim of the next batch goes out now, while this
- *    one is handled: the worker holds at most two batches, the one being recorded or
- *    handled and the one claimed ahead.
+ *    one is handled and the previous one is still being recorded: the worker holds at
+ *    most three batches, the one being recorded, the one being handled and the one
+ *    claimed ahead. The previous record is awaited only before this batch's record, so
+ *    a slow write never holds back the next claim.
  * 2. **Handle**: up to `concurrency` handlers at once, **outside** any transaction, each
  *    on the payload its claim read under its generation (docs/worker.md says why that
  *    stays exactly-once), each with its optional deadline. One heartbeat for the worker's
@@ -156,6 +158,8 @@ export class Worker {
   #loop: Promise<void> | undefined;
   #listener: WakeListener | undefined;
   #storeError: string | undefined;
+  /** The idle wait that ended before this claim was ended by a wake (a NOTIFY). */
+  #woken = false;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
 
@@ -281,7 +285,7 @@ export class Worker {
       return this.#result();
     }
     if (this.#state === 'running') this.#state = 'stopping';
-    this.#wakeup.wake();
+    this.#wakeup.interrupt();
     const loop = (this.#loop ?? Promise.resolve()).then(
       () => 'ended' as const,
       () => 'ended' as const,
@@ -307,7 +311,7 @@ export class Worker {
     for (const held of this.#held.values()) {
       if (held.state === 'running') held.abort(new Error('worker stopped'));
     }
-    this.#wakeup.wake();
+    this.#wakeup.interrupt();
     this.#handlersDone?.();
   }
 
@@ -328,13 +332,14 @@ export class Worker {
         this.#pruner?.tick();
         this.#fair.begin();
         try {
-          // The previous batch is recorded before anything new is claimed: a failed write
-          // stops a drain before it claims more, and at most two batches are ever held.
-          await recording;
           const batch = await (ahead ?? this.#claim());
           ahead = null;
           this.#storeError = undefined;
+          // Woken and found nothing: another worker was first; react later next time.
+          if (this.#woken && batch.length === 0) this.#wakeup.lostRace();
+          this.#woken = false;
           if (batch.length === 0) {
+            await recording;
             if (this.#drain) break;
             await this.#idle();
             continue;
@@ -355,12 +360,25 @@ export class Worker {
             }).then(resolve);
           });
           this.#handlersDone = undefined;
+          // The previous batch's record is awaited only now, so the claim ahead went out
+          // while it was still being written. This batch is recorded even if that failed.
+          const previous = await recording.then(
+            () => undefined,
+            (error: unknown) => ({ error }),
+          );
           recording = quiet(this.#settle(batch, started));
+          if (previous !== undefined) throw previous.error;
           if (!this.#claimAhead || this.#forced) await recording;
           await this.#fair.end();
         } catch (error) {
+          await recording.catch(() => {});
           recording = Promise.resolve();
-          if (this.#drain) throw error;
+          if (this.#drain) {
+            // Nothing of a failed drain runs on after it rejected: the claim ahead ends
+            // first (its leases stay leased until they run out, like the failed batch's).
+            await ahead?.catch(() => {});
+            throw error;
+          }
           const why = describe(error);
           if (this.#storeError !== why) this.#log.write('store_error', `${why}; retrying`);
           this.#storeError = why;
@@ -399,14 +417,15 @@ export class Worker {
       this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
       return held;
     });
-    this.#wakeup.busy();
+    if (leases.length > 0) this.#wakeup.busy();
     return batch;
   }
 
   /**
    * Nothing was claimable: sleep, and before claiming again (a write transaction) peek
    * with one read statement whether anything is due, so an idle worker costs a read per
-   * poll. Returns when something is due, a NOTIFY or stop() woke it, or it stopped.
+   * poll. Returns when something is due, a NOTIFY woke it (a worker that lost its last
+   * race looks first: {@link Wakeup}), stop() interrupted it, or it stopped.
    */
   async #idle(): Promise<void> {
     while (this.#state === 'running') {
@@ -418,7 +437,8 @@ export class Worker {
       // Integer seconds: due at second S means claimable once the clock reads S. The
       // times are on the store's clock (PostgreSQL: the server's), moved to the host's.
       const dueAtMs = earliest === null ? null : (earliest - due.now + this.#store.clock()) * 1000;
-      if (await this.#wakeup.sleep(dueAtMs)) return;
+      this.#woken = await this.#wakeup.sleep(dueAtMs);
+      if (this.#woken && !this.#wakeup.backedOff) return;
     }
   }
 

@@ -122,8 +122,8 @@ export async function openPostgresStore(
     }
   }
   // The system clock means "now" on a real deployment: then every statement reads the
-  // server's clock itself (statementNow), so hosts whose clocks disagree agree on every
-  // lease, backoff and fence. A model clock or `--now` (tests, the lab) is bound into
+  // server's clock itself (the dialect's now, sql-text.ts), so hosts whose clocks
+  // disagree agree on every lease, backoff and fence. A model clock or `--now` (tests, the lab) is bound into
   // the statements as given. `store.clock` stays the host's, for what onceq only shows.
   const clock: Clock = options.clock ?? systemClock;
   const modelClock = clock !== systemClock;
