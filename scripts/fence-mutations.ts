@@ -24,6 +24,7 @@ const FAIL_WHERE = [
 ].join('\n');
 const S = 'packages/core/src/driver/sqlite/statements.ts';
 const W = 'packages/core/src/driver/completion-write.ts';
+const R = 'packages/core/src/driver/postgres/completion-rows.ts';
 
 /** [what, file, text deleted or replaced, replacement] */
 const MUTATIONS: readonly [string, string, string, string][] = [
@@ -110,6 +111,12 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     '      await steps.ack();\n',
   ],
   [
+    "PostgreSQL insert rows: a row inserted although its message's fenced ACK matched no row",
+    R,
+    'JOIN acked ON acked.event_id = e.v->>0',
+    '',
+  ],
+  [
     'redrive: `FOR UPDATE` of the checked rows deleted (PostgreSQL)',
     T,
     "      .where('event_id', 'in', p.list<string>('ids', n))\n      .forUpdate(),",
@@ -120,7 +127,9 @@ const MUTATIONS: readonly [string, string, string, string][] = [
 const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
 const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what|one fenced write';
 
-const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, W]).stdout.toString().trim();
+const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, W, R])
+  .stdout.toString()
+  .trim();
 if (dirty !== '') {
   console.error(`fence-mutations: commit or stash these first:\n${dirty}`);
   process.exit(2);

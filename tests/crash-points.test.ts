@@ -262,45 +262,77 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
       });
     }
 
+    /** The user's ledger table, and the three events at 1000. */
+    async function ledgerAndThree(): Promise<void> {
+      await atStore(place, 1000, async (store) => {
+        await rawDb({ target: place.db }, (db) =>
+          sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+            db,
+          ),
+        );
+        await enqueue(store, THREE.jsonl);
+      });
+    }
+
+    const REFUNDS = [
+      ['E0001', -100],
+      ['E0002', -200],
+      ['E0003', -300],
+    ];
+
     for (const [how, module] of OWN_ROW_HANDLERS) {
-      test(`work with a handler's own completion (${how}) dies at after-completion-write: none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each`, async () => {
-        await atStore(place, 1000, async (store) => {
-          await rawDb({ target: place.db }, (db) =>
-            sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
-              db,
-            ),
-          );
-          await enqueue(store, THREE.jsonl);
-        });
+      // PostgreSQL records a batch of completions with `insert` rows only as one statement
+      // committing by itself (driver/postgres/completion-rows.ts): there the point comes
+      // after that commit, as `after-effect-insert` does for money effects.
+      const oneStatement = backend === 'postgres' && how === 'insert';
+      const title = oneStatement
+        ? " (PostgreSQL: after the batch's one statement committed): done with one row each; a later run doubles nothing"
+        : ': none of its rows, no record, the claims stay leased; after the lease each event is done once with one row each';
+      test(`work with a handler's own completion (${how}) dies at after-completion-write${title}`, async () => {
+        await ledgerAndThree();
         expectCode(
           await onceq(['work', '--handler', module, '--now', '1000'], 'after-completion-write'),
           FAULT_EXIT_CODE,
         );
         await place.afterCrash();
-        const crashed = await inspect(place);
-        expect(crashed.messages).toEqual([
-          'E0001 leased a1 g1',
-          'E0002 leased a1 g1',
-          'E0003 leased a1 g1',
+        const state = oneStatement ? 'done' : 'leased';
+        expect((await inspect(place)).messages).toEqual([
+          `E0001 ${state} a1 g1`,
+          `E0002 ${state} a1 g1`,
+          `E0003 ${state} a1 g1`,
         ]);
-        expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
+        const committed = { ledger: REFUNDS, completions: ['E0001', 'E0002', 'E0003'] };
+        expect(await ownRows(place)).toEqual(
+          oneStatement ? committed : { ledger: [], completions: [] },
+        );
         const { handle } = await import(module);
-        await atStore(place, 1030, (store) => work(store, handle));
+        const later = await atStore(place, 1030, (store) => work(store, handle));
+        expect(later).toMatchObject({ claimed: oneStatement ? 0 : 3 });
         const after = await inspect(place);
-        expect(after.messages).toEqual([
-          'E0001 done a2 g2',
-          'E0002 done a2 g2',
-          'E0003 done a2 g2',
-        ]);
+        const attempts = oneStatement ? 1 : 2;
+        expect(after.messages).toEqual(
+          ['E0001', 'E0002', 'E0003'].map((id) => `${id} done a${attempts} g${attempts}`),
+        );
         expect(after.effects).toEqual([]);
-        expect(await ownRows(place)).toEqual({
-          ledger: [
-            ['E0001', -100],
-            ['E0002', -200],
-            ['E0003', -300],
-          ],
-          completions: ['E0001', 'E0002', 'E0003'],
-        });
+        expect(await ownRows(place)).toEqual(committed);
+      });
+
+      // `complete` (apply) writes in one explicit transaction on every backend: the point
+      // is between the user's rows and COMMIT there, `insert` rows on PostgreSQL included.
+      test(`complete with a handler's own completion (${how}) dies at after-completion-write: none of its rows, no record, the claim stays leased; completed again it has its one row`, async () => {
+        await ledgerAndThree();
+        expectCode(await onceq(['claim', '--now', '1000']), 0);
+        const args = ['complete', 'E0001', '--generation', '1', '--handler', module];
+        expectCode(
+          await onceq([...args, '--now', '1001'], 'after-completion-write'),
+          FAULT_EXIT_CODE,
+        );
+        await place.afterCrash();
+        expect((await inspect(place)).messages[0]).toBe('E0001 leased a1 g1');
+        expect(await ownRows(place)).toEqual({ ledger: [], completions: [] });
+        expectCode(await onceq([...args, '--now', '1002']), 0);
+        expect((await inspect(place)).messages[0]).toBe('E0001 done a1 g1');
+        expect(await ownRows(place)).toEqual({ ledger: [['E0001', -100]], completions: ['E0001'] });
       });
     }
 

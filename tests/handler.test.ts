@@ -348,16 +348,22 @@ describe("a completion's insert", () => {
         rows: [
           {
             table: '"shop"."ledger_entries"',
+            qualified: true,
             columns: ['"amount_cents"', '"currency"', '"event_id"'],
             rows: [
               [-1299, 'EUR', 'E1'],
               [10n ** 15n, 'USD', 'E2'],
             ],
+            json: [null, null],
+            key: '"shop"."ledger_entries" "amount_cents","currency","event_id"',
           },
           {
             table: '"audit"',
+            qualified: false,
             columns: ['"data"', '"event_id"', '"note"', '"ok"'],
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
+            json: [[true, false, false, false]],
+            key: '"audit" "data","event_id","note","ok"',
           },
         ],
         write: null,
@@ -407,6 +413,17 @@ describe("a completion's insert", () => {
     }
   });
 
+  test('a column list once found valid lets through only the very same names', () => {
+    expect(resultOf({ insert: { ledger: { a: 1, b: 2 } } })).toMatchObject({
+      completion: { rows: [{ columns: ['"a"', '"b"'] }] },
+    });
+    expect(resultOf({ insert: { ledger: { 'a,b': 1 } } })).toEqual(
+      sentence(
+        `the completion's insert row of table ledger names column "a,b": a column name is letters, digits and _ (not starting with a digit)`,
+      ),
+    );
+  });
+
   test('the insert is read once: a getter that changes later cannot change what is stored', () => {
     let reads = 0;
     const row = {
@@ -419,7 +436,16 @@ describe("a completion's insert", () => {
     expect(reads).toBe(1);
     expect(result).toEqual({
       completion: {
-        rows: [{ table: '"ledger"', columns: ['"amount"'], rows: [[5]] }],
+        rows: [
+          {
+            table: '"ledger"',
+            qualified: false,
+            columns: ['"amount"'],
+            rows: [[5]],
+            json: [null],
+            key: '"ledger" "amount"',
+          },
+        ],
         write: null,
         summary: null,
       },

@@ -12,7 +12,9 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, enqueue, type Handler, LeaseLostError, OnceqError } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { sql } from '../../packages/core/node_modules/kysely';
 import type { CompletionWrite } from '../../packages/core/src/driver/driver.ts';
+import { checkRows } from '../../packages/core/src/handler/completion-rows.ts';
 import type { LeaseRef } from '../../packages/core/src/internal.ts';
 import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
@@ -44,6 +46,44 @@ function ackWithCompletion(e: TestEnv, lease: LeaseRef, now: number) {
   return completeAt(
     e,
     [{ lease, completion: { rows: [], write: () => {}, summary: 'fence test' }, failed }],
+    now,
+  );
+}
+
+/** A table of the user's own for {@link ackWithRows}. */
+async function userRowsTable(e: TestEnv): Promise<void> {
+  await rawDb(e.store, (db) =>
+    sql`CREATE TABLE IF NOT EXISTS user_rows (event_id TEXT PRIMARY KEY)`.execute(db),
+  );
+}
+
+/** The user's rows {@link ackWithRows} wrote. */
+async function userRows(e: TestEnv): Promise<string[]> {
+  const { rows } = await rawDb(e.store, (db) =>
+    sql<{ event_id: string }>`SELECT event_id FROM user_rows ORDER BY event_id`.execute(db),
+  );
+  return rows.map((r) => r.event_id);
+}
+
+/**
+ * The ACK with a completion declaring one `insert` row of the user's own, as a worker
+ * writes it (on PostgreSQL one statement: ACKs, records and rows).
+ */
+function ackWithRows(e: TestEnv, leases: readonly LeaseRef[], now: number) {
+  const failed = () => {
+    throw new Error('the completion was not expected to fail');
+  };
+  return completeAt(
+    e,
+    leases.map((lease) => {
+      const checked = checkRows({ user_rows: { event_id: lease.eventId } });
+      if (!('groups' in checked)) throw new Error(checked.violation);
+      return {
+        lease,
+        completion: { rows: checked.groups, write: null, summary: 'fence test' },
+        failed,
+      };
+    }),
     now,
   );
 }
@@ -138,6 +178,19 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         ).toEqual([]);
       });
 
+      test(`ACK with insert rows: ${label} changes no row, records nothing, inserts no row`, async () => {
+        const e = env();
+        await userRowsTable(e);
+        const { stale, now } = await setUp(e);
+        const before = await snapshot(e.store);
+        expect((await ackWithRows(e, [stale], now)).size).toBe(0);
+        expect(await snapshot(e.store)).toEqual(before);
+        expect(
+          await rawDb(e.store, (db) => db.selectFrom('completions').selectAll().execute()),
+        ).toEqual([]);
+        expect(await userRows(e)).toEqual([]);
+      });
+
       test(`fail: ${label} changes no row`, async () => {
         const e = env();
         const { stale, now } = await setUp(e);
@@ -175,6 +228,25 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         db.selectFrom('completions').select(['event_id', 'summary']).execute(),
       );
       expect(recorded).toEqual([{ event_id: 'E0003', summary: 'fence test' }]);
+    });
+
+    test('ACK of a batch with insert rows: only messages whose lease holds are done, with their records and rows', async () => {
+      const e = env();
+      await userRowsTable(e);
+      const { stale } = await reclaimed(e); // E0001: generation 2 holds, 1 is stale
+      await enqueue(e.store, batch(line('E0002', paid('pen', 200))));
+      const valid = await mustClaim(e.store);
+      expect([...(await ackWithRows(e, [stale, valid], 1003))]).toEqual([['E0002', null]]);
+      const { messages } = await snapshot(e.store);
+      expect(messages.map((m) => [m.event_id, m.state, m.generation])).toEqual([
+        ['E0001', 'leased', 2],
+        ['E0002', 'done', 1],
+      ]);
+      const recorded = await rawDb(e.store, (db) =>
+        db.selectFrom('completions').select('event_id').execute(),
+      );
+      expect(recorded).toEqual([{ event_id: 'E0002' }]);
+      expect(await userRows(e)).toEqual(['E0002']);
     });
 
     test('ACK of a batch: only the rows whose lease holds are marked done (and get an effect)', async () => {

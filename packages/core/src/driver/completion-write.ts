@@ -20,10 +20,11 @@ export interface CompletionSteps {
   record(write: UserWrite): Promise<void>;
   /** The fenced failure move of one message; the rows it changed. */
   fail(write: UserWrite, move: FailureMove): Promise<number>;
-  /** The backend's placeholder for the 1-based parameter `position` (`?1`, `$1`). */
-  placeholder(position: number): string;
-  /** Largest number of bound parameters one statement may carry. */
-  readonly maxParameters: number;
+  /**
+   * The `insert` rows of `groups` (of one message or of a batch, every one ACKed): one
+   * statement per table and column list at least, in the order the tables first appear.
+   */
+  insert(groups: readonly RowGroup[]): Promise<void>;
 }
 
 /**
@@ -34,8 +35,9 @@ export interface CompletionSteps {
  *
  * The common case costs one savepoint for the whole batch, not one per message (two
  * round trips each on PostgreSQL): every ACK and record at once, then the `insert` rows
- * of every message ACKed (one multi-row INSERT per table and column list, chunked to the
- * backend's parameter limit), then every write in order. Only when something in it
+ * of every message ACKed (one INSERT per table and column list at least: `steps.insert`),
+ * then every write in order. (A PostgreSQL worker's batch of `insert` rows alone does
+ * not come here: driver/postgres/completion-rows.ts writes it as one statement.) Only when something in it
  * throws (a row the database refuses included) is the batch rolled back to that savepoint and
  * written again one message at a time, each in a savepoint of its own, so the one that
  * throws fails alone. A `write` before the one that threw then runs twice: its first
@@ -54,7 +56,6 @@ export async function writeCompletions(
         const acked = await steps.ackAll(writes);
         const done = writes.filter((write) => acked.has(write.lease.eventId));
         await insertRows(
-          x,
           done.flatMap((write) => write.completion.rows),
           steps,
         );
@@ -89,32 +90,37 @@ async function userWrite(x: Executor, write: UserWrite): Promise<void> {
   crashPoint('after-completion-write');
 }
 
+/** The `insert` rows of `groups`, then the crash point after the user's rows. */
+async function insertRows(groups: readonly RowGroup[], steps: CompletionSteps): Promise<void> {
+  if (groups.length === 0) return;
+  await steps.insert(groups);
+  crashPoint('after-completion-write');
+}
+
 /**
- * The `insert` rows of `groups` (of one message or of a batch): one INSERT per table and
- * column list, each carrying as many rows as the parameter limit allows, in the order the
- * tables first appear.
+ * The `insert` rows of `groups` as multi-row `INSERT … VALUES` with bound parameters: one
+ * per table and column list, each carrying as many rows as `maxParameters` allows, in the
+ * order the tables first appear.
  */
-async function insertRows(
+export async function insertValues(
   x: Executor,
   groups: readonly RowGroup[],
-  steps: CompletionSteps,
+  placeholder: (position: number) => string,
+  maxParameters: number,
 ): Promise<void> {
-  if (groups.length === 0) return;
   const merged = new Map<string, { group: RowGroup; rows: (readonly unknown[])[] }>();
   for (const group of groups) {
-    const key = `${group.table} ${group.columns.join(',')}`;
-    const found = merged.get(key);
-    if (found === undefined) merged.set(key, { group, rows: [...group.rows] });
+    const found = merged.get(group.key);
+    if (found === undefined) merged.set(group.key, { group, rows: [...group.rows] });
     else found.rows.push(...group.rows);
   }
   for (const { group, rows } of merged.values()) {
     const width = group.columns.length;
-    const perStatement = Math.max(1, Math.floor(steps.maxParameters / width));
+    const perStatement = Math.max(1, Math.floor(maxParameters / width));
     for (let start = 0; start < rows.length; start += perStatement) {
       const chunk = rows.slice(start, start + perStatement);
       const tuples = chunk.map(
-        (_, r) =>
-          `(${group.columns.map((_, c) => steps.placeholder(r * width + c + 1)).join(', ')})`,
+        (_, r) => `(${group.columns.map((_, c) => placeholder(r * width + c + 1)).join(', ')})`,
       );
       await x.query(
         `INSERT INTO ${group.table} (${group.columns.join(', ')}) VALUES ${tuples.join(', ')}`,
@@ -122,13 +128,12 @@ async function insertRows(
       );
     }
   }
-  crashPoint('after-completion-write');
 }
 
 /** One message's `insert` rows; a row the database refuses is a temporary `write_failed`. */
-async function insertOwnRows(x: Executor, write: UserWrite, steps: CompletionSteps) {
+async function insertOwnRows(write: UserWrite, steps: CompletionSteps) {
   try {
-    await insertRows(x, write.completion.rows, steps);
+    await insertRows(write.completion.rows, steps);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new TemporaryFailure(
@@ -155,7 +160,7 @@ async function writeCompletion(
   try {
     return await x.savepoint(async () => {
       if ((await steps.ack(write)) === 0) return undefined;
-      await insertOwnRows(x, write, steps);
+      await insertOwnRows(write, steps);
       await userWrite(x, write);
       await steps.record(write);
       return null;

@@ -9,12 +9,98 @@
 export interface RowGroup {
   /** The table, already quoted for SQL (`"shop"."ledger_entries"`). */
   readonly table: string;
-  /** The columns, already quoted, in the order every row's values follow. */
+  /** Whether the name carries its schema (`shop.ledger_entries`), else it is the store's place. */
+  readonly qualified: boolean;
+  /**
+   * The columns, already quoted, in the order every row's values follow. A quoted name
+   * is also its JSON string: a name holds no quote and no backslash.
+   */
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /**
+   * Per row, which of its values are the JSON text of a plain array or object (bound as
+   * text, written as JSON where the backend reads rows as JSON); `null` when none is.
+   */
+  readonly json: readonly (readonly boolean[] | null)[];
+  /** The table and column list: groups with the same key go in with one statement. */
+  readonly key: string;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** A table name as checked: quoted for SQL, and whether it names its schema. */
+interface TableName {
+  readonly quoted: string;
+  readonly qualified: boolean;
+  /** The row shape this table was last given, by its keys in the row's order. */
+  last: { readonly keys: readonly string[]; readonly shape: RowShape } | null;
+}
+
+/** A row's column names (in the order the row gives them) as checked: sorted and quoted. */
+interface RowShape {
+  /** The names in sorted order, as the row spells them. */
+  readonly names: readonly string[];
+  /** The same, quoted. */
+  readonly quoted: readonly string[];
+  /** The quoted names joined: the column part of a group's key. */
+  readonly key: string;
+}
+
+/** Whether `a` and `b` hold the same strings in the same order. */
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Names already found valid: a handler names the same few tables and column lists for
+ * every message, so each is checked and quoted once. Only valid names are kept, and the
+ * caches start over past {@link NAME_CACHE_SIZE} entries.
+ */
+const tableNames = new Map<string, TableName>();
+const rowShapes = new Map<string, RowShape>();
+const NAME_CACHE_SIZE = 1000;
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (cache.size >= NAME_CACHE_SIZE) cache.clear();
+  cache.set(key, value);
+  return value;
+}
+
+/** `table` checked and quoted, or `null` when it is not a valid table name. */
+function tableName(table: string): TableName | null {
+  const known = tableNames.get(table);
+  if (known !== undefined) return known;
+  const parts = table.split('.');
+  if (parts.length > 2 || !parts.every((part) => NAME.test(part))) return null;
+  return remember(tableNames, table, {
+    quoted: parts.map(quote).join('.'),
+    qualified: parts.length === 2,
+    last: null,
+  });
+}
+
+/** The shape of a row with own keys `keys`, or `null` when a column name is not valid. */
+function rowShape(keys: readonly string[]): RowShape | null {
+  // Valid names hold no comma: a cached shape matches only the very same keys.
+  const joined = keys.join(',');
+  const known = rowShapes.get(joined);
+  if (known !== undefined && known.names.length === keys.length) return known;
+  if (!keys.every((key) => NAME.test(key))) return null;
+  const names = [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const quoted = names.map(quote);
+  return remember(rowShapes, joined, { names, quoted, key: quoted.join(',') });
+}
+
+interface Group {
+  key: string;
+  table: string;
+  qualified: boolean;
+  columns: readonly string[];
+  rows: unknown[][];
+  json: (boolean[] | null)[];
+}
 
 /** The groups of `insert`, or one sentence saying what is wrong and where. */
 export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation: string } {
@@ -23,30 +109,38 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
       violation: `the completion's insert must be an object of table names, not ${what(insert)}`,
     };
   }
-  const groups = new Map<string, { table: string; columns: string[]; rows: unknown[][] }>();
+  const groups = new Map<string, Group>();
   for (const table of Object.keys(insert)) {
-    const parts = table.split('.');
-    if (parts.length > 2 || !parts.every((part) => NAME.test(part))) {
+    const name = tableName(table);
+    if (name === null) {
       return {
         violation: `the completion's insert names table ${JSON.stringify(table)}: a table name is letters, digits and _ (not starting with a digit), with at most one schema dot`,
       };
     }
     const given = insert[table];
     const rows = Array.isArray(given) ? [...given] : [given];
-    for (const [index, row] of rows.entries()) {
-      const where = Array.isArray(given)
-        ? `insert row ${index + 1} of table ${table}`
-        : `insert row of table ${table}`;
-      const copied = copyRow(row, where);
+    for (let index = 0; index < rows.length; index++) {
+      const where = () =>
+        Array.isArray(given)
+          ? `insert row ${index + 1} of table ${table}`
+          : `insert row of table ${table}`;
+      const copied = copyRow(rows[index], name, where);
       if ('violation' in copied) return copied;
-      const quoted = parts.map(quote).join('.');
-      const key = `${quoted} ${copied.columns.join(',')}`;
+      const key = `${name.quoted} ${copied.shape.key}`;
       let group = groups.get(key);
       if (group === undefined) {
-        group = { table: quoted, columns: copied.columns.map(quote), rows: [] };
+        group = {
+          key,
+          table: name.quoted,
+          qualified: name.qualified,
+          columns: copied.shape.quoted,
+          rows: [],
+          json: [],
+        };
         groups.set(key, group);
       }
       group.rows.push(copied.values);
+      group.json.push(copied.json);
     }
   }
   return { groups: [...groups.values()] };
@@ -55,34 +149,57 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
 /** One row read once: its columns sorted (so rows of one table share a statement). */
 function copyRow(
   row: unknown,
-  where: string,
-): { columns: string[]; values: unknown[] } | { violation: string } {
+  table: TableName,
+  where: () => string,
+): { shape: RowShape; values: unknown[]; json: boolean[] | null } | { violation: string } {
   if (!isPlainObject(row)) {
     return {
-      violation: `the completion's ${where} must be an object of column values, not ${what(row)}`,
+      violation: `the completion's ${where()} must be an object of column values, not ${what(row)}`,
     };
   }
-  const entries = Object.keys(row).map((column) => [column, row[column]] as const);
-  if (entries.length === 0) return { violation: `the completion's ${where} has no columns` };
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const columns: string[] = [];
+  const keys = Object.keys(row);
+  if (keys.length === 0) return { violation: `the completion's ${where()} has no columns` };
+  // Rows of one table mostly come with the same keys in the same order: compared, not joined.
+  const last = table.last;
+  const shape = last !== null && sameKeys(last.keys, keys) ? last.shape : rowShape(keys);
+  if (shape === null) return refusedRow(row, keys, where());
+  if (shape !== last?.shape) table.last = { keys, shape };
   const values: unknown[] = [];
+  let json: boolean[] | null = null;
+  for (const column of shape.names) {
+    const value = row[column];
+    const bound = bindable(value);
+    if (bound === REFUSED) return { violation: refusedValue(where(), column, value) };
+    if (typeof value === 'object' && value !== null) {
+      json ??= shape.names.map(() => false);
+      json[values.length] = true;
+    }
+    values.push(bound);
+  }
+  return { shape, values, json };
+}
+
+/** The sentence for a row with a column name that is not valid: its first problem in column order. */
+function refusedRow(
+  row: Record<string, unknown>,
+  keys: readonly string[],
+  where: string,
+): { violation: string } {
+  const entries = keys.map((column) => [column, row[column]] as const);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [column, value] of entries) {
     if (!NAME.test(column)) {
       return {
         violation: `the completion's ${where} names column ${JSON.stringify(column)}: a column name is letters, digits and _ (not starting with a digit)`,
       };
     }
-    const bound = bindable(value);
-    if (bound === REFUSED) {
-      return {
-        violation: `the completion's ${where} has column ${column} = ${what(value)}: a value is a string, a finite number, a bigint, a boolean, null, or a plain array or object`,
-      };
-    }
-    columns.push(column);
-    values.push(bound);
+    if (bindable(value) === REFUSED) return { violation: refusedValue(where, column, value) };
   }
-  return { columns, values };
+  throw new Error('unreachable: a row shape was refused with every name valid');
+}
+
+function refusedValue(where: string, column: string, value: unknown): string {
+  return `the completion's ${where} has column ${column} = ${what(value)}: a value is a string, a finite number, a bigint, a boolean, null, or a plain array or object`;
 }
 
 const REFUSED = Symbol('refused');

@@ -68,8 +68,8 @@ const NEVER = new AbortController().signal;
  *
  * Crash points: `after-handler` before the write, `after-effect-insert`,
  * `after-completion-write` and `after-ack` in it (before COMMIT, except PostgreSQL's one
- * statement for money effects alone, which has committed by then), `after-commit` after
- * it.
+ * statement for money effects alone or for completions with `insert` rows only, which
+ * has committed by then), `after-commit` after it.
  */
 export async function complete(
   store: Store,

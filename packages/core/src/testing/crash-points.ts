@@ -19,7 +19,9 @@
  *   instant, after that statement has committed.)
  * - `after-completion-write`: inside the completion's transaction, a user completion's
  *   `write(tx)` returned (its fenced ACK and the user's rows written), before onceq's
- *   record of it and COMMIT.
+ *   record of it and COMMIT. (PostgreSQL writes a batch of completions with `insert`
+ *   rows only as one statement committing by itself: there this point and `after-ack`
+ *   are the same instant, after that statement has committed.)
  * - `after-ack`: inside the completion's transaction, ACKs and failure records written,
  *   before COMMIT.
  * - `after-commit`: the completion committed, before the caller hears of it.

@@ -32,6 +32,7 @@ import type { Executor } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqlDialect, statement, statementFor } from '../sql-text.ts';
+import { completeRowsAlone, insertRows } from './completion-rows.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
@@ -149,7 +150,7 @@ const readFencedText = statement(
  * it marked done. The `acked` step of {@link ackWithEffectsText} and
  * {@link ackWithCompletionsText}.
  */
-function ackInput(d: SqlDialect): string {
+export function ackInput(d: SqlDialect): string {
   return `
       UPDATE ${d.table('messages')} AS m
       SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
@@ -167,7 +168,7 @@ function ackInput(d: SqlDialect): string {
  * each: the `acked` rows leased → done and, with `effects`, the `inserted` effect rows by
  * category (an `inserted` step returning `category` and `amount_cents`).
  */
-function ackCounts(d: SqlDialect, effects: boolean): string {
+export function ackCounts(d: SqlDialect, effects: boolean): string {
   const categories = effects
     ? `
         UNION ALL SELECT 'effect', category, count(*), sum(amount_cents) FROM inserted
@@ -387,6 +388,16 @@ async function complete(
     await sometimesFold(store);
     return { now, written };
   }
+  const rowsOnly = writes.filter(
+    (w): w is UserWrite => 'completion' in w && w.completion.write === null,
+  );
+  if (alone && rowsOnly.length === writes.length) {
+    const done = await completeRowsAlone(store, rowsOnly, now);
+    if (done !== undefined) {
+      await sometimesFold(store);
+      return { now, written: done };
+    }
+  }
   await store.transact(async (x) => {
     // A transaction PostgreSQL re-runs (deadlock) starts from nothing written.
     written.clear();
@@ -419,8 +430,7 @@ async function complete(
       ack: async (write) => moved(x, 'leased', 'done', await shared.ack(x, write.lease, now)),
       record: (write) => shared.insertCompletion(x, write.lease, write.completion.summary, now),
       fail: (write, move) => fail(x, write.lease, move, now),
-      placeholder: (position) => `$${position}`,
-      maxParameters: MAX_PARAMETERS,
+      insert: (groups) => insertRows(x, groups),
     });
     for (const [id, result] of done) written.set(id, result);
     crashPoint('after-ack');

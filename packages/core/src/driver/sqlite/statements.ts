@@ -24,7 +24,7 @@ import {
 } from '../../machine.ts';
 import { crashPoint } from '../../testing/crash-points.ts';
 import type { LeaseRef } from '../../types.ts';
-import { type UserWrite, writeCompletions } from '../completion-write.ts';
+import { insertValues, type UserWrite, writeCompletions } from '../completion-write.ts';
 import type {
   ClaimedRow,
   ClaimInput,
@@ -159,8 +159,7 @@ async function completeIn(
       record(write);
     },
     fail: async (write, move) => failRow(x, write.lease, move, now),
-    placeholder: (position) => `?${position}`,
-    maxParameters: MAX_PARAMETERS,
+    insert: (groups) => insertValues(x, groups, (position) => `?${position}`, MAX_PARAMETERS),
   });
   for (const [id, result] of done) written.set(id, result);
   crashPoint('after-ack');
