@@ -10,7 +10,7 @@
  * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
 import { expect, test } from 'bun:test';
-import { enqueue, type Store, work } from '@onceq/core';
+import { enqueue, type Handler, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { StoreUnavailableError } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
@@ -153,6 +153,34 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
     await withStore(async ({ store }) => {
       await enqueue(store, nEvents(3).jsonl);
       const summary = await work(store, handlers.v1, { batch: 1, max: 2 });
+      expect(summary).toMatchObject({ claimed: 2, done: 2 });
+      expect(await rows(store)).toEqual([
+        'E0001 done a1 g1',
+        'E0002 done a1 g1',
+        'E0003 ready a0 g0',
+      ]);
+    });
+  });
+
+  test('the batch claimed ahead that reaches max is still handled, not given back', async () => {
+    await withStore(async ({ store }) => {
+      await enqueue(store, nEvents(3).jsonl);
+      let claims = 0;
+      let second: Promise<unknown> | undefined;
+      const watched = observed(store, (name, run) => {
+        const result = run();
+        if (name === CLAIM && ++claims === 2) second = result;
+        return result;
+      });
+      // The first handler returns only once the claim ahead (the second, reaching max)
+      // has arrived: the loop then holds a full `max` with one batch still unhandled.
+      const waiting: Handler = async (payload, context) => {
+        await second;
+        // One turn of the event loop: the claim's result has reached the worker's hands.
+        await new Promise((resolve) => setImmediate(resolve));
+        return handlers.v1(payload, context);
+      };
+      const summary = await work(watched, waiting, { batch: 1, max: 2 });
       expect(summary).toMatchObject({ claimed: 2, done: 2 });
       expect(await rows(store)).toEqual([
         'E0001 done a1 g1',

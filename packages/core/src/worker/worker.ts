@@ -328,7 +328,8 @@ export class Worker {
     let recording: Promise<void> = Promise.resolve();
     let ahead: Promise<Held[]> | null = null;
     try {
-      while (this.#state === 'running' && this.#summary.claimed < this.#max) {
+      // A batch claimed ahead counts toward `max` when it arrives: it is still handled.
+      while (this.#state === 'running' && (ahead !== null || this.#summary.claimed < this.#max)) {
         this.#pruner?.tick();
         this.#fair.begin();
         try {
