@@ -1,10 +1,11 @@
 /**
  * `work` at batch 1 on PostgreSQL claims the next message while it settles the current
- * one (worker.ts, `prefetchesClaims`). What must hold: the overlapped claim is an
- * ordinary claim (claim order, an attempt spent), nothing is claimed past `max`, the
- * claim ahead does not wait for the previous settle, and a lease the loop never gets to
- * record (here: the settle fails) stays leased until its lease runs out, after which
- * the next claim recovers it and it is done exactly once.
+ * one (worker.ts): the first two messages by claims, every later one by the record of
+ * the message two before it, in the same statement as that record's fenced ACK. What
+ * must hold: a claim made by a record is an ordinary claim (claim order, an attempt
+ * spent), nothing is claimed past `max`, a record does not wait for the previous one,
+ * and a lease the loop never gets to record (here: the settle fails) stays leased until
+ * its lease runs out, after which the next claim recovers it and it is done exactly once.
  *
  * Runs under the PostgreSQL rule of tests/support/backends.ts (`bun run test` starts a
  * throwaway cluster and sets `DATABASE_URL`; required under CI).
@@ -25,6 +26,8 @@ import {
 import { rawDb } from './support/raw-db.ts';
 
 const CLAIM = 'claim-with-recovery';
+/** A message's fenced ACK and the claim of a later one, one statement. */
+const RECORD = 'ack-one-and-claim';
 
 function withStore(
   body: (opened: OpenedStore, clock: ReturnType<typeof testClock>) => Promise<void>,
@@ -79,7 +82,7 @@ async function effects(store: Store): Promise<string[]> {
 }
 
 describePostgres('postgres: work at batch 1 claims the next message while it settles one', () => {
-  test('the next claim is issued before the settle of the current message, in claim order', async () => {
+  test('after the first two claims each message is recorded by one statement that also claims, and no claim of nothing ends the run', async () => {
     await withStore(async ({ store }) => {
       const three = nEvents(3);
       await enqueue(store, three.jsonl);
@@ -93,15 +96,15 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
         { batch: 1 },
       );
       expect(summary).toMatchObject({ claimed: 3, done: 3, lost: 0 });
-      // claim E0001; then the claim of each next message goes out before the settle of the
-      // current one (the claim after it may too: the claim ahead waits for no settle).
-      const claimsAt = calls.flatMap((call, i) => (call === CLAIM ? [i] : []));
-      const acksAt = calls.flatMap((call, i) => (call === 'ack-one-with-effect' ? [i] : []));
-      expect(claimsAt).toHaveLength(4);
-      expect(acksAt).toHaveLength(3);
-      acksAt.forEach((ackAt, k) => {
-        expect(claimsAt[k + 1] as number).toBeLessThan(ackAt);
-      });
+      // claim E0001, claim E0002 ahead; then each message's record is one statement that
+      // also claims: E0003 comes with a record (E0001's, or E0002's when a new pooled
+      // connection made E0001's start later, then one more claim ahead goes out for the
+      // message after E0003), and no claim of nothing ends the run. Claim then ACK per
+      // message would be 3 claims, 3 ACKs and a last claim that finds nothing.
+      expect(calls.slice(0, 2)).toEqual([CLAIM, CLAIM]);
+      expect(calls.filter((call) => call === RECORD)).toHaveLength(3);
+      expect(calls.filter((call) => call === CLAIM).length).toBeLessThanOrEqual(3);
+      expect(calls).toHaveLength(calls.filter((call) => call === CLAIM || call === RECORD).length);
       expect(await rows(store)).toEqual([
         'E0001 done a1 g1',
         'E0002 done a1 g1',
@@ -111,34 +114,31 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
     });
   });
 
-  test('the claim ahead does not wait for the previous settle: a slow first ACK holds back no claim', async () => {
+  test('a record does not wait for the previous one: a slow first record holds back neither the next handler nor its record', async () => {
     await withStore(async ({ store }) => {
       const three = nEvents(3);
       await enqueue(store, three.jsonl);
-      let claims = 0;
-      let acks = 0;
-      let thirdClaimSent = () => {};
-      const thirdClaim = new Promise<void>((resolve) => {
-        thirdClaimSent = resolve;
+      let records = 0;
+      let secondRecordSent = () => {};
+      const secondRecord = new Promise<void>((resolve) => {
+        secondRecordSent = resolve;
       });
-      const slowFirstAck = observed(store, async (name, run) => {
-        if (name === CLAIM) {
-          if (++claims === 3) thirdClaimSent();
-          return run();
-        }
-        if (++acks === 1) {
-          // Bounded: a loop that waits for this ACK before its next claim never sends it.
+      const slowFirstRecord = observed(store, async (name, run) => {
+        if (name !== RECORD) return run();
+        if (++records === 2) secondRecordSent();
+        if (records === 1) {
+          // Bounded: a loop that waits for this record before the next one never sends it.
           let timer: ReturnType<typeof setTimeout> | undefined;
           const bound = new Promise<'waited'>((resolve) => {
             timer = setTimeout(() => resolve('waited'), 10_000);
           });
-          const first = await Promise.race([thirdClaim.then(() => 'claimed' as const), bound]);
+          const first = await Promise.race([secondRecord.then(() => 'sent' as const), bound]);
           clearTimeout(timer);
-          if (first === 'waited') throw new Error('the third claim waited for the first ACK');
+          if (first === 'waited') throw new Error('the second record waited for the first');
         }
         return run();
       });
-      const summary = await work(slowFirstAck, handlers.v1, { batch: 1 });
+      const summary = await work(slowFirstRecord, handlers.v1, { batch: 1 });
       expect(summary).toMatchObject({ claimed: 3, done: 3, lost: 0 });
       expect(await rows(store)).toEqual([
         'E0001 done a1 g1',
@@ -146,6 +146,31 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
         'E0003 done a1 g1',
       ]);
       expect(await effects(store)).toEqual(three.ids);
+    });
+  });
+
+  test('a record whose lease ran out writes nothing, and the claim in its statement recovers that message like any claim (generation 2)', async () => {
+    await withStore(async ({ store }, clock) => {
+      await enqueue(store, nEvents(1).jsonl);
+      const [row] = await store.driver.claim(store, { limit: 1, leaseSeconds: 30, maxAttempts: 3 });
+      if (row === undefined) throw new Error('nothing claimed');
+      clock.set(T0 + 30);
+      const report = await store.driver.complete(
+        store,
+        [
+          {
+            lease: { eventId: row.event_id, generation: Number(row.generation) },
+            effect: { category: 'book', amountCents: 100 },
+          },
+        ],
+        { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 3 } },
+      );
+      expect([...report.written.keys()]).toEqual([]);
+      expect(report.claimed?.map((r) => `${r.event_id} g${r.generation} a${r.attempts}`)).toEqual([
+        'E0001 g2 a2',
+      ]);
+      expect(await rows(store)).toEqual(['E0001 leased a2 g2']);
+      expect(await effects(store)).toEqual([]);
     });
   });
 
@@ -190,7 +215,7 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
     });
   });
 
-  test('a settle that fails leaves the messages claimed after it leased with their attempts spent; after their lease the next claim recovers them and each message is done once', async () => {
+  test('a settle that fails leaves the message claimed ahead leased with its attempt spent and claims nothing; after the lease the next claim recovers it and each message is done once', async () => {
     await withStore(async ({ store }, clock) => {
       const three = nEvents(3);
       await enqueue(store, three.jsonl);
@@ -212,25 +237,25 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
       await expect(work(failing, handlers.v1, { batch: 1 })).rejects.toThrow(
         'connection lost before the ACK',
       );
-      // E0002 was claimed ahead while E0001's settle ran, and E0003 ahead of E0002's
-      // (handled, its settle refused too) before the loop saw E0001's settle fail.
+      // E0002 was claimed ahead while E0001 was handled (handled too, its settle refused
+      // as well); the failed settles claimed nothing: E0003 is still ready.
       expect(await rows(store)).toEqual([
         'E0001 leased a1 g1',
         'E0002 leased a1 g1',
-        'E0003 leased a1 g1',
+        'E0003 ready a0 g0',
       ]);
       expect(await effects(store)).toEqual([]);
 
-      // Before the leases run out nothing of them is claimable.
+      // Before the leases run out only E0003 is claimable: the dead loop still owns the rest.
       clock.set(T0 + 29);
-      expect(await work(store, handlers.v1, { batch: 1 })).toMatchObject({ claimed: 0 });
+      expect(await work(store, handlers.v1, { batch: 1 })).toMatchObject({ claimed: 1, done: 1 });
       // After: lazy recovery hands them back, each is done once with its second attempt.
       clock.set(T0 + 30);
-      expect(await work(store, handlers.v1, { batch: 1 })).toMatchObject({ claimed: 3, done: 3 });
+      expect(await work(store, handlers.v1, { batch: 1 })).toMatchObject({ claimed: 2, done: 2 });
       expect(await rows(store)).toEqual([
         'E0001 done a2 g2',
         'E0002 done a2 g2',
-        'E0003 done a2 g2',
+        'E0003 done a1 g1',
       ]);
       expect(await effects(store)).toEqual(three.ids);
     });

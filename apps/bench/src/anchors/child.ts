@@ -21,8 +21,20 @@ function effectOf(payload: { category?: unknown; amount_cents?: unknown }) {
   return { category, amountCents: amount_cents as number };
 }
 
+/** CPU time of this process so far, ms. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** CPU ms at the start barrier: the result reports what the measured window used. */
+let cpuAtGo = 0;
+
 async function waitForGo(): Promise<void> {
-  for await (const _ of console) return;
+  for await (const _ of console) {
+    cpuAtGo = cpuMs();
+    return;
+  }
   process.exit(3);
 }
 
@@ -37,6 +49,7 @@ function result(startMs: number, done: number, error: string | null, endMs = wal
     latencies: [],
     transactions: 0,
     busyRetries: 0,
+    cpuMs: cpuMs() - cpuAtGo,
     error,
   } satisfies ChildResult;
 }

@@ -85,6 +85,14 @@ export interface CompleteOptions {
    * `apply` asks for it: it shows §5's one write transaction. Default false.
    */
   readonly explicitTransaction?: boolean;
+  /**
+   * Claim the next messages in the same statement as the write, where the backend can
+   * (PostgreSQL, one money effect written alone): one round trip and one commit for
+   * message n's ACK and the claim of what follows. The claim is then in
+   * {@link CompleteReport.claimed}; where the backend did not claim (SQLite, any other
+   * write), that is undefined and the caller claims as usual. Default: no claim.
+   */
+  readonly claimNext?: Omit<ClaimInput, 'now'>;
 }
 
 /** What {@link Driver.complete} wrote. */
@@ -97,6 +105,8 @@ export interface CompleteReport {
    * lost its lease, and nothing of it was written.
    */
   readonly written: Map<string, FailureMove | null>;
+  /** What {@link CompleteOptions.claimNext} claimed, in claim order; undefined when not fused. */
+  readonly claimed?: ClaimedRow[];
 }
 
 /** A stored message as enqueue's duplicate check sees it. */

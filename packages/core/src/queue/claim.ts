@@ -52,7 +52,8 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
   return leases;
 }
 
-function toLeases(rows: readonly ClaimedRow[]): Lease[] {
+/** Claimed rows as leases (also the claim {@link complete} fused into its write). */
+export function toLeases(rows: readonly ClaimedRow[]): Lease[] {
   return rows.map(
     (row): Lease =>
       Object.freeze({

@@ -11,6 +11,7 @@ import { failureOf, type HandlerResult, runHandler, withDeadline } from '../hand
 import { afterFailure, type FailureMove, fenceViolation } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { ApplyOutcome, Lease, LeaseRef } from '../types.ts';
+import { toLeases } from './claim.ts';
 import { explainLost } from './extend.ts';
 
 /** A lease as its claim returned it: the fencing token and the attempt it counted. */
@@ -30,6 +31,11 @@ export interface CompleteResult {
   outcomes: ApplyOutcome[];
   /** Leases found lost (another claim, a release, a redrive or the clock got there first): nothing of them was written. */
   lost: LeaseLostError[];
+  /**
+   * The leases claimed by the write itself ({@link CompleteOptions.claimNext}), in claim
+   * order; undefined when the backend did not claim (the caller claims as usual).
+   */
+  claimed?: Lease[];
 }
 
 /** A signal that never fires, for handlers run where nothing can abort them. */
@@ -89,7 +95,10 @@ export async function complete(
     return oneByOne(store, results, options);
   }
   crashPoint('after-commit');
-  return reported(store, results, report);
+  const done = await reported(store, results, report);
+  if (report.claimed === undefined) return done;
+  crashPoint('after-claim');
+  return { ...done, claimed: toLeases(report.claimed) };
 }
 
 /**

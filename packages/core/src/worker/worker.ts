@@ -129,6 +129,8 @@ export class Worker {
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
   readonly #claimAhead: boolean;
+  /** Batch 1 with claim-ahead: the next message is claimed by the record's own statement. */
+  readonly #claimWithRecord: boolean;
   readonly #drain: boolean;
   readonly #max: number;
   readonly #timeoutMs: number | undefined;
@@ -148,6 +150,8 @@ export class Worker {
     extended: 0,
   };
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  /** Messages asked for by claims still in flight (a claim ahead, a record's claim). */
+  #claiming = 0;
   #forced = false;
   /** Every message claimed and not yet recorded, released or abandoned, by `id/generation`. */
   readonly #held = new Map<string, Held>();
@@ -171,6 +175,7 @@ export class Worker {
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
     store.sizePool?.(this.#concurrency + 1);
     this.#claimAhead = (options.claimAhead ?? true) && store.driver.capabilities.skipLocked;
+    this.#claimWithRecord = this.#claimAhead && this.#batch === 1;
     this.#drain = options.drain ?? false;
     this.#max = options.max ?? Number.POSITIVE_INFINITY;
     this.#timeoutMs =
@@ -326,15 +331,29 @@ export class Worker {
 
   async #run(): Promise<void> {
     let recording: Promise<void> = Promise.resolve();
-    let ahead: Promise<Held[]> | null = null;
+    // The next batch, claimed ahead or by an earlier record (null inside: claim now).
+    let ahead: Promise<Held[] | null> | null = null;
+    // At batch 1 the record in flight also claims: the batch after `ahead` (null inside:
+    // it did not claim, the write was not a lone money effect).
+    let recordClaim: Promise<Held[] | null> | null = null;
     try {
       // A batch claimed ahead counts toward `max` when it arrives: it is still handled.
-      while (this.#state === 'running' && (ahead !== null || this.#summary.claimed < this.#max)) {
+      while (
+        this.#state === 'running' &&
+        (ahead !== null || recordClaim !== null || this.#summary.claimed < this.#max)
+      ) {
         this.#pruner?.tick();
         this.#fair.begin();
         try {
-          const batch = await (ahead ?? this.#claim());
+          const pending: Promise<Held[] | null> | null = ahead;
           ahead = null;
+          let batch: Held[] = (await pending) ?? (this.#mayClaim() ? await this.#claim() : []);
+          if (batch.length === 0 && recordClaim !== null) {
+            // The record in flight claimed after this claim found nothing: take that.
+            const claimed: Held[] | null = await recordClaim;
+            recordClaim = null;
+            if (claimed !== null) batch = claimed;
+          }
           this.#storeError = undefined;
           // Woken and found nothing: another worker was first; react later next time.
           if (this.#woken && batch.length === 0) this.#wakeup.lostRace();
@@ -346,7 +365,8 @@ export class Worker {
             continue;
           }
           const started = performance.now();
-          if (this.#claimAhead && this.#state === 'running' && this.#summary.claimed < this.#max) {
+          // The record in flight claims the next batch already (batch 1): no claim here.
+          if (this.#claimAhead && recordClaim === null && this.#mayClaim()) {
             ahead = quiet(this.#claim());
           }
           // A forced stop does not wait for running handlers: their leases are abandoned.
@@ -361,19 +381,41 @@ export class Worker {
             }).then(resolve);
           });
           this.#handlersDone = undefined;
+          if (this.#claimWithRecord) {
+            // Batch 1: this record also claims the batch after the next one, so a message
+            // costs one statement and one commit. The previous record, still in flight
+            // (on another connection), brings the next batch: two records overlap, and
+            // the next handler runs while they are written.
+            const claimNext = this.#mayClaim();
+            const settled: Promise<Held[] | null> = quiet(this.#settle(batch, started, claimNext));
+            recording = quiet(Promise.all([recording, settled]).then(() => undefined));
+            if (recordClaim !== null) ahead = recordClaim;
+            recordClaim = claimNext ? settled : null;
+            if (this.#forced) await recording;
+            await this.#fair.end();
+            continue;
+          }
           // The previous batch's record is awaited only now, so the claim ahead went out
           // while it was still being written. This batch is recorded even if that failed.
           const previous = await recording.then(
             () => undefined,
             (error: unknown) => ({ error }),
           );
-          recording = quiet(this.#settle(batch, started));
+          recording = quiet(this.#settle(batch, started).then(() => undefined));
           if (previous !== undefined) throw previous.error;
           if (!this.#claimAhead || this.#forced) await recording;
           await this.#fair.end();
         } catch (error) {
           await recording.catch(() => {});
           recording = Promise.resolve();
+          // What the failed record claimed was never started: give it back.
+          const orphans: Held[] | null = await (recordClaim ?? Promise.resolve(null)).catch(
+            () => null,
+          );
+          recordClaim = null;
+          if (orphans !== null && orphans.length > 0) {
+            await this.#settle(orphans, performance.now()).catch(() => {});
+          }
           if (this.#drain) {
             // Nothing of a failed drain runs on after it rejected: the claim ahead ends
             // first (its leases stay leased until they run out, like the failed batch's).
@@ -388,11 +430,21 @@ export class Worker {
       }
       await recording;
       // Claimed ahead but never handled (a stop): give back, attempts not spent.
-      const left = ahead === null ? [] : await ahead;
+      const left = [...((await ahead) ?? []), ...((await recordClaim) ?? [])];
       if (left.length > 0) await this.#settle(left, performance.now());
     } finally {
       await this.#end();
     }
+  }
+
+  /** Running and below `max`, counting the claims in flight: another batch may be claimed. */
+  #mayClaim(): boolean {
+    return this.#state === 'running' && this.#summary.claimed + this.#claiming < this.#max;
+  }
+
+  /** The size of the next claim: `batch`, or what is left of `max` (claims in flight counted). */
+  #nextLimit(): number {
+    return Math.min(this.#batch, this.#max - this.#summary.claimed - this.#claiming);
   }
 
   /**
@@ -400,11 +452,14 @@ export class Worker {
    * heartbeat from its claim on, like the one being handled.
    */
   async #claim(): Promise<Held[]> {
-    const leases = await claimMany(this.#store, {
-      limit: Math.min(this.#batch, this.#max - this.#summary.claimed),
-      leaseSeconds: this.#leaseSeconds,
-    });
-    return this.#hold(leases);
+    const limit = this.#nextLimit();
+    this.#claiming += limit;
+    try {
+      const leases = await claimMany(this.#store, { limit, leaseSeconds: this.#leaseSeconds });
+      return this.#hold(leases);
+    } finally {
+      this.#claiming -= limit;
+    }
   }
 
   /** Takes claimed leases into the worker's hands. */
@@ -447,7 +502,11 @@ export class Worker {
    * Closes a batch: abandons the handlers still running after a forced stop, releases
    * the unstarted messages, records every result, and logs the batch.
    */
-  async #settle(batch: readonly Held[], started: number): Promise<void> {
+  async #settle(
+    batch: readonly Held[],
+    started: number,
+    claimNext = false,
+  ): Promise<Held[] | null> {
     // A heartbeat running now must not extend a lease this write is about to close.
     await this.#heartbeat?.settled();
     const unstarted: Held[] = [];
@@ -470,7 +529,7 @@ export class Worker {
     try {
       if (unstarted.length > 0) await this.#release(unstarted);
       // Lost items are recorded too: the fence refuses their late ACK (counted once).
-      const { outcomes, lost } = await this.#record(ran);
+      const { outcomes, lost, next } = await this.#record(ran, claimNext);
       this.#lost(lost, false);
       const settledAt = performance.now();
       for (const outcome of outcomes) this.#count(outcome);
@@ -496,6 +555,7 @@ export class Worker {
       }
       this.#progressAt = performance.now();
       this.#onProgress?.(s);
+      return next;
     } finally {
       for (const held of batch) this.#held.delete(key(held.lease));
     }
@@ -504,14 +564,34 @@ export class Worker {
   /**
    * The one place the loop writes handler results, each fenced at the generation it ran
    * under, through the one result writer ({@link complete}): on PostgreSQL the successes
-   * of a batch are one fenced effect + ACK statement, no read in front.
+   * of a batch are one fenced effect + ACK statement, no read in front. With `claimNext`
+   * the write also claims the next batch where the backend can (PostgreSQL, one money
+   * effect: one round trip and one commit a message at batch 1); `claimed` says what.
    */
-  #record(ran: readonly Held[]): Promise<CompleteResult> {
-    if (ran.length === 0) return Promise.resolve({ outcomes: [], lost: [] });
-    return complete(
-      this.#store,
-      ran.map((held) => ({ lease: held.lease, result: held.result as HandlerResult })),
-    );
+  async #record(
+    ran: readonly Held[],
+    claimNext: boolean,
+  ): Promise<CompleteResult & { next: Held[] | null }> {
+    if (ran.length === 0) return { outcomes: [], lost: [], next: null };
+    const results = ran.map((held) => ({
+      lease: held.lease,
+      result: held.result as HandlerResult,
+    }));
+    if (!claimNext) return { ...(await complete(this.#store, results)), next: null };
+    const limit = this.#nextLimit();
+    this.#claiming += limit;
+    try {
+      const claim = {
+        limit,
+        leaseSeconds: this.#leaseSeconds,
+        maxAttempts: this.#store.protocol.maxAttempts,
+      };
+      const done = await complete(this.#store, results, { claimNext: claim });
+      // Held at once, before the claim stops counting as in flight.
+      return { ...done, next: done.claimed === undefined ? null : this.#hold(done.claimed) };
+    } finally {
+      this.#claiming -= limit;
+    }
   }
 
   async #release(unstarted: readonly Held[]): Promise<void> {

@@ -63,13 +63,22 @@ export const WAKE_CHANNEL = 'onceq_wake';
  *   ready → leased (an expired row picked stays leased), recovered rows leased → ready
  *   or dead. Every picked row is locked by this statement, so `claimed` updates each one.
  */
-const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number) => {
-  // $1 now, $2 the lease's seconds, $3 max attempts.
+const claimText = statementFor(
+  'claim-with-recovery',
+  (d: SqlDialect, n: number) => `
+    WITH ${claimSteps(d, n)}
+    SELECT event_id, generation, attempts, lease_until, payload, available_at FROM claimed`,
+);
+
+/**
+ * The steps of {@link claimText} (`$1` now, `$2` the lease's seconds, `$3` max attempts),
+ * also the second half of {@link ackOneAndClaimText}.
+ */
+function claimSteps(d: SqlDialect, n: number): string {
   const messages = d.table('messages');
   const now = d.now(1);
   const code = literal(LEASE_EXPIRED);
-  return `
-    WITH expired AS (
+  return `expired AS (
       SELECT event_id, lease_until AS rank_at, attempts FROM ${messages}
       WHERE state = 'leased' AND lease_until <= ${now}
       FOR UPDATE SKIP LOCKED
@@ -120,9 +129,8 @@ const claimText = statementFor('claim-with-recovery', (d: SqlDialect, n: number)
         UNION ALL SELECT state, 1 FROM recovered
       ) AS moves
       GROUP BY key HAVING sum(d) <> 0
-    )
-    SELECT event_id, generation, attempts, lease_until, payload, available_at FROM claimed`;
-});
+    )`;
+}
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
 async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
@@ -207,24 +215,54 @@ const ackWithEffectsText = statement(
  * generation, $4 category, $5 amount; $1 now): the same fenced UPDATE and an effect row
  * only if it marked the row done, without the arrays (no array literals to build on the
  * client, no `unnest` and join on the server). How `complete` records one message's
- * effect, the per-message hot path.
+ * effect when it claims nothing with it.
  */
-const ackOneWithEffectText = statement('ack-one-with-effect', (d) => {
+const ackOneWithEffectText = statement(
+  'ack-one-with-effect',
+  (d) => `
+    WITH ${ackOneSteps(d, 2)}
+    SELECT event_id FROM acked`,
+);
+
+/**
+ * The steps of one message's fenced ACK and effect row, the id, generation, category and
+ * amount at placeholders `first` … `first + 3` (now at $1): `acked` (the id, if the fence
+ * matched), `inserted`, `ack_counted`.
+ */
+function ackOneSteps(d: SqlDialect, first: number): string {
   const now = d.now(1);
-  return `
-    WITH acked AS (
+  const [id, generation, category, amount] = [0, 1, 2, 3].map((i) => `$${first + i}`);
+  return `acked AS (
       UPDATE ${d.table('messages')}
       SET state = 'done', lease_until = NULL, updated_at = ${now}
-      WHERE event_id = $2 AND generation = $3 AND state = 'leased' AND lease_until > ${now}
+      WHERE event_id = ${id} AND generation = ${generation} AND state = 'leased' AND lease_until > ${now}
       RETURNING event_id
     ), inserted AS (
       INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
-      SELECT event_id, $4::text, $5::integer, ${now}
+      SELECT event_id, ${category}::text, ${amount}::integer, ${now}
       FROM acked
       RETURNING category, amount_cents
-    ), counted AS (${ackCounts(d, true)})
-    SELECT event_id FROM acked`;
-});
+    ), ack_counted AS (${ackCounts(d, true)})`;
+}
+
+/**
+ * {@link ackOneWithEffectText} and {@link claimText} for `n` in one statement, committing
+ * as one ($1 now, $2 the lease's seconds, $3 max attempts; $4 id, $5 generation, $6
+ * category, $7 amount): the worker at batch 1 records a message and claims a later one
+ * in one round trip and one commit. The ACK is fenced exactly as alone, and no row is
+ * written by both halves: the ACK takes its row only while the lease holds at now
+ * (`lease_until > now`), the claim's recovery only once it ran out (`lease_until <=
+ * now`), the same reading. Returns the claimed rows (`acked` false) and the ACKed id, if
+ * its fence matched (`acked` true).
+ */
+const ackOneAndClaimText = statementFor(
+  'ack-one-and-claim',
+  (d: SqlDialect, n: number) => `
+    WITH ${ackOneSteps(d, 4)}, ${claimSteps(d, n)}
+    SELECT event_id, generation, attempts, lease_until, payload, available_at, false AS acked
+    FROM claimed
+    UNION ALL SELECT event_id, NULL, NULL, NULL, NULL, NULL, true FROM acked`,
+);
 
 /**
  * The ACK and onceq's record of user completions in one statement, one array per column
@@ -350,7 +388,9 @@ function ackValues(d: SqlDialect, succeeded: readonly EffectWrite[], now: number
 /**
  * Every write of `writes`, each fenced on its own in its SQL `WHERE`, no read in front.
  * Money effects alone (the worker's common case) are one statement committing by itself
- * (effects + ACK: two round trips a message with its claim, or two a batch). Anything
+ * (effects + ACK: two round trips a batch with its claim); one money effect with
+ * `claimNext` (the worker at batch 1) also claims in that statement
+ * ({@link ackOneAndClaimText}: one round trip a message). Anything
  * else (or with `explicitTransaction`) is one transaction: the effects' statement, one
  * fenced UPDATE per failure with its counter deltas, and the user completions (their
  * ACKs and records in one statement, then their writes: completion-write.ts).
@@ -364,8 +404,31 @@ async function complete(
   const written = new Map<string, FailureMove | null>();
   const effects = writes.filter((w): w is EffectWrite => 'effect' in w);
   const alone = options.explicitTransaction !== true;
+  const [one] = effects;
+  if (alone && options.claimNext !== undefined && writes.length === 1 && one !== undefined) {
+    const next = options.claimNext;
+    const { rows } = await store.read((x) =>
+      x.query<ClaimedRow & { acked: boolean }>(ackOneAndClaimText(x.dialect, next.limit), [
+        x.dialect.nowValue(now),
+        next.leaseSeconds,
+        next.maxAttempts,
+        one.lease.eventId,
+        one.lease.generation,
+        one.effect.category,
+        one.effect.amountCents,
+      ]),
+    );
+    crashPoint('after-effect-insert');
+    crashPoint('after-ack');
+    const claimed: ClaimedRow[] = [];
+    for (const row of rows) {
+      if (row.acked) written.set(row.event_id, null);
+      else claimed.push(row);
+    }
+    await sometimesFold(store);
+    return { now, written, claimed: inClaimOrder(claimed) };
+  }
   if (alone && effects.length === writes.length) {
-    const [one] = effects;
     // One statement that commits by itself: no BEGIN/COMMIT round trips.
     const { rows: acked } = await store.read((x) =>
       effects.length === 1 && one !== undefined
