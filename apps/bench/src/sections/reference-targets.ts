@@ -233,7 +233,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTarget
         rate(graphileKey(workers, 1, 0)),
         'msg/s',
         REFERENCE_TARGETS.pgPerMessageVsGraphile,
-        "both make 2 round trips a message (onceq: the claim with lazy recovery, then one fenced effect + ACK statement, the next claim overlapping that ACK; graphile-worker: get-job, complete-job); the client's CPU is mostly the pg driver under Bun (one socket write a query; the same two statements through a bare pg.Client cost about as much), and onceq's statements do more on the server (recovery in the claim, an effect row with the ACK); closing it: a cheaper driver path per query",
+        "onceq makes 1 statement a message (the fenced effect + ACK of message k and the claim of k+2, with lazy recovery, in one commit; the next handler runs meanwhile), graphile-worker 2 (get-job, complete-job); what is left is server work per message: onceq's two UPDATEs each write 3 index entries, its effect row 2 more and a foreign key check, where graphile-worker's complete is a DELETE (no index entry); closing it: less written per message on the server",
       ),
     );
   }
