@@ -3,14 +3,14 @@ import type { LeaseLostError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import type { HandlerResult } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
-import { type CompleteResult, complete } from '../queue/complete.ts';
+import { type ClaimResult, type CompleteResult, complete } from '../queue/complete.ts';
 import { nextDue } from '../queue/due.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
 import { releaseMany } from '../queue/release.ts';
 import type { ApplyOutcome, Lease } from '../types.ts';
 import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
-import { Held, runHandlers } from './held.ts';
+import { type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
@@ -124,7 +124,6 @@ export interface StopResult {
  */
 export class Worker {
   readonly #store: Store;
-  readonly #handler: Handler;
   readonly #batch: number;
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
@@ -166,10 +165,11 @@ export class Worker {
   #woken = false;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
+  /** How every batch's handlers run: this worker's handler, concurrency and deadline. */
+  readonly #handlerRun: HandlerRun;
 
   constructor(store: Store, handler: Handler, options: WorkerOptions = {}) {
     this.#store = store;
-    this.#handler = handler;
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
@@ -185,6 +185,12 @@ export class Worker {
     this.#log = options.log ?? silentLog;
     this.#metrics = options.metrics;
     this.#onProgress = options.onProgress;
+    this.#handlerRun = {
+      handler,
+      concurrency: this.#concurrency,
+      timeoutMs: this.#timeoutMs,
+      mayStart: () => this.#state === 'running',
+    };
     this.#fair = new FairShare(store);
     this.#pruner =
       options.prune === undefined ? undefined : new ScheduledPrune(store, options.prune, this.#log);
@@ -347,7 +353,9 @@ export class Worker {
         try {
           const pending: Promise<Held[] | null> | null = ahead;
           ahead = null;
-          let batch: Held[] = (await pending) ?? (this.#mayClaim() ? await this.#claim() : []);
+          let batch: Held[] =
+            (pending === null ? null : await pending) ??
+            (this.#mayClaim() ? await this.#claim() : []);
           if (batch.length === 0 && recordClaim !== null) {
             // The record in flight claimed after this claim found nothing: take that.
             const claimed: Held[] | null = await recordClaim;
@@ -369,18 +377,16 @@ export class Worker {
           if (this.#claimAhead && recordClaim === null && this.#mayClaim()) {
             ahead = quiet(this.#claim());
           }
+          const handled = runHandlers(batch, this.#handlerRun);
           // A forced stop does not wait for running handlers: their leases are abandoned.
-          await new Promise<void>((resolve) => {
-            this.#handlersDone = resolve;
-            if (this.#forced) resolve();
-            runHandlers(batch, {
-              handler: this.#handler,
-              concurrency: this.#concurrency,
-              timeoutMs: this.#timeoutMs,
-              mayStart: () => this.#state === 'running',
-            }).then(resolve);
-          });
-          this.#handlersDone = undefined;
+          if (handled !== undefined) {
+            await new Promise<void>((resolve) => {
+              this.#handlersDone = resolve;
+              if (this.#forced) resolve();
+              handled.then(resolve);
+            });
+            this.#handlersDone = undefined;
+          }
           if (this.#claimWithRecord) {
             // Batch 1: this record also claims the batch after the next one, so a message
             // costs one statement and one commit. The previous record, still in flight
@@ -392,19 +398,22 @@ export class Worker {
             if (recordClaim !== null) ahead = recordClaim;
             recordClaim = claimNext ? settled : null;
             if (this.#forced) await recording;
-            await this.#fair.end();
-            continue;
+          } else if (!this.#claimAhead) {
+            // Nothing is written ahead here: the previous record was awaited last turn.
+            await this.#settle(batch, started);
+          } else {
+            // The previous batch's record is awaited only now, so the claim ahead went out
+            // while it was still being written. This batch is recorded even if that failed.
+            const previous = await recording.then(
+              () => undefined,
+              (error: unknown) => ({ error }),
+            );
+            recording = quiet(this.#settle(batch, started).then(() => undefined));
+            if (previous !== undefined) throw previous.error;
+            if (this.#forced) await recording;
           }
-          // The previous batch's record is awaited only now, so the claim ahead went out
-          // while it was still being written. This batch is recorded even if that failed.
-          const previous = await recording.then(
-            () => undefined,
-            (error: unknown) => ({ error }),
-          );
-          recording = quiet(this.#settle(batch, started).then(() => undefined));
-          if (previous !== undefined) throw previous.error;
-          if (!this.#claimAhead || this.#forced) await recording;
-          await this.#fair.end();
+          const pause = this.#fair.end();
+          if (pause !== undefined) await pause;
         } catch (error) {
           await recording.catch(() => {});
           recording = Promise.resolve();
@@ -464,16 +473,23 @@ export class Worker {
 
   /** Takes claimed leases into the worker's hands. */
   #hold(leases: readonly Lease[]): Held[] {
+    if (leases.length === 0) return [];
     if (this.#held.size === 0) this.#progressAt = performance.now();
     this.#summary.claimed += leases.length;
-    const claimedAt = this.#store.clock();
-    const batch = leases.map((lease) => {
+    const batch: Held[] = [];
+    for (const lease of leases) {
       const held = new Held(lease);
-      this.#held.set(key(lease), held);
-      this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
-      return held;
-    });
-    if (leases.length > 0) this.#wakeup.busy();
+      this.#held.set(held.key, held);
+      batch.push(held);
+    }
+    const metrics = this.#metrics;
+    if (metrics !== undefined) {
+      const claimedAt = this.#store.clock();
+      for (const lease of leases) {
+        metrics.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
+      }
+    }
+    this.#wakeup.busy();
     return batch;
   }
 
@@ -508,7 +524,8 @@ export class Worker {
     claimNext = false,
   ): Promise<Held[] | null> {
     // A heartbeat running now must not extend a lease this write is about to close.
-    await this.#heartbeat?.settled();
+    const beat = this.#heartbeat?.running();
+    if (beat !== undefined) await beat;
     const unstarted: Held[] = [];
     const ran: Held[] = [];
     for (const held of batch) {
@@ -519,7 +536,7 @@ export class Worker {
           generation: held.lease.generation,
           leaseUntil: held.leaseUntil,
         });
-        this.#held.delete(key(held.lease));
+        this.#held.delete(held.key);
         continue;
       }
       if (held.state === 'waiting') unstarted.push(held);
@@ -529,16 +546,20 @@ export class Worker {
     try {
       if (unstarted.length > 0) await this.#release(unstarted);
       // Lost items are recorded too: the fence refuses their late ACK (counted once).
-      const { outcomes, lost, next } = await this.#record(ran, claimNext);
-      this.#lost(lost, false);
+      const { outcomes, lost, next } = claimNext
+        ? await this.#recordAndClaim(ran)
+        : await this.#record(ran);
+      if (lost.length > 0) this.#lost(lost, false);
       const settledAt = performance.now();
       for (const outcome of outcomes) this.#count(outcome);
-      for (const held of ran)
-        this.#metrics?.handlerToAck.observe((settledAt - held.startedAt) / 1000);
-      const lostHere = batch.filter((h) => h.lostCounted).length;
+      const metrics = this.#metrics;
+      if (metrics !== undefined) {
+        for (const held of ran) metrics.handlerToAck.observe((settledAt - held.startedAt) / 1000);
+      }
       const s = this.#summary;
-      const ms = Math.round(settledAt - started);
       if (ran.length > 0 && this.#log !== silentLog) {
+        const lostHere = batch.filter((h) => h.lostCounted).length;
+        const ms = Math.round(settledAt - started);
         this.#log.write(
           'batch',
           `claimed ${batch.length}: ${count(outcomes, 'done')} done, ${count(outcomes, 'retry')} retried, ${count(outcomes, 'dead')} dead, ${lostHere} lost, ${unstarted.length} released (${ms} ms; totals: ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost)`,
@@ -553,45 +574,49 @@ export class Worker {
           },
         );
       }
-      this.#progressAt = performance.now();
+      this.#progressAt = settledAt;
       this.#onProgress?.(s);
-      return next;
+      return next ?? null;
     } finally {
-      for (const held of batch) this.#held.delete(key(held.lease));
+      for (const held of batch) this.#held.delete(held.key);
     }
   }
 
   /**
    * The one place the loop writes handler results, each fenced at the generation it ran
    * under, through the one result writer ({@link complete}): on PostgreSQL the successes
-   * of a batch are one fenced effect + ACK statement, no read in front. With `claimNext`
-   * the write also claims the next batch where the backend can (PostgreSQL, one money
-   * effect: one round trip and one commit a message at batch 1); `claimed` says what.
+   * of a batch are one fenced effect + ACK statement, no read in front.
    */
-  async #record(
-    ran: readonly Held[],
-    claimNext: boolean,
-  ): Promise<CompleteResult & { next: Held[] | null }> {
-    if (ran.length === 0) return { outcomes: [], lost: [], next: null };
-    const results = ran.map((held) => ({
-      lease: held.lease,
-      result: held.result as HandlerResult,
-    }));
-    if (!claimNext) return { ...(await complete(this.#store, results)), next: null };
+  #record(ran: readonly Held[]): Promise<CompleteResult & { next?: Held[] }> {
+    if (ran.length === 0) return Promise.resolve({ outcomes: [], lost: [] });
+    return complete(this.#store, this.#results(ran));
+  }
+
+  /**
+   * {@link #record}, the write also claiming the next batch where the backend can
+   * (PostgreSQL, one money effect: one round trip and one commit a message at batch 1);
+   * `next` holds what it claimed, undefined when it did not claim.
+   */
+  async #recordAndClaim(ran: readonly Held[]): Promise<CompleteResult & { next?: Held[] }> {
+    if (ran.length === 0) return { outcomes: [], lost: [] };
     const limit = this.#nextLimit();
     this.#claiming += limit;
     try {
-      const claim = {
+      const claimNext = {
         limit,
         leaseSeconds: this.#leaseSeconds,
         maxAttempts: this.#store.protocol.maxAttempts,
       };
-      const done = await complete(this.#store, results, { claimNext: claim });
+      const done = await complete(this.#store, this.#results(ran), { claimNext });
       // Held at once, before the claim stops counting as in flight.
-      return { ...done, next: done.claimed === undefined ? null : this.#hold(done.claimed) };
+      return done.claimed === undefined ? done : { ...done, next: this.#hold(done.claimed) };
     } finally {
       this.#claiming -= limit;
     }
+  }
+
+  #results(ran: readonly Held[]): ClaimResult[] {
+    return ran.map((held) => ({ lease: held.lease, result: held.result as HandlerResult }));
   }
 
   async #release(unstarted: readonly Held[]): Promise<void> {
@@ -624,7 +649,7 @@ export class Worker {
 
   #extended(extended: readonly ExtendedLease[]): void {
     for (const lease of extended) {
-      const held = this.#held.get(key(lease));
+      const held = this.#held.get(heldKey(lease));
       if (held !== undefined) held.leaseUntil = lease.leaseUntil;
     }
     this.#summary.extended += extended.length;
@@ -634,7 +659,7 @@ export class Worker {
   /** Counts and logs each lost lease once; a refused heartbeat also stops its handler. */
   #lost(errors: readonly LeaseLostError[], byHeartbeat: boolean): void {
     for (const error of errors) {
-      const held = this.#held.get(key(error));
+      const held = this.#held.get(heldKey(error));
       if (held === undefined || held.lostCounted) continue;
       held.lostCounted = true;
       if (byHeartbeat) {
@@ -679,10 +704,6 @@ export class Worker {
       { graceful, abandoned, ...s },
     );
   }
-}
-
-function key(lease: { eventId: string; generation: number }): string {
-  return `${lease.eventId}/${lease.generation}`;
 }
 
 /**
