@@ -91,48 +91,18 @@ function parseInput(input: Uint8Array | string | readonly EventInput[], policy: 
     : parseBatch(input as Uint8Array | string, policy);
 }
 
-/** Lines inserted before enqueue decides how to go on: one full INSERT statement. */
-const PROBE_LINES = 500;
-
 /**
  * Inserts the lines whose event ids are not stored yet, returns how many, and throws a
- * {@link BatchRejectedError} on a conflict. The INSERT skips stored ids (`ON CONFLICT DO
- * NOTHING`) and counts what it added, so stored rows are read only for lines it skipped:
- *
- * - the first {@link PROBE_LINES} lines go straight to the INSERT. All new (the common
- *   case): the rest go the same way, and only if some of those are skipped are their
- *   stored rows read;
- * - some skipped (typically a batch sent again): the stored rows of the batch are read
- *   first and only the remaining lines not stored are inserted, so a re-sent batch costs
- *   one INSERT attempt of 500 lines and one read, not an INSERT attempt of every line.
- *   A line that another writer stored between that read and the INSERT (PostgreSQL) is
- *   skipped by the INSERT and read again.
+ * {@link BatchRejectedError} on a conflict. One `insertMessages` call for the whole batch
+ * (SQLite's driver cuts it into 500-row statements, PostgreSQL's sends one statement): it
+ * skips stored ids (`ON CONFLICT DO NOTHING`) and counts what it added, so a batch of new
+ * lines is never read back. Only when some lines were skipped are the stored rows of the
+ * batch read, and a skipped line stored with another payload rejects the batch. On
+ * PostgreSQL a line another writer is storing at the same moment waits for that writer:
+ * skipped once it commits (and read back, by the read's fresh snapshot), inserted if it
+ * rolls back.
  */
 async function insertNew(
-  store: Store,
-  x: Executor,
-  entries: readonly BatchEntry[],
-  now: number,
-  unit: Unit,
-): Promise<number> {
-  const head = entries.slice(0, PROBE_LINES);
-  const rest = entries.slice(PROBE_LINES);
-  const inserted = await store.driver.insertMessages(x, head, now);
-  if (inserted === head.length) {
-    return inserted + (await insertChecked(store, x, rest, now, unit));
-  }
-  const stored = await readStored(store, x, entries);
-  rejectConflicts(entries, stored, unit);
-  const storedIds = new Set(stored.map((row) => row.event_id));
-  const fresh = rest.filter((entry) => !storedIds.has(entry.eventId));
-  return inserted + (await insertChecked(store, x, fresh, now, unit));
-}
-
-/** What a rejection's numbers count: JSONL lines, or positions of event objects. */
-type Unit = 'line' | 'event';
-
-/** Inserts `entries`; when some were skipped, reads their stored rows and rejects conflicts. */
-async function insertChecked(
   store: Store,
   x: Executor,
   entries: readonly BatchEntry[],
@@ -146,6 +116,9 @@ async function insertChecked(
   }
   return inserted;
 }
+
+/** What a rejection's numbers count: JSONL lines, or positions of event objects. */
+type Unit = 'line' | 'event';
 
 function readStored(
   store: Store,
