@@ -37,19 +37,44 @@ export type HandlerResult =
  * Runs `handler` on the stored payload `payloadText` and returns its checked result. A
  * payload that is not a JSON object is a permanent `invalid_payload`; a branded failure
  * keeps its kind and code; anything else thrown is a temporary `handler_error`.
+ *
+ * A synchronous handler's result comes back as it is, not in a promise: the worker loop
+ * then records it without a promise per message. Await it either way.
  */
-export async function runHandler(
+export function runHandler(
   handler: Handler,
   payloadText: string,
   context: HandlerContext,
-): Promise<HandlerResult> {
+): HandlerResult | Promise<HandlerResult> {
+  let returned: unknown;
   try {
     const input = handlerInput(payloadText);
     if ('failure' in input) return input;
-    return resultOf(await handler(input.payload, context));
+    returned = handler(input.payload, context);
+    if (!isThenable(returned)) return resultOf(returned);
   } catch (error) {
     return { failure: failureOf(error) };
   }
+  return Promise.resolve(returned).then(checkedResultOf, (error: unknown) => ({
+    failure: failureOf(error),
+  }));
+}
+
+/** {@link resultOf}, with a value whose reading throws (a getter) as the handler's failure. */
+function checkedResultOf(value: unknown): HandlerResult {
+  try {
+    return resultOf(value);
+  } catch (error) {
+    return { failure: failureOf(error) };
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /** The code of the temporary failure a handler that runs past its deadline gets. */
@@ -63,11 +88,12 @@ export const HANDLER_TIMEOUT_CODE = 'handler_timeout';
  * interrupted.
  */
 export function withDeadline(
-  running: Promise<HandlerResult>,
+  running: HandlerResult | Promise<HandlerResult>,
   timeoutMs: number | undefined,
   abort: (reason: Error) => void,
-): Promise<HandlerResult> {
-  if (timeoutMs === undefined) return running;
+): HandlerResult | Promise<HandlerResult> {
+  // A synchronous handler has returned already: no deadline to watch.
+  if (timeoutMs === undefined || !(running instanceof Promise)) return running;
   return new Promise((resolve) => {
     let late = false;
     const timer = setTimeout(() => {

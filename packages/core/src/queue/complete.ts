@@ -146,11 +146,11 @@ function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite 
   return { lease, failure: (now) => moveAt(result.failure, now) };
 }
 
-async function reported(
+function reported(
   store: Store,
   results: readonly ClaimResult[],
   report: CompleteReport,
-): Promise<CompleteResult> {
+): CompleteResult | Promise<CompleteResult> {
   const outcomes: ApplyOutcome[] = [];
   const missed: LeaseRef[] = [];
   for (const { lease, result } of results) {
@@ -164,11 +164,10 @@ async function reported(
       outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: null, summary });
     }
   }
-  const lost =
-    missed.length === 0
-      ? []
-      : await store.transact((x) => explainLost(store, x, missed, report.now));
-  return { outcomes, lost };
+  if (missed.length === 0) return { outcomes, lost: [] };
+  return store
+    .transact((x) => explainLost(store, x, missed, report.now))
+    .then((lost) => ({ outcomes, lost }));
 }
 
 function failed(eventId: string, move: FailureMove): ApplyOutcome {

@@ -39,8 +39,11 @@ export class FairShare {
     this.#busyBefore = this.#store.busyRetries();
   }
 
-  /** Called after the batch is recorded: steps aside or yields when due. */
-  async end(): Promise<void> {
+  /**
+   * Called after the batch is recorded: the pause to await when stepping aside or
+   * yielding is due, else `undefined` (most batches: no promise to wait on).
+   */
+  end(): Promise<unknown> | undefined {
     const now = performance.now();
     const waited = this.#store.busyRetries() > this.#busyBefore;
     if (waited) this.#contendedAt = now;
@@ -48,10 +51,12 @@ export class FairShare {
     if (waited || (recently && now - this.#steppedAsideAt >= STEP_ASIDE_EVERY_MS)) {
       this.#steppedAsideAt = now;
       this.#yieldedAt = now;
-      await Bun.sleep(1 + Math.random() * 2);
-    } else if (now - this.#yieldedAt >= YIELD_EVERY_MS) {
-      this.#yieldedAt = now;
-      await new Promise((resolve) => setImmediate(resolve));
+      return Bun.sleep(1 + Math.random() * 2);
     }
+    if (now - this.#yieldedAt >= YIELD_EVERY_MS) {
+      this.#yieldedAt = now;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    return undefined;
   }
 }

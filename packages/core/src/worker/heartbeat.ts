@@ -14,11 +14,12 @@ export interface HeartbeatEvents {
 
 export interface Heartbeat {
   /**
-   * Resolves once no beat is running. The worker awaits it before it records or releases
-   * leases, so a beat never extends a lease its own ACK has just closed (the extension
-   * would be refused and the message wrongly counted lost).
+   * The beat running now, resolving when it is over, or `undefined` when none is. The
+   * worker awaits it before it records or releases leases, so a beat never extends a
+   * lease its own ACK has just closed (the extension would be refused and the message
+   * wrongly counted lost).
    */
-  settled(): Promise<void>;
+  running(): Promise<void> | undefined;
   /** Stops the timer and waits for a running beat. */
   stop(): Promise<void>;
 }
@@ -59,9 +60,7 @@ export function startHeartbeat(
     Math.max(50, (leaseSeconds * 1000) / 3),
   );
   return {
-    settled: async () => {
-      await running;
-    },
+    running: () => running,
     stop: async () => {
       clearInterval(timer);
       await running;

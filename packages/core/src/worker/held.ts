@@ -13,6 +13,8 @@ export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'lost
 /** One message the worker holds a lease on, from its claim until it is recorded or released. */
 export class Held {
   readonly lease: Lease;
+  /** Its key in the worker's map of held messages ({@link heldKey}), made once. */
+  readonly key: string;
   /** When the lease runs out as far as this worker knows: the claim's, then each heartbeat's. */
   leaseUntil: number;
   state: HeldState = 'waiting';
@@ -25,6 +27,7 @@ export class Held {
 
   constructor(lease: Lease) {
     this.lease = lease;
+    this.key = heldKey(lease);
     this.leaseUntil = lease.leaseUntil;
   }
 
@@ -41,6 +44,11 @@ export class Held {
   }
 }
 
+/** A held message's key: its event id and the generation it was claimed under. */
+export function heldKey(lease: { eventId: string; generation: number }): string {
+  return `${lease.eventId}/${lease.generation}`;
+}
+
 export interface HandlerRun {
   handler: Handler;
   /** Handlers running at once. */
@@ -53,31 +61,70 @@ export interface HandlerRun {
 
 /**
  * Runs the handlers of `items` in claim order, up to `concurrency` at once, **outside**
- * any transaction, each on the payload its claim read under its generation. Resolves
- * when every started handler has a result; an item a lane did not start (the worker
- * began stopping) stays `waiting`, to be released.
+ * any transaction, each on the payload its claim read under its generation. Returns when
+ * every started handler has a result: `undefined` when all of them returned
+ * synchronously (the lesson's handlers: no promise per message), else a promise. An item
+ * a lane did not start (the worker began stopping) stays `waiting`, to be released.
  *
  * A handler past its deadline gets its signal aborted and a temporary
  * `handler_timeout` failure as its result at once ({@link withDeadline}).
  */
-export async function runHandlers(items: readonly Held[], run: HandlerRun): Promise<void> {
+export function runHandlers(items: readonly Held[], run: HandlerRun): Promise<void> | undefined {
   let next = 0;
-  const lane = async () => {
+  // Synchronous results first, in claim order, until one handler returns a promise.
+  while (next < items.length && run.mayStart()) {
+    const item = items[next] as Held;
+    if (item.state !== 'waiting') {
+      next++;
+      continue;
+    }
+    start(item);
+    const result = runOne(item, run);
+    if (result instanceof Promise) return lanes(items, next, result, run);
+    finish(item, result);
+    next++;
+  }
+  return undefined;
+}
+
+/**
+ * The rest of {@link runHandlers} once item `first` returned `running`: up to
+ * `concurrency` lanes, the first of them waiting on it.
+ */
+async function lanes(
+  items: readonly Held[],
+  first: number,
+  running: Promise<HandlerResult>,
+  run: HandlerRun,
+): Promise<void> {
+  let next = first + 1;
+  const lane = async (own: Promise<HandlerResult> | null, item: Held | null) => {
+    if (own !== null && item !== null) finish(item, await own);
     while (next < items.length && run.mayStart()) {
       const item = items[next++] as Held;
       if (item.state !== 'waiting') continue;
-      item.state = 'running';
-      item.startedAt = performance.now();
-      const result = await runOne(item, run);
-      item.result = result;
-      if (item.state === 'running') item.state = 'finished';
+      start(item);
+      finish(item, await runOne(item, run));
     }
   };
-  const lanes = Array.from({ length: Math.min(run.concurrency, items.length) }, lane);
-  await Promise.all(lanes);
+  const all = [lane(running, items[first] as Held)];
+  for (let i = 1; i < Math.min(run.concurrency, items.length - first); i++) {
+    all.push(lane(null, null));
+  }
+  await Promise.all(all);
 }
 
-function runOne(item: Held, run: HandlerRun): Promise<HandlerResult> {
+function start(item: Held): void {
+  item.state = 'running';
+  item.startedAt = performance.now();
+}
+
+function finish(item: Held, result: HandlerResult): void {
+  item.result = result;
+  if (item.state === 'running') item.state = 'finished';
+}
+
+function runOne(item: Held, run: HandlerRun): HandlerResult | Promise<HandlerResult> {
   const { lease } = item;
   const context: HandlerContext = {
     eventId: lease.eventId,

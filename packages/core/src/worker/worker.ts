@@ -10,7 +10,7 @@ import { releaseMany } from '../queue/release.ts';
 import type { ApplyOutcome, Lease } from '../types.ts';
 import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
-import { Held, runHandlers } from './held.ts';
+import { type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
@@ -124,7 +124,6 @@ export interface StopResult {
  */
 export class Worker {
   readonly #store: Store;
-  readonly #handler: Handler;
   readonly #batch: number;
   readonly #leaseSeconds: number;
   readonly #concurrency: number;
@@ -162,10 +161,11 @@ export class Worker {
   #woken = false;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
+  /** How every batch's handlers run: this worker's handler, concurrency and deadline. */
+  readonly #handlerRun: HandlerRun;
 
   constructor(store: Store, handler: Handler, options: WorkerOptions = {}) {
     this.#store = store;
-    this.#handler = handler;
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
@@ -180,6 +180,12 @@ export class Worker {
     this.#log = options.log ?? silentLog;
     this.#metrics = options.metrics;
     this.#onProgress = options.onProgress;
+    this.#handlerRun = {
+      handler,
+      concurrency: this.#concurrency,
+      timeoutMs: this.#timeoutMs,
+      mayStart: () => this.#state === 'running',
+    };
     this.#fair = new FairShare(store);
     this.#pruner =
       options.prune === undefined ? undefined : new ScheduledPrune(store, options.prune, this.#log);
@@ -349,28 +355,32 @@ export class Worker {
           if (this.#claimAhead && this.#state === 'running' && this.#summary.claimed < this.#max) {
             ahead = quiet(this.#claim());
           }
+          const handled = runHandlers(batch, this.#handlerRun);
           // A forced stop does not wait for running handlers: their leases are abandoned.
-          await new Promise<void>((resolve) => {
-            this.#handlersDone = resolve;
-            if (this.#forced) resolve();
-            runHandlers(batch, {
-              handler: this.#handler,
-              concurrency: this.#concurrency,
-              timeoutMs: this.#timeoutMs,
-              mayStart: () => this.#state === 'running',
-            }).then(resolve);
-          });
-          this.#handlersDone = undefined;
-          // The previous batch's record is awaited only now, so the claim ahead went out
-          // while it was still being written. This batch is recorded even if that failed.
-          const previous = await recording.then(
-            () => undefined,
-            (error: unknown) => ({ error }),
-          );
-          recording = quiet(this.#settle(batch, started));
-          if (previous !== undefined) throw previous.error;
-          if (!this.#claimAhead || this.#forced) await recording;
-          await this.#fair.end();
+          if (handled !== undefined) {
+            await new Promise<void>((resolve) => {
+              this.#handlersDone = resolve;
+              if (this.#forced) resolve();
+              handled.then(resolve);
+            });
+            this.#handlersDone = undefined;
+          }
+          if (!this.#claimAhead) {
+            // Nothing is written ahead here: the previous record was awaited last turn.
+            await this.#settle(batch, started);
+          } else {
+            // The previous batch's record is awaited only now, so the claim ahead went out
+            // while it was still being written. This batch is recorded even if that failed.
+            const previous = await recording.then(
+              () => undefined,
+              (error: unknown) => ({ error }),
+            );
+            recording = quiet(this.#settle(batch, started));
+            if (previous !== undefined) throw previous.error;
+            if (this.#forced) await recording;
+          }
+          const pause = this.#fair.end();
+          if (pause !== undefined) await pause;
         } catch (error) {
           await recording.catch(() => {});
           recording = Promise.resolve();
@@ -409,16 +419,23 @@ export class Worker {
 
   /** Takes claimed leases into the worker's hands. */
   #hold(leases: readonly Lease[]): Held[] {
+    if (leases.length === 0) return [];
     if (this.#held.size === 0) this.#progressAt = performance.now();
     this.#summary.claimed += leases.length;
-    const claimedAt = this.#store.clock();
-    const batch = leases.map((lease) => {
+    const batch: Held[] = [];
+    for (const lease of leases) {
       const held = new Held(lease);
-      this.#held.set(key(lease), held);
-      this.#metrics?.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
-      return held;
-    });
-    if (leases.length > 0) this.#wakeup.busy();
+      this.#held.set(held.key, held);
+      batch.push(held);
+    }
+    const metrics = this.#metrics;
+    if (metrics !== undefined) {
+      const claimedAt = this.#store.clock();
+      for (const lease of leases) {
+        metrics.queueWait.observe(Math.max(0, claimedAt - lease.availableAt));
+      }
+    }
+    this.#wakeup.busy();
     return batch;
   }
 
@@ -449,7 +466,8 @@ export class Worker {
    */
   async #settle(batch: readonly Held[], started: number): Promise<void> {
     // A heartbeat running now must not extend a lease this write is about to close.
-    await this.#heartbeat?.settled();
+    const beat = this.#heartbeat?.running();
+    if (beat !== undefined) await beat;
     const unstarted: Held[] = [];
     const ran: Held[] = [];
     for (const held of batch) {
@@ -460,7 +478,7 @@ export class Worker {
           generation: held.lease.generation,
           leaseUntil: held.leaseUntil,
         });
-        this.#held.delete(key(held.lease));
+        this.#held.delete(held.key);
         continue;
       }
       if (held.state === 'waiting') unstarted.push(held);
@@ -471,15 +489,17 @@ export class Worker {
       if (unstarted.length > 0) await this.#release(unstarted);
       // Lost items are recorded too: the fence refuses their late ACK (counted once).
       const { outcomes, lost } = await this.#record(ran);
-      this.#lost(lost, false);
+      if (lost.length > 0) this.#lost(lost, false);
       const settledAt = performance.now();
       for (const outcome of outcomes) this.#count(outcome);
-      for (const held of ran)
-        this.#metrics?.handlerToAck.observe((settledAt - held.startedAt) / 1000);
-      const lostHere = batch.filter((h) => h.lostCounted).length;
+      const metrics = this.#metrics;
+      if (metrics !== undefined) {
+        for (const held of ran) metrics.handlerToAck.observe((settledAt - held.startedAt) / 1000);
+      }
       const s = this.#summary;
-      const ms = Math.round(settledAt - started);
       if (ran.length > 0 && this.#log !== silentLog) {
+        const lostHere = batch.filter((h) => h.lostCounted).length;
+        const ms = Math.round(settledAt - started);
         this.#log.write(
           'batch',
           `claimed ${batch.length}: ${count(outcomes, 'done')} done, ${count(outcomes, 'retry')} retried, ${count(outcomes, 'dead')} dead, ${lostHere} lost, ${unstarted.length} released (${ms} ms; totals: ${s.done} done, ${s.retried} retried, ${s.dead} dead, ${s.lost} lost)`,
@@ -494,10 +514,10 @@ export class Worker {
           },
         );
       }
-      this.#progressAt = performance.now();
+      this.#progressAt = settledAt;
       this.#onProgress?.(s);
     } finally {
-      for (const held of batch) this.#held.delete(key(held.lease));
+      for (const held of batch) this.#held.delete(held.key);
     }
   }
 
@@ -544,7 +564,7 @@ export class Worker {
 
   #extended(extended: readonly ExtendedLease[]): void {
     for (const lease of extended) {
-      const held = this.#held.get(key(lease));
+      const held = this.#held.get(heldKey(lease));
       if (held !== undefined) held.leaseUntil = lease.leaseUntil;
     }
     this.#summary.extended += extended.length;
@@ -554,7 +574,7 @@ export class Worker {
   /** Counts and logs each lost lease once; a refused heartbeat also stops its handler. */
   #lost(errors: readonly LeaseLostError[], byHeartbeat: boolean): void {
     for (const error of errors) {
-      const held = this.#held.get(key(error));
+      const held = this.#held.get(heldKey(error));
       if (held === undefined || held.lostCounted) continue;
       held.lostCounted = true;
       if (byHeartbeat) {
@@ -599,10 +619,6 @@ export class Worker {
       { graceful, abandoned, ...s },
     );
   }
-}
-
-function key(lease: { eventId: string; generation: number }): string {
-  return `${lease.eventId}/${lease.generation}`;
 }
 
 /**

@@ -131,9 +131,16 @@ export class BunSqliteConnection implements DatabaseConnection {
     this.#location = config.location;
   }
 
-  async begin(): Promise<void> {
-    await this.#retryBusy(() => this.#prepare('BEGIN IMMEDIATE').run());
+  /** `BEGIN IMMEDIATE`, waiting for the write lock while busy; `undefined` when it began at once. */
+  begin(): Promise<void> | undefined {
+    const begun = this.#retryBusy(() => this.#prepare('BEGIN IMMEDIATE').run());
+    if (begun instanceof Promise) {
+      return begun.then(() => {
+        this.#inTransaction = true;
+      });
+    }
     this.#inTransaction = true;
+    return undefined;
   }
 
   /**
@@ -142,9 +149,11 @@ export class BunSqliteConnection implements DatabaseConnection {
    * Rolls back and rethrows when `fn` throws.
    */
   async transact<T>(fn: () => Promise<T>): Promise<T> {
-    await this.lock.acquire();
+    // Uncontended, the lock and the BEGIN cost no promise (two transactions a message).
+    if (!this.lock.tryAcquire()) await this.lock.acquire();
     try {
-      await this.begin();
+      const waiting = this.begin();
+      if (waiting !== undefined) await waiting;
       try {
         const result = await fn();
         this.exec('COMMIT');
@@ -165,7 +174,7 @@ export class BunSqliteConnection implements DatabaseConnection {
    * by itself (`Store.read`).
    */
   async read<T>(fn: () => Promise<T>): Promise<T> {
-    await this.lock.acquire();
+    if (!this.lock.tryAcquire()) await this.lock.acquire();
     try {
       return await fn();
     } catch (error) {
@@ -180,11 +189,12 @@ export class BunSqliteConnection implements DatabaseConnection {
    * `BEGIN IMMEDIATE` the write lock is ours: nothing there can be busy).
    */
   runRetrying(sql: string, parameters: unknown[]): Promise<{ rows: unknown[]; changes: number }> {
-    if (!this.#inTransaction) return this.#retryBusy(() => this.run(sql, parameters));
     // One promise, not two, for a statement of the hot path (enqueue's INSERT, extend);
-    // a refused statement is a rejection, as from an async function.
+    // inside `BEGIN IMMEDIATE` no retry. A refused statement is a rejection, as from an
+    // async function.
     try {
-      return Promise.resolve(this.run(sql, parameters));
+      const run = () => this.run(sql, parameters);
+      return Promise.resolve(this.#inTransaction ? run() : this.#retryBusy(run));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -269,24 +279,40 @@ export class BunSqliteConnection implements DatabaseConnection {
     };
   }
 
-  async #retryBusy<T>(operation: () => T): Promise<T> {
+  /**
+   * `operation`, retried while the database is busy: its result at once when it ran the
+   * first time (no promise), else a promise of the retry's. A refusal other than busy is
+   * thrown as it is.
+   */
+  #retryBusy<T>(operation: () => T): T | Promise<T> {
+    try {
+      return operation();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return this.#retryAfterBusy(operation, error);
+    }
+  }
+
+  async #retryAfterBusy<T>(operation: () => T, busy: unknown): Promise<T> {
     const deadline = performance.now() + this.#busyTimeoutMs;
     // Short ceilings keep a waiting process close to the lock: with SQLite's own
     // schedule (or a long cap) one of two workers gets almost none of the messages; a
     // 2 ms cap and the worker's step-aside share them (the fair-share benchmark).
     let ceilingMs = 0.5;
+    let error = busy;
     for (;;) {
+      if (performance.now() >= deadline) {
+        throw new StoreBusyError(this.#location, this.#busyTimeoutMs, { cause: error });
+      }
+      this.busy.retries++;
+      // Full jitter: two waiting processes do not wake in lockstep.
+      await Bun.sleep(Math.random() * ceilingMs);
+      ceilingMs = Math.min(ceilingMs * 2, 2);
       try {
         return operation();
-      } catch (error) {
-        if (!isBusy(error)) throw error;
-        if (performance.now() >= deadline) {
-          throw new StoreBusyError(this.#location, this.#busyTimeoutMs, { cause: error });
-        }
-        this.busy.retries++;
-        // Full jitter: two waiting processes do not wake in lockstep.
-        await Bun.sleep(Math.random() * ceilingMs);
-        ceilingMs = Math.min(ceilingMs * 2, 2);
+      } catch (next) {
+        if (!isBusy(next)) throw next;
+        error = next;
       }
     }
   }
@@ -296,6 +322,12 @@ export class BunSqliteConnection implements DatabaseConnection {
 class Lock {
   #held = false;
   readonly #waiters: (() => void)[] = [];
+  /** Takes the lock if it is free; false when someone holds it (then {@link acquire}). */
+  tryAcquire(): boolean {
+    if (this.#held) return false;
+    this.#held = true;
+    return true;
+  }
   acquire(): Promise<void> {
     if (!this.#held) {
       this.#held = true;

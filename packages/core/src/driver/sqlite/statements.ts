@@ -142,6 +142,18 @@ async function completeIn(
   }
   if (effects) crashPoint('after-effect-insert');
   const users = writes.filter((w): w is UserWrite => 'completion' in w);
+  if (users.length > 0) await completeUsers(x, users, now, written);
+  crashPoint('after-ack');
+  return written;
+}
+
+/** The user completions of {@link completeIn}, after every effect and failure. */
+async function completeUsers(
+  x: SqliteExecutor,
+  users: readonly UserWrite[],
+  now: number,
+  written: Map<string, FailureMove | null>,
+): Promise<void> {
   const record = (write: UserWrite) =>
     x.run(INSERT_COMPLETION, [write.lease.eventId, write.completion.summary ?? null, now]);
   const done = await writeCompletions(x, users, now, {
@@ -162,8 +174,6 @@ async function completeIn(
     insert: (groups) => insertValues(x, groups, (position) => `?${position}`, MAX_PARAMETERS),
   });
   for (const [id, result] of done) written.set(id, result);
-  crashPoint('after-ack');
-  return written;
 }
 
 function failRow(x: SqliteExecutor, lease: LeaseRef, move: FailureMove, now: number): number {
