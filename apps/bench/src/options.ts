@@ -40,6 +40,8 @@ export interface Options {
   pgUrl: string | null;
   /** Anchors settings to run, by key or its leading parts (`onceq/pg/w1/b1`, `graphile/w1/c1`); null = all. */
   anchorKeys: string[] | null;
+  /** Worker process counts of the scale section; null = its default (1, 4, 8, 16, 32, 64). */
+  scaleWorkers: number[] | null;
   /** Write docs/benchmarks.md from this run. */
   writeDocs: boolean;
 }
@@ -65,6 +67,9 @@ flags:
   --anchor-keys <l>  only these anchors settings (keys or their leading parts), e.g.
                      onceq/pg/w1/b1,graphile/w1/c1 (the per-message pair); implies
                      --anchors; add --only anchors to skip the other sections
+  --scale-workers <list>
+                     worker process counts of the scale section, e.g. 8,32.
+                     Default 1,4,8,16,32,64
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
   --write-docs       write docs/benchmarks.md from this run (command, machine, date,
@@ -109,6 +114,8 @@ export function options(): Options {
     only,
     pgUrl: values.pg ?? process.env.DATABASE_URL ?? null,
     anchorKeys: values['anchor-keys']?.split(',').filter((k) => k !== '') ?? null,
+    scaleWorkers:
+      values['scale-workers']?.split(',').map((n) => int('scale-workers', n, 1, 256)) ?? null,
     writeDocs: values['write-docs'] ?? false,
   };
 }
@@ -125,6 +132,7 @@ function parseFlags() {
       pg: { type: 'string' },
       anchors: { type: 'boolean', default: false },
       'anchor-keys': { type: 'string' },
+      'scale-workers': { type: 'string' },
       'write-docs': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },

@@ -1,8 +1,9 @@
 /**
  * One worker process of a multi-process run. Usage: `bun worker-child.ts '<json spec>'`.
  *
- * Opens the store (core: `openStore`; bare: {@link BareQueue}), prints `ready`, waits
- * for a line on stdin (the start barrier, so process start-up is not measured), runs
+ * Opens the store (core: `openStore`; bare: {@link BareQueue}), with a warm-up prints
+ * `opened` and waits for a line on stdin before it, prints `ready`, waits for a line on
+ * stdin (the start barrier, so process start-up is not measured), runs
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
@@ -109,10 +110,24 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
-/** The start barrier: a line on stdin. EOF without one means the run was called off. */
+/** The parent's lines on stdin, one reader for the child's life. */
+const fromParent = console[Symbol.asyncIterator]();
+
+/** A barrier: the parent's next line. EOF without one means the run was called off. */
 async function waitForGo(): Promise<void> {
-  for await (const _ of console) return;
-  process.exit(3);
+  if ((await fromParent.next()).done) process.exit(3);
+}
+
+/**
+ * While a child waits at a barrier, a statement on each of its pooled connections every
+ * 3 s: the store's pool closes a connection idle for 10 s, and 64 children waiting for
+ * the slowest one would otherwise reconnect all at once after it (inside the window,
+ * at the start barrier). Returns the stop.
+ */
+function keepConnections(store: Store): () => void {
+  const ping = () => store.read((x) => x.query('SELECT 1')).catch(() => {});
+  const timer = setInterval(() => void Promise.all([ping(), ping()]), 3000);
+  return () => clearInterval(timer);
 }
 
 async function runCore(spec: ChildSpec): Promise<ChildResult> {
@@ -138,13 +153,21 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   }
   const handler = HANDLERS[spec.effect](spec.schema);
   if (spec.warmUp !== undefined && spec.warmUp > 0) {
+    // Every child warms up once all have opened their stores (spawn.ts): a child still
+    // starting and connecting does not compete for the cores with others' warm-ups.
+    process.stdout.write('opened\n');
+    const stopOpened = keepConnections(opened);
+    await waitForGo();
+    stopOpened();
     const warm = await work(opened, handler, { batch: spec.batch, max: spec.warmUp });
     if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
   }
   const latencies: number[] = [];
   let claimedBefore = 0;
   process.stdout.write('ready\n');
+  const stopReady = keepConnections(opened);
   await waitForGo();
+  stopReady();
   const cpuStart = cpuMs();
   const result: ChildResult = {
     startMs: wallMs(),

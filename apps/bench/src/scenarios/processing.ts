@@ -54,6 +54,8 @@ export interface ProcessingRun {
   wallMs: number;
   /** Share of the done messages per worker, 0..1. */
   shares: number[];
+  /** Each worker's window (ms, one clock for all) and its messages done and CPU ms in it. */
+  workerWindows: { startMs: number; endMs: number; done: number; cpuMs: number }[];
   p50Ms: number;
   p99Ms: number;
   busyRetries: number;
@@ -177,6 +179,12 @@ export async function runProcessing(
       rate: (done / (end - start)) * 1000,
       wallMs: end - start,
       shares: results.map((r) => (done === 0 ? 0 : r.done / done)),
+      workerWindows: results.map((r) => ({
+        startMs: r.startMs,
+        endMs: r.endMs,
+        done: r.done,
+        cpuMs: r.cpuMs ?? 0,
+      })),
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
       busyRetries: results.reduce((n, r) => n + r.busyRetries, 0),

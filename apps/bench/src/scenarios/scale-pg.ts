@@ -5,16 +5,18 @@
  * barrier: every child has opened the store and drained {@link SCALE_WARM_UP} messages of
  * its own first, so the window (the release to the last child's end) is steady-state
  * work of warm processes. Meanwhile the server's client connections of the database are
- * sampled for their peak; the store is checked for exactness afterwards (every message
- * done once, one effect each). The store is filled and checked on the server directly,
+ * sampled for their peak and, when the server runs on this machine, its processes' CPU
+ * time; the store is checked for exactness afterwards (every message done once, one
+ * effect each). The store is filled and checked on the server directly,
  * the children connect through the pooler in its mode.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore } from '@onceq/core';
 import { GENERAL_POLICY } from '@onceq/core/internal';
 import pg from 'pg';
 import { dropSchema, rawQuery } from '../raw-db.ts';
-import { batches } from '../util.ts';
+import { batches, wallMs } from '../util.ts';
 import { ownRowsTable } from '../worker-child.ts';
 import { runProcessing, type StoreFactory } from './processing.ts';
 
@@ -26,23 +28,43 @@ export interface ScaleRow {
   mode: ScaleMode;
   workers: number;
   messages: number;
+  /** Messages each worker drained before the window. */
+  warmUp: number;
   /** Messages per second, barrier to the last worker's end. */
   rate: number;
   /** Most client connections the server held for the database during the run. */
   peakConnections: number;
+  /** CPU ms of the worker processes in the window per 1000 messages. */
+  workerCpuMsPer1000: number;
+  /**
+   * CPU ms of the server's processes (and the pooler's, through it) in the window per
+   * 1000 messages; null: not on this machine.
+   */
+  serverCpuMsPer1000: number | null;
+  /** Fewest and most messages one worker did in the window. */
+  doneRange: [number, number];
+  /** From the first worker's start of work after the release to the last one's, ms. */
+  startSpreadMs: number;
+  /** From the first worker's end to the last one's, ms: the tail of fewer workers. */
+  endSpreadMs: number;
   exact: boolean;
   errors: string[];
   /** `?pool_max=` given to the workers (to stay within the server's slots), or null. */
   poolMax: number | null;
 }
 
+/** A running pooler: its URL, its process (for its CPU time, when readable), and its stop. */
+export interface Pooler {
+  url: string;
+  pid: number | null;
+  stop: () => void;
+}
+
 /** A loopback PgBouncer in transaction mode in front of `url`'s server, or why not. */
-export function startPooler(
-  url: string,
-  scratch: string,
-): { url: string; stop: () => void } | { skip: string } {
+export function startPooler(url: string, scratch: string): Pooler | { skip: string } {
   const script = join(ROOT, 'scripts', 'pgbouncer.sh');
-  const env = { ...process.env, ONCEQ_PGBOUNCER_STATE: join(scratch, 'pgbouncer.state') };
+  const state = join(scratch, 'pgbouncer.state');
+  const env = { ...process.env, ONCEQ_PGBOUNCER_STATE: state };
   const started = Bun.spawnSync(['bash', script, 'start', url, 'transaction'], {
     env,
     stderr: 'pipe',
@@ -56,23 +78,79 @@ export function startPooler(
       skip: `pgbouncer.sh start failed (exit ${started.exitCode}): ${started.stderr.toString().trim().slice(-200)}`,
     };
   }
-  return { url: started.stdout.toString().trim(), stop };
+  return { url: started.stdout.toString().trim(), pid: poolerPid(state), stop };
 }
 
-/** Samples the server's client connections to `url`'s database every 20 ms until stopped. */
-function samplePeak(url: string): { stop: () => Promise<number> } {
+/** The pid pgbouncer.sh's state file leads to (`PGB_DIR`/pgbouncer.pid), or null. */
+function poolerPid(state: string): number | null {
+  try {
+    const dir = /^PGB_DIR=(.+)$/m.exec(readFileSync(state, 'utf8'))?.[1];
+    if (dir === undefined) return null;
+    const pid = Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms (user + system) a local process has spent so far, or null when it is not readable. */
+function processCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) in parentheses: utime is
+    // the 14th field of the line, stime the 15th, both in clock ticks.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** `getconf CLK_TCK`: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
+interface ServerSamples {
+  peak: number;
+  /** Per server process: its CPU ms at each sample time (wallMs), when readable. */
+  cpu: Map<number, { at: number; ms: number }[]>;
+}
+
+/**
+ * Samples the server's client connections to `url`'s database every 20 ms until stopped,
+ * and, when the server runs on this machine, every server process's CPU time (backends,
+ * the WAL writer, autovacuum) and the pooler's (`poolerPid`), so the window's server CPU
+ * per message can be read off.
+ */
+function sampleServer(
+  url: string,
+  poolerPid: number | null,
+): { stop: () => Promise<ServerSamples> } {
   const client = new pg.Client({ connectionString: url, application_name: 'onceq-bench-sampler' });
-  let peak = 0;
+  const samples: ServerSamples = { peak: 0, cpu: new Map() };
   let running = true;
+  let local = true;
   const loop = (async () => {
     await client.connect();
     while (running) {
-      const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND backend_type = 'client backend'
-           AND pid <> pg_backend_pid()`,
+      const { rows } = await client.query<{ pid: number; client: boolean }>(
+        `SELECT pid, datname = current_database() AND backend_type = 'client backend' AS client
+         FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
       );
-      peak = Math.max(peak, rows[0]?.n ?? 0);
+      samples.peak = Math.max(samples.peak, rows.filter((r) => r.client).length);
+      const at = wallMs();
+      const pids = rows.map((r) => r.pid);
+      if (poolerPid !== null) pids.push(poolerPid);
+      for (const pid of local ? pids : []) {
+        const ms = processCpuMs(pid);
+        if (ms === null) {
+          // Not this machine's process (or already gone): a remote server has none at all.
+          if (samples.cpu.size === 0) local = false;
+          continue;
+        }
+        const series = samples.cpu.get(pid) ?? [];
+        series.push({ at, ms });
+        samples.cpu.set(pid, series);
+      }
       await Bun.sleep(20);
     }
   })();
@@ -81,9 +159,29 @@ function samplePeak(url: string): { stop: () => Promise<number> } {
       running = false;
       await loop.catch(() => {});
       await client.end().catch(() => {});
-      return peak;
+      return samples;
     },
   };
+}
+
+/**
+ * The server's CPU ms between `startMs` and `endMs`: per process, its last sample up to
+ * the end less its last sample before the start (0 for a process born in the window).
+ * Null when the server's processes were not readable (a remote server).
+ */
+function serverCpuIn(samples: ServerSamples, startMs: number, endMs: number): number | null {
+  if (samples.cpu.size === 0) return null;
+  let total = 0;
+  for (const series of samples.cpu.values()) {
+    let before = 0;
+    let last: number | null = null;
+    for (const { at, ms } of series) {
+      if (at <= startMs) before = ms;
+      if (at <= endMs) last = ms;
+    }
+    if (last !== null) total += Math.max(0, last - before);
+  }
+  return total;
 }
 
 /** Connection slots a non-superuser has: `max_connections - superuser_reserved_connections`. */
@@ -119,12 +217,18 @@ function withPoolMax(url: string, poolMax: number | null): string {
 }
 
 /**
- * Messages each worker process drains before the window opens: three batches, so each of
- * its two pooled connections has prepared and planned the claim and the ACK, and the JIT
- * has compiled the hot path (one batch left the window paying for both: 32 processes
- * then spent twice the CPU per message of 8).
+ * Messages each worker process drains before the window opens: twenty batches of 50.
+ * JavaScriptCore compiles the hot path (node-postgres' protocol parser above all) in each
+ * process for itself, over its first few thousand messages. With three batches the
+ * window still held that compiling, once per process: 32 processes draining 250 messages
+ * each spent 1.6-2× the worker CPU per message of 8 processes draining 1,000, on the
+ * JIT thread and in code not yet optimized; warmed by 1,000, the two are within about a
+ * tenth of each other.
  */
-export const SCALE_WARM_UP = 150;
+export const SCALE_WARM_UP = 1000;
+
+/** Messages drained in the window: 500 per process at 32 (the start and the tail are a small share). */
+export const SCALE_MESSAGES = 16_000;
 
 /**
  * A fresh schema per run on the server itself (never through the pooler: the checks'
@@ -161,25 +265,26 @@ function scaleFactory(directUrl: string): StoreFactory {
 
 export async function runScale(
   directUrl: string,
-  poolerUrl: string | null,
+  pooler: Pooler | null,
   workerCounts: readonly number[],
   messages: number,
+  warmUp: number,
   log: (line: string) => void,
 ): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
-  const modes: [ScaleMode, string][] = [['direct', directUrl]];
-  if (poolerUrl !== null) modes.push(['pgbouncer-transaction', poolerUrl]);
+  const modes: [ScaleMode, string, number | null][] = [['direct', directUrl, null]];
+  if (pooler !== null) modes.push(['pgbouncer-transaction', pooler.url, pooler.pid]);
   const slots = await userSlots(directUrl);
-  for (const [mode, url] of modes) {
+  for (const [mode, url, poolerPid] of modes) {
     for (const workers of workerCounts) {
       const poolMax = poolMaxFor(mode, workers, slots);
       log(
         `scale: ${workers} worker process(es), ${mode}${poolMax === null ? '' : `, pool_max=${poolMax}`} …`,
       );
-      const sampler = samplePeak(directUrl);
+      const sampler = sampleServer(directUrl, poolerPid);
       // Stopped whatever the run does: a sampler left running keeps the bench alive.
       let run: Awaited<ReturnType<typeof runProcessing>>;
-      let peakConnections: number;
+      let server: ServerSamples;
       try {
         run = await runProcessing(scaleFactory(directUrl), {
           backend: 'pg',
@@ -189,18 +294,31 @@ export async function runScale(
           batch: 50,
           messages,
           synchronous: 'FULL',
-          warmUp: SCALE_WARM_UP,
+          warmUp,
           workerTarget: withPoolMax(url, poolMax),
         });
       } finally {
-        peakConnections = await sampler.stop();
+        server = await sampler.stop();
       }
+      const windows = run.workerWindows;
+      const starts = windows.map((w) => w.startMs);
+      const ends = windows.map((w) => w.endMs);
+      const dones = windows.map((w) => w.done);
+      const [start, end] = [Math.min(...starts), Math.max(...ends)];
+      const serverCpu = serverCpuIn(server, start, end);
+      const per1000 = (ms: number) => (messages === 0 ? Number.NaN : (ms / messages) * 1000);
       rows.push({
         mode,
         workers,
         messages,
+        warmUp,
         rate: run.rate,
-        peakConnections,
+        peakConnections: server.peak,
+        workerCpuMsPer1000: per1000(windows.reduce((n, w) => n + w.cpuMs, 0)),
+        serverCpuMsPer1000: serverCpu === null ? null : per1000(serverCpu),
+        doneRange: [Math.min(...dones), Math.max(...dones)],
+        startSpreadMs: Math.max(...starts) - start,
+        endSpreadMs: end - Math.min(...ends),
         exact: run.verified,
         errors: run.errors,
         poolMax,

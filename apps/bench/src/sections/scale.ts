@@ -1,38 +1,60 @@
 /** PostgreSQL at scale: 1 … 64 worker processes, directly and through PgBouncer. */
 import type { SectionContext } from '../context.ts';
 import { section, table } from '../report.ts';
-import { runScale, SCALE_WARM_UP, startPooler } from '../scenarios/scale-pg.ts';
-import { errorText, fmtRate } from '../util.ts';
+import { runScale, SCALE_MESSAGES, SCALE_WARM_UP, startPooler } from '../scenarios/scale-pg.ts';
+import { errorText, fmtMs, fmtRate } from '../util.ts';
 
 export const SCALE_WORKERS = [1, 4, 8, 16, 32, 64] as const;
 
 export async function scaleSection(ctx: SectionContext): Promise<void> {
   const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
   if (!opts.only.has('scale') || pgUrl === null) return;
-  const messages = Math.min(opts.messages, opts.quick ? 1000 : 8000);
+  // --quick: a smoke test of the section, too short to judge its target.
+  const messages = opts.quick ? 1000 : SCALE_MESSAGES;
+  const warmUp = opts.quick ? 150 : SCALE_WARM_UP;
   const pooler = startPooler(pgUrl, scratch);
   if ('skip' in pooler) log(`scale: PgBouncer skipped: ${pooler.skip}`);
   try {
     const rows = await runScale(
       pgUrl,
-      'url' in pooler ? pooler.url : null,
-      SCALE_WORKERS,
+      'url' in pooler ? pooler : null,
+      opts.scaleWorkers ?? SCALE_WORKERS,
       messages,
+      warmUp,
       log,
     );
     results.scale = rows;
     out.push(
       section(
-        `PostgreSQL at scale: ${messages} messages drained with batch 50 by N worker processes, each warmed by ${SCALE_WARM_UP} of its own; msg/s from releasing the ready workers to the last one's end (scenarios/scale-pg.ts)`,
+        `PostgreSQL at scale: ${messages} messages drained with batch 50 by N worker processes, each warmed by ${warmUp} of its own; msg/s from releasing the ready workers to the last one's end; CPU in that window, ms per 1000 messages, of the worker processes and of the server's processes (PgBouncer's included through it; – when the server is not on this machine); spreads: first to last worker's start, first to last worker's end (scenarios/scale-pg.ts)`,
       ),
     );
     out.push(
       table(
-        ['mode', 'workers', 'msg/s', 'peak server connections', 'exact', 'errors'],
+        [
+          'mode',
+          'workers',
+          'msg/s',
+          'worker CPU',
+          'server CPU',
+          'done per worker',
+          'start spread ms',
+          'end spread ms',
+          'peak server connections',
+          'exact',
+          'errors',
+        ],
         rows.map((r) => [
           r.poolMax === null ? r.mode : `${r.mode}, pool_max=${r.poolMax}`,
           String(r.workers),
           fmtRate(r.rate),
+          fmtMs(r.workerCpuMsPer1000),
+          r.serverCpuMsPer1000 === null ? '–' : fmtMs(r.serverCpuMsPer1000),
+          r.doneRange[0] === r.doneRange[1]
+            ? String(r.doneRange[0])
+            : `${r.doneRange[0]}–${r.doneRange[1]}`,
+          fmtMs(r.startSpreadMs),
+          fmtMs(r.endSpreadMs),
           String(r.peakConnections),
           r.exact ? 'yes' : 'NO',
           r.errors.length === 0 ? '-' : `${r.errors.length}: ${r.errors[0]?.slice(0, 80)}`,
