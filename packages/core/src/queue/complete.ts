@@ -142,17 +142,17 @@ export async function apply(
 }
 
 function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite {
-  const moveAt = (failure: Parameters<typeof afterFailure>[2], now: number) =>
-    afterFailure(store.protocol, lease.attempt, failure, now);
+  // An effect (every message of the lesson) needs no closure: only a failure computes a move.
   if ('effect' in result) return { lease, effect: result.effect };
+  const { protocol } = store;
   if ('completion' in result) {
     return {
       lease,
       completion: result.completion,
-      failed: (error, now) => moveAt(failureOf(error), now),
+      failed: (error, now) => afterFailure(protocol, lease.attempt, failureOf(error), now),
     };
   }
-  return { lease, failure: (now) => moveAt(result.failure, now) };
+  return { lease, failure: (now) => afterFailure(protocol, lease.attempt, result.failure, now) };
 }
 
 function reported(

@@ -13,8 +13,6 @@ export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'lost
 /** One message the worker holds a lease on, from its claim until it is recorded or released. */
 export class Held {
   readonly lease: Lease;
-  /** Its key in the worker's map of held messages ({@link heldKey}), made once. */
-  readonly key: string;
   /** When the lease runs out as far as this worker knows: the claim's, then each heartbeat's. */
   leaseUntil: number;
   state: HeldState = 'waiting';
@@ -27,7 +25,6 @@ export class Held {
 
   constructor(lease: Lease) {
     this.lease = lease;
-    this.key = heldKey(lease);
     this.leaseUntil = lease.leaseUntil;
   }
 
@@ -47,6 +44,16 @@ export class Held {
 /** A held message's key: its event id and the generation it was claimed under. */
 export function heldKey(lease: { eventId: string; generation: number }): string {
   return `${lease.eventId}/${lease.generation}`;
+}
+
+/**
+ * The held messages of `held` by {@link heldKey}, made only when a heartbeat's or a
+ * write's report names some of them (not one key per message claimed).
+ */
+export function byKey(held: ReadonlySet<Held>): Map<string, Held> {
+  const keyed = new Map<string, Held>();
+  for (const h of held) keyed.set(heldKey(h.lease), h);
+  return keyed;
 }
 
 export interface HandlerRun {
@@ -125,16 +132,31 @@ function finish(item: Held, result: HandlerResult): void {
 }
 
 function runOne(item: Held, run: HandlerRun): HandlerResult | Promise<HandlerResult> {
-  const { lease } = item;
-  const context: HandlerContext = {
-    eventId: lease.eventId,
-    generation: lease.generation,
-    attempt: lease.attempt,
-    get signal() {
-      return item.signal;
-    },
-  };
-  return withDeadline(runHandler(run.handler, lease.payload, context), run.timeoutMs, (reason) =>
-    item.abort(reason),
-  );
+  const result = runHandler(run.handler, item.lease.payload, new HeldContext(item));
+  // A synchronous handler has returned already: no deadline to watch, no closure to make.
+  if (run.timeoutMs === undefined || !(result instanceof Promise)) return result;
+  return withDeadline(result, run.timeoutMs, (reason) => item.abort(reason));
+}
+
+/**
+ * The context a held message's handler gets: its lease's numbers, and its signal, made
+ * only when the handler reads it (a getter on the class, not one made per message).
+ */
+class HeldContext implements HandlerContext {
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly generation: number;
+  readonly #held: Held;
+
+  constructor(held: Held) {
+    const { lease } = held;
+    this.eventId = lease.eventId;
+    this.attempt = lease.attempt;
+    this.generation = lease.generation;
+    this.#held = held;
+  }
+
+  get signal(): AbortSignal {
+    return this.#held.signal;
+  }
 }

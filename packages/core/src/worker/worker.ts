@@ -1,7 +1,6 @@
 import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import type { HandlerResult } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
 import { type ClaimResult, type CompleteResult, complete } from '../queue/complete.ts';
 import { nextDue } from '../queue/due.ts';
@@ -10,7 +9,7 @@ import { releaseMany } from '../queue/release.ts';
 import type { ApplyOutcome, Lease } from '../types.ts';
 import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
-import { type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
+import { byKey, type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
@@ -153,7 +152,7 @@ export class Worker {
   #claiming = 0;
   #forced = false;
   /** Every message claimed and not yet recorded, released or abandoned, by `id/generation`. */
-  readonly #held = new Map<string, Held>();
+  readonly #held = new Set<Held>();
   #abandoned: ExtendedLease[] = [];
   /** performance.now() of the last recorded batch, or of taking work while holding none. */
   #progressAt = performance.now();
@@ -218,7 +217,7 @@ export class Worker {
     if (this.#storeError !== undefined) return `store error: ${this.#storeError}`;
     const quietMs = performance.now() - this.#progressAt;
     if (this.#held.size > 0 && quietMs >= STUCK_AFTER_LEASES * this.#leaseSeconds * 1000) {
-      const running = [...this.#held.values()].filter((h) => h.state === 'running');
+      const running = [...this.#held].filter((h) => h.state === 'running');
       const ids = running.slice(0, 5).map((h) => h.lease.eventId);
       return `stuck: settled nothing for ${Math.floor(quietMs / 1000)} s (${STUCK_AFTER_LEASES} leases of ${this.#leaseSeconds} s) while holding ${plural(this.#held.size, 'message')}${ids.length > 0 ? `; handlers still running: ${ids.join(', ')}${running.length > ids.length ? ', …' : ''}` : ''}`;
     }
@@ -319,7 +318,7 @@ export class Worker {
   forceStop(): void {
     if (this.#state === 'running') this.#state = 'stopping';
     this.#forced = true;
-    for (const held of this.#held.values()) {
+    for (const held of this.#held) {
       if (held.state === 'running') held.abort(new Error('worker stopped'));
     }
     this.#wakeup.interrupt();
@@ -479,7 +478,7 @@ export class Worker {
     const batch: Held[] = [];
     for (const lease of leases) {
       const held = new Held(lease);
-      this.#held.set(held.key, held);
+      this.#held.add(held);
       batch.push(held);
     }
     const metrics = this.#metrics;
@@ -536,7 +535,7 @@ export class Worker {
           generation: held.lease.generation,
           leaseUntil: held.leaseUntil,
         });
-        this.#held.delete(held.key);
+        this.#held.delete(held);
         continue;
       }
       if (held.state === 'waiting') unstarted.push(held);
@@ -578,7 +577,7 @@ export class Worker {
       this.#onProgress?.(s);
       return next ?? null;
     } finally {
-      for (const held of batch) this.#held.delete(held.key);
+      for (const held of batch) this.#held.delete(held);
     }
   }
 
@@ -615,8 +614,9 @@ export class Worker {
     }
   }
 
-  #results(ran: readonly Held[]): ClaimResult[] {
-    return ran.map((held) => ({ lease: held.lease, result: held.result as HandlerResult }));
+  /** The held messages themselves, no copy: {@link #settle} puts one in `ran` only with its result. */
+  #results(ran: readonly Held[]): readonly ClaimResult[] {
+    return ran as readonly (Held & ClaimResult)[];
   }
 
   async #release(unstarted: readonly Held[]): Promise<void> {
@@ -639,7 +639,7 @@ export class Worker {
   /** The leases a heartbeat renews: claimed and not yet being recorded, released or lost. */
   #renewable(): Lease[] {
     const leases: Lease[] = [];
-    for (const held of this.#held.values()) {
+    for (const held of this.#held) {
       if (held.state === 'waiting' || held.state === 'running' || held.state === 'finished') {
         leases.push(held.lease);
       }
@@ -648,8 +648,9 @@ export class Worker {
   }
 
   #extended(extended: readonly ExtendedLease[]): void {
+    const keyed = extended.length > 0 ? byKey(this.#held) : undefined;
     for (const lease of extended) {
-      const held = this.#held.get(heldKey(lease));
+      const held = keyed?.get(heldKey(lease));
       if (held !== undefined) held.leaseUntil = lease.leaseUntil;
     }
     this.#summary.extended += extended.length;
@@ -658,8 +659,9 @@ export class Worker {
 
   /** Counts and logs each lost lease once; a refused heartbeat also stops its handler. */
   #lost(errors: readonly LeaseLostError[], byHeartbeat: boolean): void {
+    const keyed = errors.length > 0 ? byKey(this.#held) : undefined;
     for (const error of errors) {
-      const held = this.#held.get(heldKey(error));
+      const held = keyed?.get(heldKey(error));
       if (held === undefined || held.lostCounted) continue;
       held.lostCounted = true;
       if (byHeartbeat) {

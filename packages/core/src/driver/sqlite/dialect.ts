@@ -122,6 +122,8 @@ export class BunSqliteConnection implements DatabaseConnection {
   readonly #statements = new Map<string, Prepared>();
   #inTransaction = false;
   readonly busy: BusyStats = { retries: 0 };
+  /** Runs `BEGIN IMMEDIATE`: one closure per connection, not one per transaction. */
+  readonly #beginImmediate = () => this.#prepare('BEGIN IMMEDIATE').run();
   /** One user of the connection at a time: Kysely queries or a {@link transact} block. */
   readonly lock = new Lock();
 
@@ -133,7 +135,7 @@ export class BunSqliteConnection implements DatabaseConnection {
 
   /** `BEGIN IMMEDIATE`, waiting for the write lock while busy; `undefined` when it began at once. */
   begin(): Promise<void> | undefined {
-    const begun = this.#retryBusy(() => this.#prepare('BEGIN IMMEDIATE').run());
+    const begun = this.#retryBusy(this.#beginImmediate);
     if (begun instanceof Promise) {
       return begun.then(() => {
         this.#inTransaction = true;

@@ -125,6 +125,7 @@ async function completeIn(
 ): Promise<Map<string, FailureMove | null>> {
   const written = new Map<string, FailureMove | null>();
   let effects = false;
+  let users = false;
   for (const write of writes) {
     const { lease } = write;
     if ('effect' in write) {
@@ -138,11 +139,13 @@ async function completeIn(
     } else if ('failure' in write) {
       const move = write.failure(now);
       if (failRow(x, lease, move, now) === 1) written.set(lease.eventId, move);
-    }
+    } else users = true;
   }
   if (effects) crashPoint('after-effect-insert');
-  const users = writes.filter((w): w is UserWrite => 'completion' in w);
-  if (users.length > 0) await completeUsers(x, users, now, written);
+  if (users) {
+    const all = writes.filter((w): w is UserWrite => 'completion' in w);
+    await completeUsers(x, all, now, written);
+  }
   crashPoint('after-ack');
   return written;
 }
