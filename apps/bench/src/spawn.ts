@@ -35,9 +35,8 @@ class LineReader {
 
 /**
  * Runs one child per spec (`script`, default worker-child.ts, takes the spec as JSON in
- * argv[2]): waits until every child has opened its store (and, for children that warm
- * up, lets them warm up together and waits for that), releases them together, and
- * returns their results in spec order. A child that dies without a result
+ * argv[2]): waits until every child has opened its store, releases them
+ * together, and returns their results in spec order. A child that dies without a result
  * is reported as an error result.
  */
 export async function runChildren(
@@ -53,16 +52,7 @@ export async function runChildren(
     }),
   );
   const readers = procs.map((p) => new LineReader(p.stdout));
-  let ready = await Promise.all(readers.map((r) => r.next()));
-  // Children that warm up say `opened` first: they warm up together once every one of
-  // them has opened its store, then say `ready`.
-  if (ready.every((l) => l === 'opened')) {
-    for (const proc of procs) {
-      proc.stdin.write('warm\n');
-      proc.stdin.flush();
-    }
-    ready = await Promise.all(readers.map((r) => r.next()));
-  }
+  const ready = await Promise.all(readers.map((r) => r.next()));
   const allReady = ready.every((l) => l === 'ready');
   for (const proc of procs) {
     if (allReady) proc.stdin.write('go\n');

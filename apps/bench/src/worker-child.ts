@@ -1,9 +1,8 @@
 /**
  * One worker process of a multi-process run. Usage: `bun worker-child.ts '<json spec>'`.
  *
- * Opens the store (core: `openStore`; bare: {@link BareQueue}), with a warm-up prints
- * `opened` and waits for a line on stdin before it, prints `ready`, waits for a line on
- * stdin (the start barrier, so process start-up is not measured), runs
+ * Opens the store (core: `openStore`; bare: {@link BareQueue}), prints `ready`, waits
+ * for a line on stdin (the start barrier, so process start-up is not measured), runs
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
@@ -119,10 +118,10 @@ async function waitForGo(): Promise<void> {
 }
 
 /**
- * While a child waits at a barrier, a statement on each of its pooled connections every
- * 3 s: the store's pool closes a connection idle for 10 s, and 64 children waiting for
- * the slowest one would otherwise reconnect all at once after it (inside the window,
- * at the start barrier). Returns the stop.
+ * While a child waits at the start barrier, a statement on each of its pooled
+ * connections every 3 s: the store's pool closes a connection idle for 10 s, and 64
+ * children waiting for the slowest one's warm-up would otherwise reconnect all at once
+ * inside the window. Returns the stop.
  */
 function keepConnections(store: Store): () => void {
   const ping = () => store.read((x) => x.query('SELECT 1')).catch(() => {});
@@ -153,12 +152,6 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   }
   const handler = HANDLERS[spec.effect](spec.schema);
   if (spec.warmUp !== undefined && spec.warmUp > 0) {
-    // Every child warms up once all have opened their stores (spawn.ts): a child still
-    // starting and connecting does not compete for the cores with others' warm-ups.
-    process.stdout.write('opened\n');
-    const stopOpened = keepConnections(opened);
-    await waitForGo();
-    stopOpened();
     const warm = await work(opened, handler, { batch: spec.batch, max: spec.warmUp });
     if (warm.done !== spec.warmUp) throw new Error(`warm-up did ${warm.done} of ${spec.warmUp}`);
   }

@@ -223,9 +223,14 @@ function withPoolMax(url: string, poolMax: number | null): string {
  * window still held that compiling, once per process: 32 processes draining 250 messages
  * each spent 1.6-2× the worker CPU per message of 8 processes draining 1,000, on the
  * JIT thread and in code not yet optimized; warmed by 1,000, the two are within about a
- * tenth of each other.
+ * tenth of each other. At most {@link SCALE_WARM_UP_TOTAL} in all, so 64 processes drain
+ * 500 each: 64 warming up 1,000 each at once on a loaded 2-core machine made statements
+ * wait over 10 s for the one pooled connection of `?pool_max=1`.
  */
 export const SCALE_WARM_UP = 1000;
+
+/** Warm-up messages of all processes together, at most: see {@link SCALE_WARM_UP}. */
+export const SCALE_WARM_UP_TOTAL = 32_000;
 
 /** Messages drained in the window: 500 per process at 32 (the start and the tail are a small share). */
 export const SCALE_MESSAGES = 16_000;
@@ -268,7 +273,8 @@ export async function runScale(
   pooler: Pooler | null,
   workerCounts: readonly number[],
   messages: number,
-  warmUp: number,
+  /** Messages each of N workers drains before the window. */
+  warmUpOf: (workers: number) => number,
   log: (line: string) => void,
 ): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
@@ -294,7 +300,7 @@ export async function runScale(
           batch: 50,
           messages,
           synchronous: 'FULL',
-          warmUp,
+          warmUp: warmUpOf(workers),
           workerTarget: withPoolMax(url, poolMax),
         });
       } finally {
@@ -311,7 +317,7 @@ export async function runScale(
         mode,
         workers,
         messages,
-        warmUp,
+        warmUp: warmUpOf(workers),
         rate: run.rate,
         peakConnections: server.peak,
         workerCpuMsPer1000: per1000(windows.reduce((n, w) => n + w.cpuMs, 0)),

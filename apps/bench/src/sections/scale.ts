@@ -1,7 +1,13 @@
 /** PostgreSQL at scale: 1 … 64 worker processes, directly and through PgBouncer. */
 import type { SectionContext } from '../context.ts';
 import { section, table } from '../report.ts';
-import { runScale, SCALE_MESSAGES, SCALE_WARM_UP, startPooler } from '../scenarios/scale-pg.ts';
+import {
+  runScale,
+  SCALE_MESSAGES,
+  SCALE_WARM_UP,
+  SCALE_WARM_UP_TOTAL,
+  startPooler,
+} from '../scenarios/scale-pg.ts';
 import { errorText, fmtMs, fmtRate } from '../util.ts';
 
 export const SCALE_WORKERS = [1, 4, 8, 16, 32, 64] as const;
@@ -12,6 +18,8 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
   // --quick: a smoke test of the section, too short to judge its target.
   const messages = opts.quick ? 1000 : SCALE_MESSAGES;
   const warmUp = opts.quick ? 150 : SCALE_WARM_UP;
+  const warmUpOf = (workers: number) =>
+    opts.quick ? warmUp : Math.min(warmUp, Math.floor(SCALE_WARM_UP_TOTAL / workers / 50) * 50);
   const pooler = startPooler(pgUrl, scratch);
   if ('skip' in pooler) log(`scale: PgBouncer skipped: ${pooler.skip}`);
   try {
@@ -20,13 +28,13 @@ export async function scaleSection(ctx: SectionContext): Promise<void> {
       'url' in pooler ? pooler : null,
       opts.scaleWorkers ?? SCALE_WORKERS,
       messages,
-      warmUp,
+      warmUpOf,
       log,
     );
     results.scale = rows;
     out.push(
       section(
-        `PostgreSQL at scale: ${messages} messages drained with batch 50 by N worker processes, each warmed by ${warmUp} of its own; msg/s from releasing the ready workers to the last one's end; CPU in that window, ms per 1000 messages, of the worker processes and of the server's processes (PgBouncer's included through it; – when the server is not on this machine); spreads: first to last worker's start, first to last worker's end (scenarios/scale-pg.ts)`,
+        `PostgreSQL at scale: ${messages} messages drained with batch 50 by N worker processes, each warmed by ${opts.quick ? warmUp : `${warmUp} (${SCALE_WARM_UP_TOTAL} in all at most)`} of its own; msg/s from releasing the ready workers to the last one's end; CPU in that window, ms per 1000 messages, of the worker processes and of the server's processes (PgBouncer's included through it; – when the server is not on this machine); spreads: first to last worker's start, first to last worker's end (scenarios/scale-pg.ts)`,
       ),
     );
     out.push(
