@@ -278,6 +278,35 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
       });
     }
 
+    // SQLite never claims ahead: the record of a batch claims the next batch in its own
+    // transaction, so the claim of E0002 commits with E0001's ACK, or rolls back with it.
+    // Nothing is in flight, so the crash leaves exactly one picture.
+    if (backend === 'sqlite') {
+      const pictures: [FaultPoint, string[]][] = [
+        ['after-ack', ['E0001 leased a1 g1', 'E0002 ready a0 g0', 'E0003 ready a0 g0']],
+        ['after-commit', ['E0001 done a1 g1', 'E0002 leased a1 g1', 'E0003 ready a0 g0']],
+      ];
+      for (const [point, picture] of pictures) {
+        test(`work --batch 1 dies at ${point} of the first record: the next claim ${point === 'after-ack' ? 'rolls back with the ACK' : 'committed with the ACK'}`, async () => {
+          await enqueueThree();
+          expectCode(
+            await onceq(['work', '--batch', '1', '--now', '1000'], point),
+            FAULT_EXIT_CODE,
+          );
+          const crashed = await inspect(place);
+          expect(crashed.messages).toEqual(picture);
+          expect(crashed.effects).toEqual(point === 'after-commit' ? ['E0001'] : []);
+          // Before E0002's lease runs out nobody else may claim it.
+          const early = await atStore(place, 1029, (store) => work(store, handlers.v1));
+          expect(early).toMatchObject({ claimed: point === 'after-commit' ? 1 : 2 });
+          await atStore(place, 1030, (store) => work(store, handlers.v1, { batch: 1 }));
+          const after = await inspect(place);
+          expect(after.effects).toEqual(['E0001', 'E0002', 'E0003']);
+          expect(after.total).toBe(THREE.total);
+        });
+      }
+    }
+
     /** The user's ledger table, and the three events at 1000. */
     async function ledgerAndThree(): Promise<void> {
       await atStore(place, 1000, async (store) => {

@@ -70,5 +70,21 @@ export function batchSuite(name: string, factory: BackendFactory): void {
       expect(report.messages).toEqual({ ready: 0, leased: 0, done: 50, dead: 0 });
       expect(await work(store, handlers.v1, { batch: 10 })).toMatchObject({ claimed: 0 });
     });
+
+    test('work at batch 1 (each record claims the next message) stops at max and leaves nothing leased', async () => {
+      const { store } = env();
+      await enqueue(store, nEvents(5).jsonl);
+      const summary = await work(store, handlers.v1, { batch: 1, max: 3 });
+      expect(summary).toEqual({ claimed: 3, done: 3, retried: 0, dead: 0, lost: 0 });
+      expect((await status(store)).messages).toEqual({ ready: 2, leased: 0, done: 3, dead: 0 });
+      // Never claimed, so no attempt spent.
+      expect(await show(store, 'E0004')).toMatchObject({
+        state: 'ready',
+        attempts: 0,
+        generation: 0,
+      });
+      expect(await work(store, handlers.v1, { batch: 1 })).toMatchObject({ claimed: 2, done: 2 });
+      expect((await effectsOf(store)).map((e) => e.eventId)).toEqual(nEvents(5).ids);
+    });
   });
 }

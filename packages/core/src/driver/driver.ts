@@ -86,11 +86,12 @@ export interface CompleteOptions {
    */
   readonly explicitTransaction?: boolean;
   /**
-   * Claim the next messages in the same statement as the write, where the backend can
-   * (PostgreSQL, one money effect written alone): one round trip and one commit for
-   * message n's ACK and the claim of what follows. The claim is then in
-   * {@link CompleteReport.claimed}; where the backend did not claim (SQLite, any other
-   * write), that is undefined and the caller claims as usual. Default: no claim.
+   * Claim the next messages in the same commit as the write, where the backend can:
+   * SQLite always (the claim's statements after the write, in its transaction),
+   * PostgreSQL for one money effect written alone (one statement, one round trip). The
+   * claim is then in {@link CompleteReport.claimed}; where the backend did not claim (any
+   * other PostgreSQL write), that is undefined and the caller claims as usual. Default:
+   * no claim.
    */
   readonly claimNext?: Omit<ClaimInput, 'now'>;
 }

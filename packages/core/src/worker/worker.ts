@@ -398,8 +398,11 @@ export class Worker {
             recordClaim = claimNext ? settled : null;
             if (this.#forced) await recording;
           } else if (!this.#claimAhead) {
-            // Nothing is written ahead here: the previous record was awaited last turn.
-            await this.#settle(batch, started);
+            // Nothing is written ahead here: the previous record was awaited last turn. The
+            // record also claims the next batch where the backend can (SQLite: in the
+            // record's transaction, one commit a batch).
+            const next = await this.#settle(batch, started, this.#mayClaim());
+            if (next !== null) ahead = Promise.resolve(next);
           } else {
             // The previous batch's record is awaited only now, so the claim ahead went out
             // while it was still being written. This batch is recorded even if that failed.
@@ -593,7 +596,8 @@ export class Worker {
 
   /**
    * {@link #record}, the write also claiming the next batch where the backend can
-   * (PostgreSQL, one money effect: one round trip and one commit a message at batch 1);
+   * (SQLite in the record's transaction; PostgreSQL at batch 1, in its one statement for
+   * a money effect): one commit a batch;
    * `next` holds what it claimed, undefined when it did not claim.
    */
   async #recordAndClaim(ran: readonly Held[]): Promise<CompleteResult & { next?: Held[] }> {

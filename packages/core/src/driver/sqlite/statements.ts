@@ -220,12 +220,17 @@ export const sqliteDriver: Driver = {
   claim: (store, input) =>
     store.transact((x) => claimInTransaction(x, { ...input, now: store.clock() })),
   readFenced: async (x, leases) => readFencedRows(sqliteExecutor(x), leases),
-  complete: (store, writes) =>
+  complete: (store, writes, options = {}) =>
     store.transact(async (x) => {
       // Read inside BEGIN IMMEDIATE: time spent waiting for the write lock counts against
       // the leases.
       const now = store.clock();
-      return { now, written: await completeIn(sqliteExecutor(x), writes, now) };
+      const e = sqliteExecutor(x);
+      const written = await completeIn(e, writes, now);
+      const next = options.claimNext;
+      // The worker: the next batch's claim in the same transaction, one commit a batch.
+      if (next === undefined) return { now, written };
+      return { now, written, claimed: claimRows(e, { ...next, now }) };
     }),
   extend: shared.extend,
   release: shared.release,
