@@ -81,6 +81,12 @@ async function effects(store: Store): Promise<string[]> {
   return found.map((e) => e.event_id);
 }
 
+/** Every message done at its first attempt, with exactly its one effect. */
+async function expectEachDoneOnce(store: Store, ids: readonly string[]): Promise<void> {
+  expect(await rows(store)).toEqual(ids.map((id) => `${id} done a1 g1`));
+  expect(await effects(store)).toEqual([...ids]);
+}
+
 describePostgres('postgres: work at batch 1 claims the next message while it settles one', () => {
   test('after the first two claims each message is recorded by one statement that also claims, and no claim of nothing ends the run', async () => {
     await withStore(async ({ store }) => {
@@ -105,12 +111,7 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
       expect(calls.filter((call) => call === RECORD)).toHaveLength(3);
       expect(calls.filter((call) => call === CLAIM).length).toBeLessThanOrEqual(3);
       expect(calls).toHaveLength(calls.filter((call) => call === CLAIM || call === RECORD).length);
-      expect(await rows(store)).toEqual([
-        'E0001 done a1 g1',
-        'E0002 done a1 g1',
-        'E0003 done a1 g1',
-      ]);
-      expect(await effects(store)).toEqual(three.ids);
+      await expectEachDoneOnce(store, three.ids);
     });
   });
 
@@ -140,12 +141,7 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
       });
       const summary = await work(slowFirstRecord, handlers.v1, { batch: 1 });
       expect(summary).toMatchObject({ claimed: 3, done: 3, lost: 0 });
-      expect(await rows(store)).toEqual([
-        'E0001 done a1 g1',
-        'E0002 done a1 g1',
-        'E0003 done a1 g1',
-      ]);
-      expect(await effects(store)).toEqual(three.ids);
+      await expectEachDoneOnce(store, three.ids);
     });
   });
 
