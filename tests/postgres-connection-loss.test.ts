@@ -94,4 +94,40 @@ describePostgres('PostgreSQL connection loss', () => {
       await admin.close();
     }
   });
+
+  test('every pooled connection checked out past the pool wait: one sentence naming pool_max, not the driver words', async () => {
+    if (!DATABASE_URL) throw new Error('DATABASE_URL is not set');
+    const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const url = new URL(DATABASE_URL);
+    url.searchParams.set('pool_max', '1');
+    const store = await openStore(url.toString(), { schema, clock: testClock(T0) });
+    let free = () => {};
+    const freed = new Promise<void>((resolve) => {
+      free = resolve;
+    });
+    try {
+      // The one pooled connection stays checked out until the second read has given up.
+      const holding = store.read(() => freed);
+      const error = await store
+        .read((x) => store.driver.listPage(x, EVERY_MESSAGE))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      free();
+      await holding;
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(
+        /^no pooled connection to PostgreSQL at 127\.0\.0\.1:\d+\/\w+ came free within 10 s: all of this process's connections stayed busy \(raise \?pool_max= or lower --concurrency; see the connection budget in docs\/postgres\.md\)$/,
+      );
+      // Once the connection is back, the store works again.
+      expect(await store.read((x) => store.driver.listPage(x, EVERY_MESSAGE))).toEqual([]);
+    } finally {
+      free();
+      await store.close();
+      const admin = new SQL(DATABASE_URL);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }, 60_000);
 });

@@ -7,6 +7,13 @@ import {
 import { LOCK_TIMEOUT_MS } from './schema-scope.ts';
 import { describeTarget, scrub } from './url.ts';
 
+/**
+ * How long a query waits for a pooled connection (node-postgres' `connectionTimeoutMillis`):
+ * for a new connection to open, or, when all `pool_max` are checked out, for one to
+ * come back.
+ */
+export const POOL_WAIT_MS = 10_000;
+
 /** What a driver or server error looks like from here: a Node-style or SQLSTATE `code`. */
 interface DriverError {
   code?: unknown;
@@ -127,6 +134,13 @@ export function mapQueryError(error: unknown, url: string): unknown {
   // Already one of ours (mapped deeper down, or a protocol refusal): keep it.
   if (error instanceof OnceqError) return error;
   const code = codeOf(error);
+  // pg-pool's words when every pooled connection stayed checked out for POOL_WAIT_MS.
+  if (/timeout exceeded when trying to connect/i.test(messageOf(error))) {
+    return new StoreUnavailableError(
+      `no pooled connection to PostgreSQL at ${describeTarget(url)} came free within ${POOL_WAIT_MS / 1000} s: all of this process's connections stayed busy (raise ?pool_max= or lower --concurrency; see the connection budget in docs/postgres.md)`,
+      { cause: error },
+    );
+  }
   if (isConnectionLoss(code, messageOf(error))) {
     return new StoreUnavailableError(
       `lost the connection to PostgreSQL at ${describeTarget(url)}: ${reasonOf(error, url)}`,

@@ -12,7 +12,7 @@ import { postgresDialect, type SqlText } from '../sql-text.ts';
 import { postgresCallerRunner } from './caller-transaction.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isLostPreparedStatement, isRetryable } from './errors.ts';
+import { connectFailure, isLostPreparedStatement, isRetryable, POOL_WAIT_MS } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, SchemaScopedDialect } from './schema-scope.ts';
@@ -73,7 +73,7 @@ export async function openPostgresStore(
     ...settings.driver,
     types,
     max: settings.poolMax ?? DEFAULT_POOL_MAX,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     idleTimeoutMillis: 10_000,
     application_name: 'onceq',
     // A store that is never closed must not keep the process alive.
