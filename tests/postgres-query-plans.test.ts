@@ -13,10 +13,10 @@
  * Runs under the PostgreSQL rule of tests/support/backends.ts.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { enqueue, openStore, type Store, work } from '@onceq/core';
+import { enqueue, fail, type Lease, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { claimMany } from '../packages/core/src/internal.ts';
+import { claimMany, extendMany, releaseMany } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import { nEvents } from './support/factories.ts';
 
@@ -110,13 +110,23 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
       await enqueue(store, lines.slice(at, at + 1000).join('\n'));
     }
     await admin.unsafe(`ANALYZE ${schema}.messages`);
-    for (let held = 0; held < LEASED; held += BATCH) {
-      await claimMany(store, { limit: BATCH, leaseSeconds: 30 });
+    const held: Lease[] = [];
+    while (held.length < LEASED) {
+      held.push(...(await claimMany(store, { limit: BATCH, leaseSeconds: 30 })));
     }
     // One batch of the usual drain (a claim, recovery included, and its fenced batch ACK),
     // then one message alone (its one-message ACK).
     expect((await work(store, handlers.v1, { batch: BATCH, max: BATCH })).done).toBe(BATCH);
     expect((await work(store, handlers.v1, { batch: 1, max: 1 })).done).toBe(1);
+    // The lease service's moves, each one row by its lease: a heartbeat, a release, a failure.
+    const [beat, given, failed] = held;
+    if (beat === undefined || given === undefined || failed === undefined) {
+      throw new Error('claimed fewer leases than asked');
+    }
+    expect((await extendMany(store, [beat])).extended).toHaveLength(1);
+    expect((await releaseMany(store, [given])).released).toEqual([given.eventId]);
+    const failure = { kind: 'temporary', code: 'plan_check', detail: 'a failure' } as const;
+    expect((await fail(store, failed, failure)).state).toBe('ready');
   }, 60_000);
 
   afterAll(async () => {
@@ -139,5 +149,11 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
 
   test('a one-message ACK finds its row by primary key', async () => {
     await expectScans(/WITH acked AS \(\s*UPDATE/, 4, 'messages_pkey');
+  });
+
+  test('a heartbeat, a release and a failure each find their row by primary key', async () => {
+    await expectScans(/SET lease_until = /, 4, 'messages_pkey');
+    await expectScans(/attempts = CASE WHEN attempts > 0 THEN attempts - 1/, 4, 'messages_pkey');
+    await expectScans(/last_error_code = \$3, last_error_detail = \$4/, 4, 'messages_pkey');
   });
 });

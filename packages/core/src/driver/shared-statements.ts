@@ -19,7 +19,7 @@ export const ackText = statement(
   (
     d,
   ) => `UPDATE ${d.table('messages')} SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
-WHERE event_id = ${d.param(2)} AND generation = ${d.param(3)} AND state = 'leased' AND lease_until > ${d.now(1)}`,
+WHERE event_id = ${d.param(2)} AND generation = ${d.param(3)} AND ${d.liveLease(1)}`,
 );
 
 /** The parameters of {@link ackText}. */
@@ -61,7 +61,7 @@ export const failText = statement(
   (d) => `UPDATE ${d.table('messages')} SET
   state = ${d.param(1)}, available_at = ${d.nowPlus(5, 2)}, lease_until = NULL,
   last_error_code = ${d.param(3)}, last_error_detail = ${d.param(4)}, updated_at = ${d.now(5)}
-WHERE event_id = ${d.param(6)} AND generation = ${d.param(7)} AND state = 'leased' AND lease_until > ${d.now(5)}`,
+WHERE event_id = ${d.param(6)} AND generation = ${d.param(7)} AND ${d.liveLease(5)}`,
 );
 
 /** The parameters of {@link failText}. */
@@ -99,7 +99,7 @@ const extendText = statement(
   (
     d,
   ) => `UPDATE ${d.table('messages')} SET lease_until = ${d.nowPlus(3, 4)}, updated_at = ${d.now(3)}
-WHERE event_id = ${d.param(1)} AND generation = ${d.param(2)} AND state = 'leased' AND lease_until > ${d.now(3)}`,
+WHERE event_id = ${d.param(1)} AND generation = ${d.param(2)} AND ${d.liveLease(3)}`,
 );
 
 export async function extend(
@@ -123,7 +123,7 @@ const releaseText = statement(
   (d) => `UPDATE ${d.table('messages')} SET
   state = 'ready', available_at = ${d.now(3)}, lease_until = NULL,
   attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = ${d.now(3)}
-WHERE event_id = ${d.param(1)} AND generation = ${d.param(2)} AND state = 'leased' AND lease_until > ${d.now(3)}`,
+WHERE event_id = ${d.param(1)} AND generation = ${d.param(2)} AND ${d.liveLease(3)}`,
 );
 
 export async function release(x: Executor, lease: LeaseRef, now: number): Promise<number> {

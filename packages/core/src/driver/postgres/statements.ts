@@ -158,25 +158,10 @@ const readFencedText = statement(
 );
 
 /**
- * The lease fence on a messages row (`prefix`: its alias and a dot, or nothing): still
- * leased, the lease not run out at now ($1). One expression the planner cannot match to an
- * index, so a fenced write finds its rows by primary key. As two conditions,
- * `state = 'leased'` matches the leading column of `messages_claim` and `messages_lease`,
- * and with statistics taken while no row was leased (a store analyzed after a bulk load,
- * or while idle) the planner counts on one leased row and walks every leased row of that
- * index instead (EXPLAIN ANALYZE with 4,800 leases held, as 32 workers hold them: a batch
- * ACK read 4,800 rows in 7 ms, against 50 rows in 0.3 ms by primary key).
- * tests/postgres-query-plans.test.ts holds the plans to that.
- */
-function liveLease(d: SqlDialect, prefix: string): string {
-  return `CASE WHEN ${prefix}state = 'leased' THEN ${prefix}lease_until > ${d.now(1)} ELSE false END`;
-}
-
-/**
  * The fenced ACK of the `input` rows (`event_id`, `generation`) of an array statement,
  * now at $1, $2 their ids: leased → done for every pair still validly leased at now;
  * returns the ids it marked done. The rows are found by primary key from $2 (joined on
- * `input` alone, a small table is scanned whole and hashed) under {@link liveLease}.
+ * `input` alone, a small table is scanned whole and hashed) under the dialect's `liveLease`.
  * The `acked` step of {@link ackWithEffectsText} and {@link ackWithCompletionsText}.
  */
 export function ackInput(d: SqlDialect): string {
@@ -187,7 +172,7 @@ export function ackInput(d: SqlDialect): string {
       WHERE m.event_id = ANY($2::text[])
         AND m.event_id = input.event_id
         AND m.generation = input.generation
-        AND ${liveLease(d, 'm.')}
+        AND ${d.liveLease(1, 'm.')}
       RETURNING m.event_id
     `;
 }
@@ -256,7 +241,7 @@ function ackOneSteps(d: SqlDialect, first: number): string {
   return `acked AS (
       UPDATE ${d.table('messages')}
       SET state = 'done', lease_until = NULL, updated_at = ${now}
-      WHERE event_id = ${id} AND generation = ${generation} AND ${liveLease(d, '')}
+      WHERE event_id = ${id} AND generation = ${generation} AND ${d.liveLease(1)}
       RETURNING event_id
     ), inserted AS (
       INSERT INTO ${d.table('effects')} (event_id, category, amount_cents, created_at)
