@@ -199,3 +199,68 @@ onPostgres('a schema of 0002 gets 0003', (target) =>
     }
   }),
 );
+
+/** Ids at the edges of the widest policy's envelope: 1-200 characters, each `!` … `~`. */
+const ENVELOPE_IN = ['!', '~', 'x'.repeat(200), 'order-2026/11#~!'];
+const ENVELOPE_OUT = ['', 'x'.repeat(201), 'a b', 'é', 'tab\there', 'line\n'];
+
+onPostgres('a schema of 0006 gets 0007', (target) =>
+  test("postgres: a schema of 0006 gets 0007's cheaper id CHECK on open: stored ids kept, the same envelope refused", async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const admin = new SQL(target);
+    try {
+      await postgresStoreAt(target, schema, '0006_counts_in_statements', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}`);
+      });
+      const check = async () =>
+        (
+          await admin.unsafe(
+            `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+             WHERE conname = 'messages_event_id_check' AND connamespace = $1::regnamespace`,
+            [schema],
+          )
+        )[0]?.def;
+      expect(await check()).toBe("CHECK ((event_id ~ '^[!-~]{1,200}$'::text))");
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        expect(await check()).toBe(
+          "CHECK ((((length(event_id) >= 1) AND (length(event_id) <= 200)) AND (event_id !~ '[^!-~]'::text)))",
+        );
+        expect((await status(store)).messages).toEqual({ ready: 1, leased: 1, done: 1, dead: 1 });
+      } finally {
+        await store.close();
+      }
+      const insert = (id: string) =>
+        admin.unsafe(
+          `INSERT INTO ${schema}.messages (event_id, payload, state, attempts, generation,
+             available_at, enqueued_at, updated_at) VALUES ($1, '{}', 'ready', 0, 0, 1000, 1000, 1000)`,
+          [id],
+        );
+      for (const id of ENVELOPE_IN) await insert(id);
+      for (const id of ENVELOPE_OUT) {
+        await expect(insert(id)).rejects.toThrow(/messages_event_id_check/);
+      }
+    } finally {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+test("sqlite: the id CHECK keeps the same envelope as PostgreSQL's", async () => {
+  const path = join(dir, 'envelope.db');
+  const store = await openStore(path, { clock: testClock(1000) });
+  await store.close();
+  const raw = new Database(path);
+  try {
+    const insert = raw.prepare(
+      `INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+         enqueued_at, updated_at) VALUES (?1, '{}', 'ready', 0, 0, 1000, 1000, 1000)`,
+    );
+    for (const id of ENVELOPE_IN) insert.run(id);
+    for (const id of ENVELOPE_OUT) expect(() => insert.run(id)).toThrow(/CHECK constraint failed/);
+    insert.finalize();
+  } finally {
+    raw.close();
+  }
+});

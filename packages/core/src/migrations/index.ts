@@ -8,6 +8,7 @@ import { streamsSchema } from './0003_streams.ts';
 import { countersSchema } from './0004_counters.ts';
 import { completionsSchema } from './0005_completions.ts';
 import { countsInStatements } from './0006_counts_in_statements.ts';
+import { eventIdCheckByLength } from './0007_event_id_check_by_length.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly {
   { name: '0004_counters', statements: countersSchema },
   { name: '0005_completions', statements: completionsSchema },
   { name: '0006_counts_in_statements', statements: countsInStatements },
+  { name: '0007_event_id_check_by_length', statements: eventIdCheckByLength },
 ];
 
 class InCodeMigrations implements MigrationProvider {
