@@ -7,8 +7,8 @@
  * Stop it with Ctrl-C (graceful) and Ctrl-C again (at once).
  */
 import { openStore, Worker } from '@onceq/core';
-import { createLog, stopOnSignals } from '@onceq/core/internal';
 import { serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
+import { createLog, stopOnSignals } from '@onceq/core/service';
 import { handle } from './handler/tips.ts';
 
 const store = await openStore(process.argv[2] ?? './onceq.db');

@@ -3,8 +3,9 @@
  * as installable packages and packed as tarballs (default dist/packages/).
  *
  * Each package is built under dist/build/<name>/: JavaScript by `bun build` (one file per
- * entry, shared chunks, dependencies left external), declarations by `tsc
- * --emitDeclarationOnly` (relative `.ts` specifiers rewritten to `.js`), a package.json
+ * entry, shared chunks, dependencies left external, linked source maps holding the
+ * sources), declarations by `tsc --emitDeclarationOnly` (`@internal` members stripped,
+ * relative `.ts` specifiers rewritten to `.js`), a package.json
  * whose `exports` point at dist/ (the workspace's own point at src/), LICENSE, a short
  * README and CHANGELOG.md when the repository has one. Then `bun pm pack` writes the
  * tarball. docs/packages.md says how to publish them.
@@ -18,7 +19,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dir, '..');
 const OUT = resolve(process.argv[2] ?? join(ROOT, 'dist', 'packages'));
@@ -42,10 +43,11 @@ const PACKAGES: readonly PublicPackage[] = [
       '.': 'index',
       './postgres': 'postgres',
       './metrics': 'metrics',
+      './service': 'service',
       './testing': 'testing',
     },
     about:
-      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
+      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/service` (the worker log and two-stage shutdown on signals), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
   },
   {
     dir: 'packages/handler',
@@ -114,6 +116,26 @@ function rewriteDeclarations(dir: string): void {
   }
 }
 
+/**
+ * Every source map under `dist`: each source named as the package's own `src/<file>`
+ * (bun writes it relative to where it built, which means nothing once installed). The
+ * sources' text is inside the map, so a stack trace reads `…/@onceq/core/src/queue/x.ts:42`.
+ */
+function rewriteSourceMaps(dist: string, src: string, out: string): void {
+  for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js.map')) continue;
+    const path = join(entry.parentPath, entry.name);
+    const map = JSON.parse(readFileSync(path, 'utf8')) as { sources: string[] };
+    map.sources = map.sources.map((source) => {
+      const file = resolve(entry.parentPath, source);
+      const inside = relative(src, file);
+      if (inside.startsWith('..')) throw new Error(`${path}: a source outside src/: ${file}`);
+      return relative(entry.parentPath, join(out, 'src', inside));
+    });
+    writeFileSync(path, JSON.stringify(map));
+  }
+}
+
 function buildPackage(pkg: PublicPackage): string {
   const manifest = readManifest(pkg.dir);
   const short = manifest.name.replace(/^@onceq\//, '');
@@ -134,10 +156,16 @@ function buildPackage(pkg: PublicPackage): string {
     '--target=bun',
     '--format=esm',
     '--splitting',
+    // Linked source maps with the sources inside: an error thrown by the library points
+    // at its line in src/, not into a bundled chunk.
+    '--sourcemap=linked',
+    // Class names survive the bundler's renaming: an error's `name` is its class's.
+    '--keep-names',
     `--outdir=${dist}`,
     `--root=${join(ROOT, pkg.dir, 'src')}`,
     ...external.flatMap((name) => ['--external', name]),
   ]);
+  rewriteSourceMaps(dist, join(ROOT, pkg.dir, 'src'), out);
 
   // Declarations. A sibling public package is seen through its built declarations, so
   // its sources are not emitted again here.
@@ -158,6 +186,8 @@ function buildPackage(pkg: PublicPackage): string {
         noEmit: false,
         declaration: true,
         emitDeclarationOnly: true,
+        // Members marked `@internal` (the store's driver seam) are not part of the API.
+        stripInternal: true,
         outDir: dist,
         rootDir: join(ROOT, pkg.dir, 'src'),
         // The config sits outside the repository when OUTDIR does: find @types here.

@@ -1,13 +1,20 @@
 /**
  * The packages meet through their public API only: a SQLite command
- * never loads the PostgreSQL driver, and @onceq/handler reaches core only through
- * `@onceq/core`, never by a relative path into core's sources.
+ * never loads the PostgreSQL driver, @onceq/handler reaches core only through
+ * `@onceq/core`, never by a relative path into core's sources, and the public entries
+ * are closed: every type their signatures name can be imported from them.
  */
 import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { unexportedTypes } from './support/public-types.ts';
 import { runProcess } from './support/spawn.ts';
+
+const ROOT = resolve(import.meta.dir, '..');
+const CORE_SRC = join(ROOT, 'packages', 'core', 'src');
+/** The entries the packed @onceq/core ships (scripts/pack.ts), root first. */
+const PUBLIC_ENTRIES = ['index', 'postgres', 'metrics', 'service', 'testing'];
 
 const CHILD = join(import.meta.dir, 'support', 'child-modules.ts');
 
@@ -49,4 +56,34 @@ describe('package boundaries', () => {
     expect(/from '\.\.\/\.\.\/core\//.test("import { x } from '../../core/src/x.ts';")).toBe(true);
     expect(/from '@onceq\/core\//.test("import { x } from '@onceq/core/internal';")).toBe(true);
   });
+
+  test('every type a public entry of @onceq/core names is importable from it or from the root', () => {
+    const files = PUBLIC_ENTRIES.map((entry) => join(CORE_SRC, `${entry}.ts`));
+    const open = unexportedTypes(files, CORE_SRC, ROOT);
+    const missing = PUBLIC_ENTRIES.map((entry, i) => ({
+      entry,
+      missing: (open.get(files[i] as string) ?? []).map((t) => `${t.name} (${t.file})`),
+    }));
+    expect(missing).toEqual(PUBLIC_ENTRIES.map((entry) => ({ entry, missing: [] })));
+  }, 300_000);
+
+  test('control: the closure check names a type a signature uses but the entry does not export', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'onceq-closure-'));
+    try {
+      writeFileSync(
+        join(dir, 'shapes.ts'),
+        'export interface Hidden { size: number }\nexport interface Shown { inner: Hidden }\n',
+      );
+      writeFileSync(
+        join(dir, 'entry.ts'),
+        "import type { Shown } from './shapes.ts';\nexport type { Shown };\nexport function make(): Promise<Shown[]> { return Promise.resolve([]); }\n",
+      );
+      const entry = join(dir, 'entry.ts');
+      expect(unexportedTypes([entry], dir, dir).get(entry)).toEqual([
+        { name: 'Hidden', file: 'shapes.ts' },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

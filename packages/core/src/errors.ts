@@ -220,3 +220,30 @@ export class StorageError extends OnceqError {
     this.fault = fault;
   }
 }
+
+/**
+ * Gives each class its name as written in the source. A bundler may rename a class when
+ * it splits chunks (`NotFoundError2` in the packed package), and {@link OnceqError}
+ * reads its `name` from the class: without this an installed package's errors and stack
+ * traces would carry the renamed one.
+ */
+export function keepClassNames(
+  classes: Record<string, abstract new (...args: never[]) => unknown>,
+): void {
+  for (const [name, type] of Object.entries(classes)) {
+    Object.defineProperty(type, 'name', { value: name, configurable: true });
+  }
+}
+
+keepClassNames({
+  OnceqError,
+  BatchRejectedError,
+  LeaseLostError,
+  NotFoundError,
+  NotDeadError,
+  PrunedError,
+  MissingPackageError,
+  StoreUnavailableError,
+  StoreBusyError,
+  StorageError,
+});

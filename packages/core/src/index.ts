@@ -4,8 +4,10 @@
  * store, enqueue, process (the `Worker`, or `claim` → `apply` / `fail` by hand),
  * inspect and redrive, the handler contract and the errors. What not everyone needs has
  * a subpath: `@onceq/core/postgres` (the PostgreSQL driver's helpers),
- * `@onceq/core/metrics` (Prometheus, needs `prom-client`), `@onceq/core/testing`
- * (crash points and stores at an old schema version, for tests only).
+ * `@onceq/core/metrics` (Prometheus, needs `prom-client`), `@onceq/core/service` (the
+ * worker's log and two-stage shutdown on signals, what `onceq worker` uses),
+ * `@onceq/core/testing` (crash points and stores at an old schema version, for tests
+ * only). Every type a signature here names is exported here too.
  *
  * Importing any entry runs nothing: no environment is read and no connection is made
  * until you call a function.
@@ -14,24 +16,38 @@
  */
 
 export type {
+  /** The clock a store reads: milliseconds since the epoch (tests pass a model clock). */
+  Clock,
+} from './clock.ts';
+export type {
+  /** `'sqlite' | 'postgres'`: `store.kind`. */
+  BackendKind,
   /** Options of {@link openStore}: clock, protocol knobs, PostgreSQL schema, id policy. */
   OpenStoreOptions,
   /** An open store (SQLite file or PostgreSQL database); close it with `store.close()`. */
   Store,
 } from './driver/backend.ts';
 export type {
+  /** A `bun:sqlite` `Database` inside your `BEGIN … COMMIT`: one kind of {@link CallerTransaction}. */
+  BunSqliteLike,
   /**
    * Your open transaction on the store's own database (a Kysely transaction, or the
    * driver's), for `enqueue(store, events, { transaction })`: the events exist iff it commits.
    */
   CallerTransaction,
+  /** A `pg` client inside your `BEGIN … COMMIT`: one kind of {@link CallerTransaction}. */
+  PgClientLike,
 } from './driver/caller-transaction.ts';
 export {
+  /** One refused line of a batch: its line number, event id if read, and the reason. */
+  type BatchIssue,
   /**
    * The batch as a whole was refused, nothing of it written (invalid line, conflict);
    * `issues` names each line. Exit code 3 in the CLI.
    */
   BatchRejectedError,
+  /** What {@link isHandlerFailure} recognises: the failure brand and a string `code`. */
+  type FailureShape,
   /**
    * True when a thrown value is a handler failure: it carries the brand
    * `Symbol.for('onceq.failure')` (`'temporary'` or `'permanent'`) and a string `code`.
@@ -53,11 +69,19 @@ export {
   TemporaryFailure,
 } from './errors.ts';
 export type {
+  /** One column's value in a completion row: string, number, bigint, boolean, null, bytes or JSON. */
+  ColumnValue,
   /**
    * A completion's `{ write(tx), summary? }`: your own rows, written in the ACK's
    * transaction; they commit if and only if the ACK commits.
    */
   Completion,
+  /** The fields every {@link Completion} may carry: `insert`, `write`, `summary`. */
+  CompletionParts,
+  /** One row of a completion's `insert`: column → value. */
+  CompletionRow,
+  /** A completion's `insert`: table → one row or an array of rows. */
+  CompletionRows,
   /** The ACK's open transaction as `write(tx)` gets it: `kind`, `query(sql, params)`, `db`. */
   CompletionTx,
   /** The business result of one message: `{ category, amountCents }`. */
@@ -71,17 +95,33 @@ export type {
   HandlerContext,
   /** What a handler returns: an {@link Effect} or a {@link Completion}. */
   HandlerReturn,
+  /** JSON as a completion column may hold it: plain objects, arrays, strings, numbers, booleans, null. */
+  PlainJson,
 } from './handler/contract.ts';
+export type {
+  /** One accepted line of a parsed batch: event id, canonical payload and its bytes. */
+  BatchEntry,
+  /** A batch already parsed and validated: its entries, in order. */
+  ParsedBatch,
+} from './input/batch.ts';
 export type {
   /** One event as an object, `{ eventId, payload }`: what `enqueue` takes besides JSONL bytes. */
   EventInput,
 } from './input/events.ts';
+export type {
+  /** An event id policy: `{ kind: 'lesson' }`, `{ kind: 'general' }` or `{ kind: 'pattern', source }`. */
+  IdPolicy,
+} from './input/id-policy.ts';
 export {
   /** A float lexeme of the payload (`100.0`, `1e2`), kept apart from integers; `.toString()` as written. */
   JsonFloat,
   /** A payload: a JSON object as onceq's strict parser read it (integers, bigints, {@link JsonFloat}). */
   type JsonObject,
 } from './input/json-value.ts';
+export {
+  /** `openStore`'s `idPolicy` differs from the store's and the store already holds messages. */
+  IdPolicyRefusedError,
+} from './maintenance/meta.ts';
 export {
   /**
    * Opens a store and applies pending migrations: PostgreSQL for a `postgres://` URL
@@ -90,6 +130,8 @@ export {
   openStore,
 } from './open.ts';
 export {
+  /** Options of {@link claim}: the lease length. */
+  type ClaimOptions,
   /** Claims the next claimable message (recovering expired leases first), or null. */
   claim,
 } from './queue/claim.ts';
@@ -102,6 +144,8 @@ export {
   apply,
 } from './queue/complete.ts';
 export {
+  /** What {@link enqueue} takes: JSONL bytes or text, event objects, or a parsed batch. */
+  type EnqueueInput,
   /** Options of {@link enqueue}: `transaction`, your open transaction on the same database. */
   type EnqueueOptions,
   /**
@@ -112,10 +156,14 @@ export {
   enqueue,
 } from './queue/enqueue.ts';
 export {
+  /** The lease {@link extend} renewed: its event id, generation and new `leaseUntil`. */
+  type ExtendedLease,
   /** Extends a live lease (a heartbeat), fenced on its generation. */
   extend,
 } from './queue/extend.ts';
 export {
+  /** What {@link fail} recorded: the message's new state and when it is next due. */
+  type FailResult,
   /** Reports a failure for a claimed message: temporary (retry with backoff) or permanent (dead). */
   fail,
 } from './queue/fail.ts';
@@ -130,6 +178,10 @@ export {
 export {
   /** Which of the selected dead messages `handler` would now accept; changes nothing. */
   previewRedrive,
+  /** What {@link previewRedrive} found: which dead messages the handler would now accept. */
+  type RedrivePreview,
+  /** Which dead messages to redrive: their event ids, or `'all'`. */
+  type RedriveSelection,
   /**
    * Returns dead messages to ready for a new cycle (attempts reset, generation kept);
    * anything not dead refuses the whole call.
@@ -137,12 +189,50 @@ export {
   redrive,
 } from './queue/redrive.ts';
 export type {
+  /** How a failure counts: `temporary` (retried) or `permanent` (dead at once). */
+  FailureKind,
+  /** A message's state: `ready`, `leased`, `done` or `dead`. */
+  MessageState,
+} from './states.ts';
+export type {
+  /** How {@link apply} recorded one result: `done`, `retry` or `dead`. */
+  ApplyOutcome,
+  /** What {@link enqueue} stored: `accepted` and `duplicates`. */
+  EnqueueResult,
+  /** A failure as {@link fail} takes it: kind, code and detail. */
+  FailInput,
   /** The right to process one message, `(eventId, generation)`, valid while `now < leaseUntil`. */
   Lease,
+  /** A lease named by `(eventId, generation)` alone, as {@link fail} and {@link extend} take it. */
+  LeaseRef,
+  /** One message as {@link show} and {@link dlq} return it. */
+  MessageView,
+  /** A store's protocol knobs: lease length, attempts, backoff (`store.protocol`). */
+  ProtocolOptions,
+  /** What {@link status} returns: counts by state, effects, totals by category. */
+  StatusReport,
 } from './types.ts';
+export type {
+  /** The fields of one log line besides its event and message. */
+  LogFields,
+  /** The line-oriented log a {@link Worker} writes (`createLog` in `@onceq/core/service`). */
+  WorkerLog,
+} from './worker/log.ts';
+export type {
+  /** What a {@link Worker} reports as it runs; `WorkerMetrics` in `@onceq/core/metrics` is one. */
+  MetricsRecorder,
+  /** The `outcome` label of a processed message: `done`, `retry`, `dead` or `lost`. */
+  Outcome,
+} from './worker/metrics-recorder.ts';
+export type {
+  /** `WorkerOptions.prune`: how often, and what, a worker prunes as it runs. */
+  PruneSchedule,
+} from './worker/prune-schedule.ts';
 export {
   /** Options of {@link work}: batch, max, lease. */
   type WorkOptions,
+  /** What {@link work} did: counts by outcome. */
+  type WorkSummary,
   /**
    * Processes messages until nothing is claimable now (or `max`): the worker loop in
    * drain mode, for scripts and tests.
@@ -150,6 +240,10 @@ export {
   work,
 } from './worker/work.ts';
 export {
+  /** Options of `worker.stop()`: how long running handlers may finish. */
+  type StopOptions,
+  /** How a worker stopped: graceful or forced, and what it had done. */
+  type StopResult,
   /**
    * The long-running worker: batches, concurrency, heartbeats, wake-ups on new work,
    * graceful stop. `new Worker(store, handler, options)`, then `start()` and `stop()`.
@@ -157,4 +251,6 @@ export {
   Worker,
   /** Options of {@link Worker}: concurrency, batch, lease, log, metrics, pruning. */
   type WorkerOptions,
+  /** What a worker has done so far: counts by outcome. */
+  type WorkerSummary,
 } from './worker/worker.ts';

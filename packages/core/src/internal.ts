@@ -41,6 +41,20 @@ export {
   parseBatch,
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
+export {
+  describeIdPolicy,
+  formatIdPolicy,
+  GENERAL_POLICY,
+  ID_POLICY_KINDS,
+  type IdPolicy,
+  type IdPolicyKind,
+  InvalidIdPolicyError,
+  idMatcher,
+  LESSON_POLICY,
+  MAX_EVENT_ID_BYTES,
+  MAX_PATTERN_LENGTH,
+  parseIdPolicy,
+} from './input/id-policy.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
 export { localTime } from './local-time.ts';
@@ -58,20 +72,6 @@ export {
   type FindingSeverity,
 } from './maintenance/doctor-types.ts';
 export { payloadSha256 } from './maintenance/enqueue-checks.ts';
-export {
-  describeIdPolicy,
-  formatIdPolicy,
-  GENERAL_POLICY,
-  ID_POLICY_KINDS,
-  type IdPolicy,
-  type IdPolicyKind,
-  InvalidIdPolicyError,
-  idMatcher,
-  LESSON_POLICY,
-  MAX_EVENT_ID_BYTES,
-  MAX_PATTERN_LENGTH,
-  parseIdPolicy,
-} from './maintenance/id-policy.ts';
 export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './maintenance/meta.ts';
 export {
   DEFAULT_PRUNE_CHUNK,

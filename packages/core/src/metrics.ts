@@ -4,13 +4,16 @@
  *
  * @module
  */
+
 export {
   /** Serves `/metrics` and `/healthz` on 127.0.0.1 (port 0 picks a free one). */
   type MetricsServer,
-  /** How a processed message ended: the `outcome` label of `onceq_processed_total`. */
-  OUTCOMES,
-  type Outcome,
   serveMetrics,
   /** The worker's counters and histograms plus the queue gauges, read from the store at each scrape. */
   WorkerMetrics,
 } from './worker/metrics.ts';
+export {
+  /** How a processed message ended: the `outcome` label of `onceq_processed_total`. */
+  OUTCOMES,
+  type Outcome,
+} from './worker/metrics-recorder.ts';

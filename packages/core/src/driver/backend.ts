@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { IdPolicy } from '../maintenance/id-policy.ts';
+import type { IdPolicy } from '../input/id-policy.ts';
 import type { ProtocolOptions } from '../types.ts';
 import type { CallerTransaction } from './caller-transaction.ts';
 import type { Driver } from './driver.ts';
@@ -14,6 +14,8 @@ export interface Store {
   /**
    * Every statement onceq runs, as this backend writes it, and the backend's facts as
    * plain data (the one seam between onceq and the SQL; see driver/driver.ts).
+   *
+   * @internal
    */
   readonly driver: Driver;
   readonly clock: Clock;
@@ -30,6 +32,8 @@ export interface Store {
    * caller's connection and in a savepoint of it: nothing commits until the caller
    * commits, a throw rolls back the savepoint (never the caller's own writes) and is
    * rethrown, and nothing is retried (driver/caller-transaction.ts).
+   *
+   * @internal
    */
   transact<T>(fn: (x: Executor) => Promise<T>, within?: CallerTransaction): Promise<T>;
   /**
@@ -38,9 +42,15 @@ export interface Store {
    * one pooled connection, autocommit). For reads, for what must run outside a
    * transaction (`VACUUM`), and for a write that is one statement (PostgreSQL's claim
    * and money ACK: no BEGIN/COMMIT round trips). Same retry rules as {@link transact}.
+   *
+   * @internal
    */
   read<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
-  /** Number of times a busy database was retried (SQLite contention); 0 where not tracked. */
+  /**
+   * Number of times a busy database was retried (SQLite contention); 0 where not tracked.
+   *
+   * @internal
+   */
   busyRetries(): number;
   /**
    * Backends with notifications (PostgreSQL): opens a dedicated connection that LISTENs
@@ -48,12 +58,16 @@ export interface Store {
    * gets a lost connection (the caller polls meanwhile; the listener re-establishes it).
    * Rejects when notifications cannot be heard at all. Absent where the backend has
    * none (SQLite polls).
+   *
+   * @internal
    */
   listen?(onWake: () => void, onError: (error: Error) => void): Promise<WakeListener>;
   /**
    * PostgreSQL: lets the pool hold up to `connections` (a worker running N handlers at
    * once asks for N + 1: one claims ahead while N record), unless the URL's `?pool_max=`
    * fixed it. Absent where there is no pool.
+   *
+   * @internal
    */
   sizePool?(connections: number): void;
   close(): Promise<void>;
@@ -78,8 +92,15 @@ export interface OpenStoreOptions {
   /** PostgreSQL only: the schema the tables live in. Default `onceq`. */
   schema?: string;
   /**
-   * The event id policy to create the store with (`openStore` only). Default: none, the
-   * store keeps its recorded policy (`lesson` for a new store).
+   * The event id policy the store must have (`openStore` only). Default: none, the store
+   * keeps its recorded policy (`lesson` for a new store). Given:
+   * - a store already recorded with this policy: nothing changes;
+   * - a new store, or an existing store that holds no message at all: the store's
+   *   recorded policy is switched to this one, durably (every later open and every
+   *   `onceq` command sees it);
+   * - an existing store holding messages under another policy: `openStore` rejects with
+   *   `IdPolicyRefusedError` and nothing changes (switching then is `onceq id-policy set`,
+   *   which checks every stored id first).
    */
   idPolicy?: IdPolicy;
   /**

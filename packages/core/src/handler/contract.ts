@@ -68,7 +68,7 @@ export type CompletionRow = { readonly [column: string]: ColumnValue };
  */
 export type CompletionRows = { readonly [table: string]: CompletionRow | readonly CompletionRow[] };
 
-interface CompletionParts {
+export interface CompletionParts {
   /**
    * Rows onceq inserts itself, after the fenced ACK: the rows of every message of a batch
    * go in with one multi-row INSERT per table and column list, so a batch of 100 costs one

@@ -3,8 +3,8 @@
  * and one bad line rejects all of it with a {@link BatchRejectedError} naming every bad line.
  */
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
-import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from '../maintenance/id-policy.ts';
 import { canonicalize } from './canonical.ts';
+import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from './id-policy.ts';
 import { isJsonObject, type JsonValue } from './json-value.ts';
 import { JsonParseError, parseJson } from './parse-json.ts';
 

@@ -12,9 +12,9 @@
  * maps and class instances are refused, never silently dropped.
  */
 import { BatchRejectedError } from '../errors.ts';
-import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from '../maintenance/id-policy.ts';
 import { BatchCollector, MAX_BATCH_LINES, MAX_PAYLOAD_BYTES, type ParsedBatch } from './batch.ts';
 import { canonicalize } from './canonical.ts';
+import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from './id-policy.ts';
 import { JsonFloat, type JsonObject, type JsonValue } from './json-value.ts';
 
 /** One event as an object: what a JSONL line `{"event_id":…,"payload":…}` says. */

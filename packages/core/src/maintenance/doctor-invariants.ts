@@ -5,8 +5,8 @@
  */
 import type { Store } from '../driver/backend.ts';
 import type { InvariantCheck } from '../driver/sql/invariants.ts';
+import { formatIdPolicy, parseIdPolicy } from '../input/id-policy.ts';
 import type { Finding } from './doctor-types.ts';
-import { formatIdPolicy, parseIdPolicy } from './id-policy.ts';
 import { findOffenders, readIdPolicyText } from './meta.ts';
 
 /** Example ids named per finding. */

@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, MAX_BATCH_ISSUES } from '../input/batch.ts';
+import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from '../input/id-policy.ts';
 import { localTime } from '../local-time.ts';
-import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from './id-policy.ts';
 
 /**
  * Rejects the batch when an entry's id does not fit the store's policy (`policyText`

@@ -4,14 +4,14 @@
  */
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/executor.ts';
-import { OnceqError } from '../errors.ts';
+import { keepClassNames, OnceqError } from '../errors.ts';
 import {
   formatIdPolicy,
   type IdPolicy,
   idMatcher,
   LESSON_POLICY,
   parseIdPolicy,
-} from './id-policy.ts';
+} from '../input/id-policy.ts';
 
 /**
  * Changing the id policy was refused: stored ids do not fit the new one, or a store that
@@ -24,6 +24,7 @@ export class IdPolicyRefusedError extends OnceqError {
     this.offenders = offenders;
   }
 }
+keepClassNames({ IdPolicyRefusedError });
 
 /** The store's id policy (`lesson` when none is recorded). */
 export async function getIdPolicy(store: Store): Promise<IdPolicy> {

@@ -4,7 +4,7 @@ import type { BackendKind } from '../driver/backend.ts';
  * Real event streams (ids beyond E0000–E9999, retention that keeps dedup):
  *
  * 1. `onceq_meta`, a key/value table; `id_policy` records the store's event id policy
- *    (`lesson`, the default, `general` or `pattern:<regex>`; see streams/id-policy.ts).
+ *    (`lesson`, the default, `general` or `pattern:<regex>`; see input/id-policy.ts).
  * 2. The `event_id` CHECK is relaxed from `E` + four digits to the widest policy,
  *    `general`: 1–200 characters, each printable ASCII without space (`!` … `~`). The
  *    store's own policy is enforced by enqueue; the CHECK keeps every policy's envelope.

@@ -5,13 +5,13 @@ import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
-import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
 import {
   formatIdPolicy,
   GENERAL_POLICY,
   type IdPolicy,
   parseIdPolicy,
-} from '../maintenance/id-policy.ts';
+} from '../input/id-policy.ts';
+import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';

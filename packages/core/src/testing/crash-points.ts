@@ -32,7 +32,7 @@
  * spot, and add a case to tests/crash-points.test.ts saying what the store must look
  * like afterwards and after recovery.
  */
-import { OnceqError } from '../errors.ts';
+import { keepClassNames, OnceqError } from '../errors.ts';
 
 export const FAULT_POINTS = [
   'after-claim',
@@ -63,6 +63,7 @@ export class UnknownFaultError extends OnceqError {
     );
   }
 }
+keepClassNames({ UnknownFaultError });
 
 function armedFromEnv(value: string | undefined): FaultPoint | null {
   if (value === undefined || value === '') return null;

@@ -3,10 +3,7 @@ import type { Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
-
-/** How a processed message ended, as the `outcome` label of `onceq_processed_total`. */
-export const OUTCOMES = ['done', 'retry', 'dead', 'lost'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
 
 let loaded: typeof PromClient | undefined;
 
@@ -31,7 +28,7 @@ function promClient(): typeof PromClient {
  * store at each scrape with one snapshot statement ({@link queueSnapshot}), so they are
  * the same figures `onceq status` prints. Totals only: no per-event labels.
  */
-export class WorkerMetrics {
+export class WorkerMetrics implements MetricsRecorder {
   readonly #prom = promClient();
   readonly registry = new this.#prom.Registry();
   readonly #store: Store;

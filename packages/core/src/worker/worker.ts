@@ -11,7 +11,7 @@ import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
 import { byKey, type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
-import type { WorkerMetrics } from './metrics.ts';
+import type { MetricsRecorder } from './metrics-recorder.ts';
 import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
 import { Wakeup } from './wakeup.ts';
 
@@ -55,7 +55,7 @@ export interface WorkerOptions {
   /** Where the worker's lines go. Default: nowhere. */
   log?: WorkerLog;
   /** Counters and histograms to feed. Default: none. */
-  metrics?: WorkerMetrics;
+  metrics?: MetricsRecorder;
   /** Prune on a schedule, in the background between claims ({@link ScheduledPrune}). Default: never. */
   prune?: PruneSchedule;
   /** Called after every recorded batch with the running counts (progress output). */
@@ -133,7 +133,7 @@ export class Worker {
   readonly #max: number;
   readonly #timeoutMs: number | undefined;
   readonly #log: WorkerLog;
-  readonly #metrics: WorkerMetrics | undefined;
+  readonly #metrics: MetricsRecorder | undefined;
   readonly #onProgress: ((summary: Readonly<WorkerSummary>) => void) | undefined;
   readonly #wakeup: Wakeup;
   readonly #fair: FairShare;

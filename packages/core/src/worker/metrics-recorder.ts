@@ -1,0 +1,25 @@
+/** How a processed message ended, as the `outcome` label of `onceq_processed_total`. */
+export const OUTCOMES = ['done', 'retry', 'dead', 'lost'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/**
+ * What a {@link Worker} reports as it runs: `WorkerOptions.metrics`. `WorkerMetrics`
+ * (`@onceq/core/metrics`, Prometheus) is the one shipped; this shape names no
+ * prom-client type, so the root entry's declarations need no prom-client installed.
+ */
+export interface MetricsRecorder {
+  /** One per message finished, by outcome. */
+  readonly processed: { inc(labels: { outcome: Outcome }, value?: number): void };
+  /** Heartbeats that extended a lease. */
+  readonly extended: { inc(value?: number): void };
+  /** Leases found lost (a refused heartbeat or ACK). */
+  readonly leaseLost: { inc(value?: number): void };
+  /** Claimed but unstarted messages given back at shutdown. */
+  readonly released: { inc(value?: number): void };
+  /** Seconds from a handler starting to its result committed. */
+  readonly handlerToAck: { observe(value: number): void };
+  /** Seconds from a message becoming claimable to its claim. */
+  readonly queueWait: { observe(value: number): void };
+  /** Called once the worker listens for wake-ups: `live()` says whether they arrive. */
+  watchNotifications(live: () => boolean): void;
+}
