@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { GENERAL_POLICY, type StatusReport } from '../packages/core/src/internal.ts';
+import type { StatusReport } from '../packages/core/src/index.ts';
+import { GENERAL_POLICY } from '../packages/core/src/internal.ts';
 import { BIN, json, runOnceq } from './support/cli.ts';
 import { batch, line, paid } from './support/factories.ts';
 

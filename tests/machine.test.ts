@@ -4,11 +4,8 @@
  * (docs/protocol.md §5). No store: these are the rules both statement modules write.
  */
 import { describe, expect, test } from 'bun:test';
-import {
-  DEFAULT_PROTOCOL,
-  MESSAGE_STATES,
-  type MessageState,
-} from '../packages/core/src/internal.ts';
+import type { MessageState } from '../packages/core/src/index.ts';
+import { DEFAULT_PROTOCOL, MESSAGE_STATES } from '../packages/core/src/internal.ts';
 import {
   afterFailure,
   fenceViolation,

@@ -86,4 +86,68 @@ describe('package boundaries', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  test('apps import from @onceq/core/internal only what no public entry exports', () => {
+    const offenders = appSources().flatMap((file) =>
+      internalImports(readFileSync(file, 'utf8'))
+        .filter((name) => PUBLIC_NAMES.has(name))
+        .map((name) => `${file.slice(ROOT.length + 1)}: ${name}`),
+    );
+    expect(offenders).toEqual([]);
+    // The check can fail: a public name imported from internal is seen.
+    expect(internalImports("import { type Store, prune } from '@onceq/core/internal';\n")).toEqual([
+      'Store',
+      'prune',
+    ]);
+    expect(PUBLIC_NAMES.has('Store') && PUBLIC_NAMES.has('stopOnSignals')).toBe(true);
+  });
 });
+
+/** Every name a public entry of @onceq/core exports (values and types). */
+const PUBLIC_NAMES = new Set(
+  PUBLIC_ENTRIES.filter((entry) => entry !== 'testing').flatMap((entry) =>
+    exportedNames(readFileSync(join(CORE_SRC, `${entry}.ts`), 'utf8')),
+  ),
+);
+
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/[^\n]*/g, '');
+}
+
+/** The names of `{ a, type B, c as d }`: as exported (`d`), or as imported from (`c`). */
+function names(list: string, side: 'exported' | 'source' = 'exported'): string[] {
+  return list
+    .split(',')
+    .map((spec) => spec.trim().replace(/^type\s+/, ''))
+    .filter((spec) => spec !== '')
+    .map((spec) => spec.split(/\s+as\s+/).at(side === 'exported' ? -1 : 0) as string);
+}
+
+function exportedNames(text: string): string[] {
+  const code = withoutComments(text);
+  return [
+    ...[...code.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+      names(m[1] as string),
+    ),
+    ...[
+      ...code.matchAll(/export\s+(?:async\s+)?(?:function|const|class|interface|type)\s+(\w+)/g),
+    ].map((m) => m[1] as string),
+  ];
+}
+
+function internalImports(text: string): string[] {
+  return [
+    ...withoutComments(text).matchAll(
+      /import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'@onceq\/core\/internal'/g,
+    ),
+  ].flatMap((m) => names(m[1] as string, 'source'));
+}
+
+function appSources(dir = join(ROOT, 'apps')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.name === 'node_modules') return [];
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return appSources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}

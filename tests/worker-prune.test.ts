@@ -5,12 +5,8 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
 import { enqueue, show, status, Worker, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import {
-  localTime,
-  PruneArgumentError,
-  prune,
-  type WorkerLog,
-} from '../packages/core/src/internal.ts';
+import type { WorkerLog } from '../packages/core/src/index.ts';
+import { localTime, PruneArgumentError, prune } from '../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from './support/cli.ts';

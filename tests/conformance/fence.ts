@@ -15,7 +15,7 @@ import { handlers } from '@onceq/handler';
 import { sql } from '../../packages/core/node_modules/kysely';
 import type { CompletionWrite } from '../../packages/core/src/driver/driver.ts';
 import { checkRows } from '../../packages/core/src/handler/completion-rows.ts';
-import type { LeaseRef } from '../../packages/core/src/internal.ts';
+import type { LeaseRef } from '../../packages/core/src/index.ts';
 import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { rawDb } from '../support/raw-db.ts';

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { BatchRejectedError, enqueue, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { IdPolicyRefusedError } from '../../packages/core/src/index.ts';
 import {
   formatIdPolicy,
   getIdPolicy,
-  IdPolicyRefusedError,
   parseIdPolicy,
   prune,
   setIdPolicy,

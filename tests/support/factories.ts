@@ -14,12 +14,8 @@ import { openStore, type Store } from '@onceq/core';
 import { SQL } from 'bun';
 // kysely is a dependency of @onceq/core, not of the root package: take that copy.
 import { sql } from '../../packages/core/node_modules/kysely';
-import {
-  type Clock,
-  type IdPolicy,
-  type ModelClock,
-  modelClock,
-} from '../../packages/core/src/internal.ts';
+import type { Clock, IdPolicy } from '../../packages/core/src/index.ts';
+import { type ModelClock, modelClock } from '../../packages/core/src/internal.ts';
 import { untilNoOpenTransactions } from './pg-database.ts';
 import { rawDb, rememberTarget } from './raw-db.ts';
 

@@ -1,6 +1,5 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
-import type { Store } from '@onceq/core';
-import type { Clock } from '@onceq/core/internal';
+import type { Clock, Store } from '@onceq/core';
 import type { FlagValues } from './args.ts';
 import type { OnceqConfig } from './config.ts';
 import type { Context } from './context.ts';

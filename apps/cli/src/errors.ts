@@ -1,5 +1,6 @@
 import { BatchRejectedError, OnceqError } from '@onceq/core';
-import { MAX_BATCH_BYTES, MAX_BATCH_LINES, redactUrl } from '@onceq/core/internal';
+import { MAX_BATCH_BYTES, MAX_BATCH_LINES } from '@onceq/core/internal';
+import { redactUrl } from '@onceq/core/postgres';
 import { thousands } from './output.ts';
 
 /** A mistake in how onceq was called (flag, argument, config file): exit code 2. */

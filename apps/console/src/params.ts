@@ -2,6 +2,7 @@
  * Query parameters of the list pages, checked strictly: an unknown name or a bad value
  * is a 400 that names the parameter, never a silently ignored filter.
  */
+import type { MessageState } from '@onceq/core';
 import {
   isMessageState,
   LIST_ORDERS,
@@ -9,7 +10,6 @@ import {
   MAX_PAGE,
   MESSAGE_STATES,
   type MessageFilter,
-  type MessageState,
 } from '@onceq/core/internal';
 import { badParam, ConsoleRequestError } from './errors.ts';
 

@@ -1,5 +1,5 @@
 /** Plain aligned tables for the demo's snapshots. */
-import type { StatusReport } from '@onceq/core/internal';
+import type { StatusReport } from '@onceq/core';
 import { MESSAGE_STATES } from '@onceq/core/internal';
 
 /** Aligns `rows` under `header`: the first column left, the others right. */

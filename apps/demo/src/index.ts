@@ -7,13 +7,10 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StatusReport } from '@onceq/core';
 import { openStore, type Store } from '@onceq/core';
-import {
-  isPostgresUrl,
-  modelClock,
-  ONCEQ_URL_PARAMETERS,
-  type StatusReport,
-} from '@onceq/core/internal';
+import { modelClock, ONCEQ_URL_PARAMETERS } from '@onceq/core/internal';
+import { isPostgresUrl } from '@onceq/core/postgres';
 import { SQL } from 'bun';
 import { type Check, checkFigures } from './checks.ts';
 import { spawnCrashChild } from './crash-child.ts';

@@ -3,6 +3,8 @@
  * prints each step as it happens and returns the figures; {@link checkFigures} compares
  * them with the numbers of the spec.
  */
+
+import type { StatusReport } from '@onceq/core';
 import {
   apply,
   claim,
@@ -13,7 +15,7 @@ import {
   show,
   status,
 } from '@onceq/core';
-import type { ModelClock, StatusReport } from '@onceq/core/internal';
+import type { ModelClock } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { CrashChildResult } from './crash-child.ts';
 import { failingOnce } from './failing-once.ts';

@@ -7,16 +7,12 @@
  * @module
  */
 
-export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
-export type { BackendKind } from './driver/backend.ts';
+export { type ModelClock, modelClock, systemClock } from './clock.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
 export type { Capabilities } from './driver/driver.ts';
-export { assertSchemaName, DEFAULT_SCHEMA } from './driver/postgres/schema-name.ts';
-export { describeTarget, ONCEQ_URL_PARAMETERS, redactUrl } from './driver/postgres/url.ts';
+export { ONCEQ_URL_PARAMETERS } from './driver/postgres/url.ts';
 export {
-  type BatchIssue,
   FAILURE_BRAND,
-  type FailureShape,
   HandlerFailure,
   PrunedError,
   STORAGE_FAULTS,
@@ -32,7 +28,6 @@ export {
   resultOf,
   runHandler,
 } from './handler/run.ts';
-export type { BatchEntry, ParsedBatch } from './input/batch.ts';
 export {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
@@ -46,7 +41,6 @@ export {
   formatIdPolicy,
   GENERAL_POLICY,
   ID_POLICY_KINDS,
-  type IdPolicy,
   type IdPolicyKind,
   InvalidIdPolicyError,
   idMatcher,
@@ -72,7 +66,7 @@ export {
   type FindingSeverity,
 } from './maintenance/doctor-types.ts';
 export { payloadSha256 } from './maintenance/enqueue-checks.ts';
-export { getIdPolicy, IdPolicyRefusedError, setIdPolicy } from './maintenance/meta.ts';
+export { getIdPolicy, setIdPolicy } from './maintenance/meta.ts';
 export {
   DEFAULT_PRUNE_CHUNK,
   DEFAULT_PRUNE_DUTY_CYCLE,
@@ -86,7 +80,7 @@ export {
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
-export { type ClaimOptions, claimMany } from './queue/claim.ts';
+export { claimMany } from './queue/claim.ts';
 export {
   type ClaimedLease,
   type ClaimResult,
@@ -95,9 +89,7 @@ export {
   complete,
 } from './queue/complete.ts';
 export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
-export type { EnqueueInput } from './queue/enqueue.ts';
-export { type ExtendedLease, type ExtendManyResult, extendMany } from './queue/extend.ts';
-export type { FailResult } from './queue/fail.ts';
+export { type ExtendManyResult, extendMany } from './queue/extend.ts';
 export { type HoldClaimOptions, holdClaim } from './queue/hold.ts';
 export { countDlq } from './queue/inspect.ts';
 export {
@@ -111,38 +103,9 @@ export {
   type MessageFilter,
   type MessagePage,
 } from './queue/list.ts';
-export type { RedrivePreview, RedriveSelection } from './queue/redrive.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
 export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
-export {
-  FAILURE_KINDS,
-  type FailureKind,
-  isMessageState,
-  MESSAGE_STATES,
-  type MessageState,
-} from './states.ts';
-export { isPostgresUrl } from './target.ts';
-export {
-  type ApplyOutcome,
-  DEFAULT_PROTOCOL,
-  type EnqueueResult,
-  type FailInput,
-  type LeaseRef,
-  type MessageView,
-  type ProtocolOptions,
-  type StatusReport,
-} from './types.ts';
-export {
-  createLog,
-  LOG_FORMATS,
-  type LogFields,
-  type LogFormat,
-  silentLog,
-  type WorkerLog,
-} from './worker/log.ts';
-export type { PruneSchedule } from './worker/prune-schedule.ts';
-export { STOP_SIGNALS, stopOnSignals } from './worker/signals.ts';
-export type { WorkSummary } from './worker/work.ts';
-export type { StopOptions, StopResult, WorkerSummary } from './worker/worker.ts';
+export { FAILURE_KINDS, isMessageState, MESSAGE_STATES } from './states.ts';
+export { DEFAULT_PROTOCOL } from './types.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './worker/worker.ts';

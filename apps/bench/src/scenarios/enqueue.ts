@@ -8,8 +8,9 @@
  * trigger (migration 0004).
  */
 import { Database } from 'bun:sqlite';
+import type { ParsedBatch } from '@onceq/core';
 import { enqueue, openStore } from '@onceq/core';
-import { type ParsedBatch, parseBatch } from '@onceq/core/internal';
+import { parseBatch } from '@onceq/core/internal';
 import { batches, removeDb } from '../util.ts';
 import type { StoreFactory } from './processing.ts';
 

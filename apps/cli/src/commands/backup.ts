@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { backup, isPostgresUrl } from '@onceq/core/internal';
+import { backup } from '@onceq/core/internal';
+import { isPostgresUrl } from '@onceq/core/postgres';
 import { expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveDb } from '../config.ts';

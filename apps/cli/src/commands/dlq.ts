@@ -1,5 +1,6 @@
+import type { MessageView } from '@onceq/core';
 import { dlq } from '@onceq/core';
-import { countDlq, MAX_PAGE, type MessageView, printable } from '@onceq/core/internal';
+import { countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { ParsedBatch } from '@onceq/core';
 import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
   GENERAL_POLICY,
@@ -7,7 +8,6 @@ import {
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   oversizedLine,
-  type ParsedBatch,
   parseBatch,
 } from '@onceq/core/internal';
 import { boolFlag, expectPositionals } from '../args.ts';

@@ -1,5 +1,5 @@
+import type { FailureKind } from '@onceq/core';
 import { fail } from '@onceq/core';
-import type { FailureKind } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

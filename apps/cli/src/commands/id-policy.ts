@@ -1,8 +1,8 @@
+import type { IdPolicy } from '@onceq/core';
 import {
   describeIdPolicy,
   formatIdPolicy,
   getIdPolicy,
-  type IdPolicy,
   parseIdPolicy,
   setIdPolicy,
 } from '@onceq/core/internal';

@@ -1,10 +1,5 @@
-import {
-  isMessageState,
-  listMessages,
-  MAX_PAGE,
-  MESSAGE_STATES,
-  type MessageState,
-} from '@onceq/core/internal';
+import type { MessageState } from '@onceq/core';
+import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

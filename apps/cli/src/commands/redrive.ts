@@ -1,5 +1,5 @@
+import type { RedrivePreview, RedriveSelection } from '@onceq/core';
 import { previewRedrive, redrive } from '@onceq/core';
-import type { RedrivePreview, RedriveSelection } from '@onceq/core/internal';
 import { boolFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

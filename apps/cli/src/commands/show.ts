@@ -1,5 +1,5 @@
+import type { MessageView } from '@onceq/core';
 import { show } from '@onceq/core';
-import type { MessageView } from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, RawJson, table, toJson } from '../output.ts';

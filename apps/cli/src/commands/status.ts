@@ -1,9 +1,5 @@
-import {
-  MESSAGE_STATES,
-  type QueueSnapshot,
-  queueSnapshot,
-  type StatusReport,
-} from '@onceq/core/internal';
+import type { StatusReport } from '@onceq/core';
+import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, table, toJson } from '../output.ts';

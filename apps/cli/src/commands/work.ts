@@ -1,11 +1,6 @@
+import type { StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
-import {
-  DEFAULT_BATCH,
-  type StopResult,
-  type WaitingReport,
-  type WorkerSummary,
-  waitingReport,
-} from '@onceq/core/internal';
+import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {

@@ -1,15 +1,8 @@
+import type { PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
-import {
-  createLog,
-  DEFAULT_BATCH,
-  LOG_FORMATS,
-  type LogFormat,
-  type PruneSchedule,
-  type StopResult,
-  stopOnSignals,
-  type WorkerSummary,
-} from '@onceq/core/internal';
+import { DEFAULT_BATCH } from '@onceq/core/internal';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
+import { createLog, LOG_FORMATS, type LogFormat, stopOnSignals } from '@onceq/core/service';
 import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';

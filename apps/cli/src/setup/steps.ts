@@ -5,15 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Clock, EnqueueResult, StatusReport, WorkSummary } from '@onceq/core';
 import { enqueue, openStore, status, work } from '@onceq/core';
-import {
-  type Clock,
-  type EnqueueResult,
-  isPostgresUrl,
-  parseIdPolicy,
-  type StatusReport,
-  type WorkSummary,
-} from '@onceq/core/internal';
+import { parseIdPolicy } from '@onceq/core/internal';
+import { isPostgresUrl } from '@onceq/core/postgres';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
 import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';

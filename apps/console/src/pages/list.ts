@@ -1,5 +1,6 @@
 /** The parts the message list and the DLQ share: the filter form and the table. */
-import { LIST_ORDERS, MESSAGE_STATES, type MessageView } from '@onceq/core/internal';
+import type { MessageView } from '@onceq/core';
+import { LIST_ORDERS, MESSAGE_STATES } from '@onceq/core/internal';
 import type { ConsoleState } from '../context.ts';
 import { shortPayload, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';

@@ -1,6 +1,7 @@
 /** One message in full: `/messages/<event id>`. */
+
+import type { MessageView } from '@onceq/core';
 import { NotFoundError, show } from '@onceq/core';
-import type { MessageView } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { ConsoleRequestError } from '../errors.ts';
 import { prettyPayload, timeCell } from '../format.ts';

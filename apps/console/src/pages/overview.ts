@@ -4,8 +4,10 @@
  * queries (status's two grouped counts and the two ages), cached for one second so any
  * number of open pages polling every 2 s stay under one round a second.
  */
+
+import type { StatusReport } from '@onceq/core';
 import { status } from '@onceq/core';
-import { MESSAGE_STATES, type QueueAges, queueAges, type StatusReport } from '@onceq/core/internal';
+import { MESSAGE_STATES, type QueueAges, queueAges } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { duration, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';

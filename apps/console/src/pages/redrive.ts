@@ -8,8 +8,10 @@
  * whole call). The redrive itself runs no handler: the worker that claims the messages
  * decides, exactly as `onceq redrive` does.
  */
+
+import type { RedrivePreview } from '@onceq/core';
 import { type Handler, NotDeadError, NotFoundError, previewRedrive, redrive } from '@onceq/core';
-import { listMessages, MAX_EVENT_ID_BYTES, type RedrivePreview } from '@onceq/core/internal';
+import { listMessages, MAX_EVENT_ID_BYTES } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { badParam, ConsoleRequestError, forbidden } from '../errors.ts';
 import { type Html, html } from '../html.ts';
