@@ -2,7 +2,15 @@
 // passes `onceq doctor` and whose totals are the totals at the backup's moment.
 import { Database as BunDatabase } from 'bun:sqlite';
 import { afterAll, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, status, work } from '@onceq/core';
@@ -16,6 +24,9 @@ const dir = mkdtempSync(join(tmpdir(), 'onceq-backup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const EVENTS = 200;
+/** The worker stops at this message until the backups are taken. */
+const GATE_AT = 80;
+const GATE_HANDLER = join(import.meta.dir, 'support', 'handlers', 'gate.ts');
 const CATEGORIES = ['book', 'pen', 'bag'];
 
 /** `EVENTS` events with UUID-like ids; each id's category and amount, for the independent sums. */
@@ -40,12 +51,19 @@ test('a backup taken during work restores to a store that passes doctor, with th
   }
   await store.close();
 
-  // A real worker, one message per transaction, so the backups land in the middle.
-  const worker = Bun.spawn(['bun', BIN, 'work', '--batch', '1', '--db', path], {
-    env: { ...process.env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  // A real worker, one message per transaction, held at a gate at its GATE_AT-th message
+  // (tests/support/handlers/gate.ts): the backups are taken while it is known to be
+  // mid-work, some messages done, one leased, the rest ready, whatever the machine's speed.
+  const gate = join(dir, 'gate');
+  mkdirSync(gate);
+  const worker = Bun.spawn(
+    ['bun', BIN, 'work', '--batch', '1', '--handler', GATE_HANDLER, '--db', path],
+    {
+      env: { ...process.env, ONCEQ_TEST_GATE_AT: String(GATE_AT), ONCEQ_TEST_GATE_DIR: gate },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
   const killer = setTimeout(() => worker.kill('SIGKILL'), 120_000);
   let exited = false;
   void worker.exited.then(() => {
@@ -53,23 +71,27 @@ test('a backup taken during work restores to a store that passes doctor, with th
   });
   const backups: { file: string; status: StatusReport }[] = [];
   try {
-    for (let i = 0; !exited && i < 200; i++) {
+    // Bounded wait for the event: the worker at its gate.
+    for (let i = 0; i < 12_000 && !exited && !existsSync(join(gate, 'reached')); i++) {
+      await Bun.sleep(10);
+    }
+    expect(existsSync(join(gate, 'reached'))).toBe(true);
+    for (let i = 0; i < 2; i++) {
       const file = join(dir, `backup-${i}.db`);
       const r = await runOnceq(['backup', file, '--db', path, '--json'], dir);
       expect(r.code).toBe(0);
       backups.push({ file, status: json<{ status: StatusReport }>(r).status });
     }
+    writeFileSync(join(gate, 'open'), '');
     expect(await worker.exited).toBe(0);
   } finally {
     clearTimeout(killer);
     worker.kill('SIGKILL');
   }
-  const middle = backups.find((b) => b.status.messages.done > 0 && b.status.messages.ready > 0);
-  if (middle === undefined) {
-    throw new Error(
-      `no backup landed mid-work: ${JSON.stringify(backups.map((b) => b.status.messages))}`,
-    );
-  }
+  // Both copies hold the gate's moment exactly.
+  const moment = { ready: EVENTS - GATE_AT, leased: 1, done: GATE_AT - 1, dead: 0 };
+  for (const b of backups) expect(b.status.messages).toEqual(moment);
+  const middle = backups[0] as { file: string; status: StatusReport };
 
   // The copy is consistent on its own: its money is exactly the sum of its done
   // messages' known amounts, one effect per done message.

@@ -79,7 +79,6 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
-export { type QueueAges, queueAges } from './queue/ages.ts';
 export { claimMany } from './queue/claim.ts';
 export {
   type ClaimedLease,

@@ -1,41 +1,38 @@
 /**
  * The overview: counts by state, effects and money by category, how long the oldest
- * ready and dead messages have waited, and throughput. It costs the store three cheap
- * queries (status's two grouped counts and the two ages), cached for one second so any
- * number of open pages polling every 2 s stay under one round a second.
+ * ready and dead messages have waited, and throughput. It costs the store one statement,
+ * the snapshot `onceq status` and `/metrics` read too (so the three agree), cached for
+ * the store clock's current second so any number of open pages polling every 2 s stay
+ * at one read a second.
  */
 
 import type { StatusReport } from '@onceq/core';
-import { status } from '@onceq/core';
-import { MESSAGE_STATES, type QueueAges, queueAges } from '@onceq/core/internal';
+import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { duration, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import { htmlResponse, page } from '../layout.ts';
 import { throughputChart } from '../throughput.ts';
 
-export interface OverviewData {
-  report: StatusReport;
-  ages: QueueAges;
-  /** Store clock at the read, Unix seconds. */
-  now: number;
-}
+/** The overview's figures: one snapshot of the store (`now` is its clock at the read). */
+export type OverviewData = QueueSnapshot;
 
-/** How long one read serves every page, ms. */
-const CACHE_MS = 1000;
 const cache = new WeakMap<ConsoleState, { at: number; data: Promise<OverviewData> }>();
 
-/** The overview figures, read at most once a second per console. */
+/**
+ * The overview figures, read at most once per second of the store's clock per console
+ * (the clock is whole seconds; a test's model clock decides when a second has passed).
+ */
 export function readOverview(state: ConsoleState): Promise<OverviewData> {
+  const second = state.store.clock();
   const hit = cache.get(state);
-  if (hit !== undefined && Date.now() - hit.at < CACHE_MS) return hit.data;
+  if (hit !== undefined && hit.at === second) return hit.data;
   const data = (async () => {
-    const [report, ages] = await Promise.all([status(state.store), queueAges(state.store)]);
-    const now = state.store.clock();
-    state.throughput.record(now, report.effects);
-    return { report, ages, now };
+    const snapshot = await queueSnapshot(state.store);
+    state.throughput.record(snapshot.now, snapshot.report.effects);
+    return snapshot;
   })();
-  cache.set(state, { at: Date.now(), data });
+  cache.set(state, { at: second, data });
   data.catch(() => cache.delete(state));
   return data;
 }
@@ -45,16 +42,16 @@ export function invalidateOverview(state: ConsoleState): void {
   cache.delete(state);
 }
 
-function readyAge(ages: QueueAges, now: number): Html {
+function readyAge(ages: OverviewData, now: number): Html {
+  if (ages.oldestReadyAt === null && ages.nextDueAt !== null) {
+    return html`<p class="big">0 s</p><p class="muted">the next retry is due ${timeCell(ages.nextDueAt, now)}</p>`;
+  }
   if (ages.oldestReadyAt === null)
     return html`<p class="big">none</p><p class="muted">nothing is waiting to be claimed</p>`;
-  if (ages.oldestReadyAt > now) {
-    return html`<p class="big">0 s</p><p class="muted">the next retry is due ${timeCell(ages.oldestReadyAt, now)}</p>`;
-  }
   return html`<p class="big">${duration(now - ages.oldestReadyAt)}</p><p class="muted">ready since ${timeCell(ages.oldestReadyAt, now)}</p>`;
 }
 
-function deadCard(report: StatusReport, ages: QueueAges, now: number): Html {
+function deadCard(report: StatusReport, ages: OverviewData, now: number): Html {
   const dead = report.messages.dead;
   if (dead === 0 || ages.oldestDeadAt === null) {
     return html`<p class="big" data-testid="dead-count">0</p><p class="muted">no dead messages — nothing to redrive</p>`;
@@ -66,7 +63,8 @@ function deadCard(report: StatusReport, ages: QueueAges, now: number): Html {
 
 /** The part of the overview that refreshes live. */
 export function overviewFragment(state: ConsoleState, data: OverviewData): Html {
-  const { report, ages, now } = data;
+  const { report, now } = data;
+  const ages = data;
   const total = MESSAGE_STATES.reduce((sum, s) => sum + report.messages[s], 0);
   const categories = Object.entries(report.totals);
   return html`<div class="cards">

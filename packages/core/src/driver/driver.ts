@@ -240,7 +240,7 @@ export interface Driver {
   snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
 
   /**
-  // The read-only views (queue/inspect, list, due, ages; redrive's preview): one
+  // The read-only views (queue/inspect, list, due; redrive's preview): one
   // statement each, run on `store.read`'s executor.
 
   /** The message `eventId` with its recorded outcome, or undefined. */
@@ -264,8 +264,6 @@ export interface Driver {
   ): Promise<{ ready_at: unknown; lease_at: unknown; now: unknown }>;
   /** Ready messages still in backoff at `now` and leased ones, with their earliest times. */
   waiting(x: Executor, now: number): Promise<WaitingRow>;
-  /** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
-  ages(x: Executor): Promise<{ ready_at: unknown; dead_at: unknown }>;
   /** The named messages (any state), or every dead one, by event id, for a redrive preview. */
   readForPreview(x: Executor, ids: readonly string[] | 'all'): Promise<PreviewRow[]>;
 

@@ -1,6 +1,6 @@
 /**
  * The read-only views of `queue/`: one message with its effect, the dead-letter queue,
- * the listings with their filters and cursors, what is due next, the queue's ages, and
+ * the listings with their filters and cursors, what is due next, and
  * the rows a redrive preview judges. A listing's filters are ANDed terms, its text
  * kept per shape.
  */
@@ -213,14 +213,6 @@ export const waitingRow = statement('waiting', (d) => {
     (SELECT count(*) FROM ${messages} WHERE state = 'leased') AS leased,
     (SELECT min(lease_until) FROM ${messages} WHERE state = 'leased') AS next_expiry`;
 });
-
-/** The oldest `available_at` of a ready message and `updated_at` of a dead one. */
-export const agesRow = statement(
-  'queue-ages',
-  (d) => `SELECT
-    (SELECT min(available_at) FROM ${d.table('messages')} WHERE state = 'ready') AS ready_at,
-    (SELECT min(updated_at) FROM ${d.table('messages')} WHERE state = 'dead') AS dead_at`,
-);
 
 /** A message as a redrive preview judges it. */
 export interface PreviewRow {

@@ -8,7 +8,6 @@ import type { Executor } from '../executor.ts';
 import type { SqlDialect, SqlText } from '../sql-text.ts';
 import { compareCounters, recount } from './counters.ts';
 import {
-  agesRow,
   countMatching,
   deadCount,
   deadMessages,
@@ -40,7 +39,6 @@ type SharedMethods =
   | 'countMatching'
   | 'nextDue'
   | 'waiting'
-  | 'ages'
   | 'readForPreview'
   | 'readIdPolicy'
   | 'lockIdPolicy'
@@ -82,11 +80,6 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
       ])
     )[0] ?? { ready_at: null, lease_at: null, now },
   waiting: async (x, now) => (await rowsOf(x, waitingRow, [now]))[0] ?? {},
-  ages: async (x) =>
-    (await rowsOf<{ ready_at: unknown; dead_at: unknown }>(x, agesRow))[0] ?? {
-      ready_at: null,
-      dead_at: null,
-    },
   readForPreview: async (x, ids) => {
     if (ids !== 'all' && ids.length === 0) return [];
     const selected = ids === 'all' ? [] : ids;
