@@ -90,6 +90,26 @@ function comments(path: string, text: string): string[] {
     .map(({ line, n }) => `${path}:${n}: ${line.trim()}`);
 }
 
+/**
+ * A measured figure: a rate (`1,479 msg/s`, `86,274 lines/s`), a ratio of two runs
+ * (`1.5×`, `3x faster`, `33 % slower`), a CPU cost (`640 ms of server CPU`, `220 ms per
+ * 1000`) or a tail latency (`p99 … 9 ms`). Figures live in docs/benchmarks.md, which only
+ * the bench writes, and in commit messages; a page or a comment says what was decided
+ * and why, not the run it was decided on.
+ */
+const FIGURE =
+  /\d[\d,.]*(?:–[\d,.]+)?\s*(?:k\s*)?(?:msg|messages|lines|events|rows|jobs|statements)\/s\b|\d[\d,.]*\s+(?:msg|messages|lines|events)\s+(?:per|a)\s+second|\b\d+(?:\.\d+)?(?:–\d+(?:\.\d+)?)?\s?×|\b\d+(?:\.\d+)?x (?:faster|slower)|\d+(?:–\d+)?\s?% (?:faster|slower)|\d[\d,.]*(?:–[\d,.]+)?\s*ms (?:of (?:server |worker |client )?CPU|per 1,?000)|\bp99\b[^.]*\d+\s?ms/i;
+
+/** Where figures may stand: the page the bench writes, and the bench's own code. */
+function figuresAllowed(path: string): boolean {
+  return path === 'docs/benchmarks.md' || path.startsWith('apps/bench/') || path === 'CHANGELOG.md';
+}
+
+function figuresIn(path: string, lines: readonly string[]): string[] {
+  if (figuresAllowed(path)) return [];
+  return lines.filter((line) => FIGURE.test(line)).map((line) => `${path}: ${line.trim()}`);
+}
+
 /** Lines of generated pages that must carry run facts: the bench writes them. */
 const RUN_FACTS = /^- (?:date|commit): /;
 
@@ -224,6 +244,41 @@ describe('no workshop notes', () => {
       ),
     );
     expect(found).toEqual([]);
+  });
+
+  test('no measured figure in a page, a help text or a code comment (only docs/benchmarks.md)', async () => {
+    const found = [
+      ...pages().flatMap((p) => figuresIn(p, readFileSync(join(ROOT, p), 'utf8').split('\n'))),
+      ...sources().flatMap((path) =>
+        figuresIn(path, comments(path, readFileSync(join(ROOT, path), 'utf8'))),
+      ),
+      ...figuresIn('help', (await globalHelp('0.0.0')).concat(...commands.map(commandHelp))),
+    ];
+    expect(found).toEqual([]);
+  });
+
+  test('catches a measured figure when planted, and not a setting', () => {
+    for (const planted of [
+      'on SQLite with synchronous=FULL it gave ~22,500 msg/s',
+      'from 979 to 1,479 msg/s at FULL',
+      'awaiting every step cost 1.5× its CPU',
+      '200 added 9-33 % but p99 went to ~35 ms',
+      'enqueue went from 79,818 to 86,274–92,396 lines/s',
+      'the server spent 640 ms of server CPU',
+      'about 200 ms per 1,000 messages',
+      'it ran 3x faster',
+    ]) {
+      expect({ planted, found: FIGURE.test(planted) }).toEqual({ planted, found: true });
+    }
+    for (const setting of [
+      'polling backs off to 5 s',
+      'the lease is 30 s by default',
+      'batch 100, at most 1000 lines',
+      '--handler-timeout 60000',
+    ]) {
+      expect({ setting, found: FIGURE.test(setting) }).toEqual({ setting, found: false });
+    }
+    expect(figuresIn('docs/benchmarks.md', ['1,479 msg/s'])).toEqual([]);
   });
 
   test('catches each kind of note when planted', () => {

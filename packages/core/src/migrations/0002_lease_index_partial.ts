@@ -6,13 +6,12 @@ import type { BackendKind } from '../driver/backend.ts';
  *
  * Lazy recovery is its only reader, and names it with `INDEXED BY` (see `recover` in
  * backend/sqlite/statements.ts). The full index of 0001 also held an entry for every ready, done and
- * dead row, so each enqueued row and each ACK paid for an index entry nobody reads.
- * A 1000-row insert took 5.0 ms with it and 4.4 ms without it, and `bun run bench`
- * enqueue went from 79,818 to 86,274–92,396 lines/s (FULL) on the same machine.
+ * dead row, so each enqueued row and each ACK paid for an index entry nobody reads;
+ * without it, inserts and `bun run bench` enqueue were measurably faster.
  *
  * PostgreSQL keeps the full index: there the planner, choosing between the partial index
- * and `messages_claim` for the ACK's join, made apply 2–3× slower in the same benchmark,
- * and PostgreSQL's recovery runs inside the claim statement anyway.
+ * and `messages_claim` for the ACK's join, made apply slower in the same benchmark, and
+ * PostgreSQL's recovery runs inside the claim statement anyway.
  */
 export const leaseIndexPartial: Record<BackendKind, readonly string[]> = {
   sqlite: [

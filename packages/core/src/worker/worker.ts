@@ -16,10 +16,10 @@ import { type PruneSchedule, ScheduledPrune } from './prune-schedule.ts';
 import { Wakeup } from './wakeup.ts';
 
 /**
- * Messages per claim and per record transaction when the caller does not say. 100 was
- * chosen from `bun run bench`: on SQLite with synchronous=FULL it gave ~22,500 msg/s
- * (21x per-message mode) with p99 claim-to-ACK of ~9 ms; 200 added 9-33 % but p99
- * went to ~35 ms; 500 was no faster. Every message is still fenced on its own.
+ * Messages per claim and per record transaction when the caller does not say, chosen
+ * from `bun run bench` (docs/benchmarks.md): far faster than one at a time, while a
+ * larger batch added less throughput than it added to the slowest claim-to-ACK time.
+ * Every message is still fenced on its own.
  */
 export const DEFAULT_BATCH = 100;
 
