@@ -8,6 +8,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { importCycles, importGraph } from './support/import-graph.ts';
 import { unexportedTypes } from './support/public-types.ts';
 import { runProcess } from './support/spawn.ts';
 
@@ -86,6 +87,47 @@ describe('package boundaries', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  test('no import cycle among the files of packages/core/src and apps/*/src', () => {
+    const core = JSON.parse(readFileSync(join(ROOT, 'packages', 'core', 'package.json'), 'utf8'))
+      .exports as Record<string, string>;
+    const packages: Record<string, string> = {
+      '@onceq/handler': 'packages/handler/src/index.ts',
+    };
+    for (const [subpath, file] of Object.entries(core)) {
+      packages[`@onceq/core${subpath.slice(1)}`] = join('packages', 'core', file);
+    }
+    const dirs = [
+      'packages/core/src',
+      'packages/handler/src',
+      ...readdirSync(join(ROOT, 'apps')).map((app) => `apps/${app}/src`),
+    ];
+    const graph = importGraph(ROOT, dirs, packages);
+    expect(graph.size).toBeGreaterThan(100);
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  test('control: the cycle check finds a cycle of three files and a type-only one', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+    ]);
+    expect(importCycles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    const dir = mkdtempSync(join(tmpdir(), 'onceq-cycles-'));
+    try {
+      writeFileSync(join(dir, 'x.ts'), "import type { Y } from './y.ts';\nexport type X = Y[];\n");
+      writeFileSync(
+        join(dir, 'y.ts'),
+        "import type { X } from './x.ts';\nexport type Y = X | 1;\n",
+      );
+      writeFileSync(join(dir, 'z.ts'), "export const z = () => import('./x.ts');\n");
+      expect(importCycles(importGraph(dir, ['.'], {}))).toEqual([['x.ts', 'y.ts']]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   test('apps import from @onceq/core/internal only what no public entry exports', () => {
     const offenders = appSources().flatMap((file) =>

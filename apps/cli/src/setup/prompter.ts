@@ -1,5 +1,3 @@
-import type { Context } from '../context.ts';
-
 /**
  * The prompts and progress `onceq setup` uses, injected so tests can answer them with a
  * fake. Prompt methods reject with `CancelledError` when the user cancels (Ctrl-C/Esc).
@@ -39,7 +37,10 @@ export interface Spinner {
  * same steps as plain lines on stdout, or nothing at all with `--json`. Its prompt methods
  * must never be reached.
  */
-export function plainPrompter(ctx: Context, quiet: boolean): Prompter {
+export function plainPrompter(
+  ctx: { out(line: string): void; err(line: string): void },
+  quiet: boolean,
+): Prompter {
   const out = quiet ? () => {} : (line: string) => ctx.out(line);
   const noPrompt = (): never => {
     throw new Error('setup tried to prompt without a terminal');
