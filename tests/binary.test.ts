@@ -58,7 +58,7 @@ const SHOP_EVENTS = `${[
 interface DeadRow {
   event_id: string;
   attempts: number;
-  last_error: string;
+  last_error_code: string;
   last_error_detail: string;
 }
 
@@ -187,9 +187,9 @@ describe('the compiled onceq binary, run from a directory outside the repository
       retried: 0,
     });
     const dead = JSON.parse((await onceq(['dlq', '--json'], {}, cwd)).stdout) as DeadRow[];
-    expect(dead.map((d) => [d.event_id, d.attempts, d.last_error, d.last_error_detail])).toEqual([
-      ['E0002', 1, 'not_a_book', 'this shop sells books, not pen'],
-    ]);
+    expect(
+      dead.map((d) => [d.event_id, d.attempts, d.last_error_code, d.last_error_detail]),
+    ).toEqual([['E0002', 1, 'not_a_book', 'this shop sells books, not pen']]);
   });
 
   test('onceq.config.json names the module (relative to the config file); a module with no imports at all', async () => {
@@ -203,7 +203,7 @@ describe('the compiled onceq binary, run from a directory outside the repository
     expect(r.stderr).toContain('handler bare-1 (from ./lib/bare.mjs in onceq.config.json)');
     expect(r.stdout).toContain('1 done, 0 retried, 1 dead');
     const dead = JSON.parse((await onceq(['dlq', '--json'], {}, cwd)).stdout) as DeadRow[];
-    expect(dead.map((d) => [d.event_id, d.last_error, d.last_error_detail])).toEqual([
+    expect(dead.map((d) => [d.event_id, d.last_error_code, d.last_error_detail])).toEqual([
       ['E0002', 'no_pens', 'pens are out'],
     ]);
   });

@@ -44,3 +44,40 @@ test('a reader that goes away: exit 0, nothing on stderr (list --json | head -c 
   const full = await box.run(['list', '--json', '--limit', '500']);
   expect(full.stdout.length).toBeGreaterThan(1_000_000);
 });
+
+test('--json names a message as the library does, in snake_case: eventId → event_id, lastErrorCode → last_error_code', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { enqueue, openStore, show, work } = await import('@onceq/core');
+  const { handlers } = await import('@onceq/handler');
+  const { messageJson } = await import('../apps/cli/src/commands/show.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'onceq-names-'));
+  const store = await openStore(join(dir, 'names.db'));
+  try {
+    await enqueue(
+      store,
+      '{"event_id":"E0001","payload":{"category":"book","amount_cents":1}}\n{"event_id":"E0002","payload":{"category":"toy","amount_cents":1}}\n',
+    );
+    await work(store, handlers.v1);
+    const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    for (const id of ['E0001', 'E0002']) {
+      const view = await show(store, id);
+      // payloadText is the payload's text, which --json embeds as `payload`; the pruned
+      // and completion fields appear when they apply.
+      const expected = Object.entries(view)
+        .filter(([key]) => key !== 'payloadText')
+        .filter(
+          ([key, value]) =>
+            !(['prunedAt', 'payloadSha256', 'completion'].includes(key) && value === null),
+        )
+        .map(([key]) => snake(key));
+      expect(Object.keys(messageJson(view)).sort()).toEqual(expected.sort());
+    }
+    expect(
+      (messageJson(await show(store, 'E0002')) as { last_error_code: unknown }).last_error_code,
+    ).toBe('invalid_payload');
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

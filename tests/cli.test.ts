@@ -116,7 +116,7 @@ describe('onceq walks the §6 story by hand', () => {
         event_id: 'E0004',
         attempts: 1,
         generation: 1,
-        last_error: 'invalid_payload',
+        last_error_code: 'invalid_payload',
         last_error_detail: expect.any(String),
         payload: { amount_cents: 3000, category: 'toy' },
       },

@@ -102,7 +102,7 @@ const FIGURE =
 
 /** Where figures may stand: the page the bench writes, and the bench's own code. */
 function figuresAllowed(path: string): boolean {
-  return path === 'docs/benchmarks.md' || path.startsWith('apps/bench/') || path === 'CHANGELOG.md';
+  return path === 'docs/benchmarks.md' || path.startsWith('apps/bench/');
 }
 
 function figuresIn(path: string, lines: readonly string[]): string[] {

@@ -39,7 +39,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
             event_id: m.eventId,
             attempts: m.attempts,
             generation: m.generation,
-            last_error: m.lastErrorCode,
+            last_error_code: m.lastErrorCode,
             last_error_detail: m.lastErrorDetail,
             payload: new RawJson(m.payloadText ?? 'null'),
           })),

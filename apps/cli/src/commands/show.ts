@@ -32,7 +32,7 @@ export function messageJson(view: MessageView): Record<string, unknown> {
     generation: view.generation,
     available_at: view.availableAt,
     lease_until: view.leaseUntil,
-    last_error: view.lastErrorCode,
+    last_error_code: view.lastErrorCode,
     last_error_detail: view.lastErrorDetail,
     enqueued_at: view.enqueuedAt,
     updated_at: view.updatedAt,
