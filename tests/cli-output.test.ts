@@ -81,3 +81,25 @@ test('--json names a message as the library does, in snake_case: eventId → eve
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the CLI and the console write a time relative to now the same way', async () => {
+  const { humanTime } = await import('../apps/cli/src/output.ts');
+  const { timeCell } = await import('../apps/console/src/format.ts');
+  const now = 1_796_025_600;
+  const seen = [0, 30, 90, 150, 7_199, 90_000, -200_000].map((delta) => {
+    const cli = /\(([^)]*)\)$/.exec(humanTime(now + delta, now))?.[1];
+    const console = /class="rel">\(([^)]*)\)/.exec(timeCell(now + delta, now).text)?.[1];
+    return { delta, cli, console };
+  });
+  expect(seen.map(({ cli }) => cli)).toEqual([
+    'now',
+    'in 30 s',
+    'in 90 s',
+    'in 3 min',
+    'in 120 min',
+    'in 25 h',
+    '2 d ago',
+  ]);
+  for (const { delta, cli, console } of seen)
+    expect({ delta, console }).toEqual({ delta, console: cli });
+});

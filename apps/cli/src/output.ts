@@ -1,7 +1,7 @@
 /**
  * Output helpers: one JSON document for machines (`--json`), aligned tables for people.
  */
-import { localTime, printable } from '@onceq/core/internal';
+import { localTime, printable, relativeTime } from '@onceq/core/internal';
 
 /** JSON text inserted verbatim into a document: a stored canonical payload, so `10000.0` stays `10000.0`. */
 export class RawJson {
@@ -65,22 +65,7 @@ export function plural(n: number, word: string, many = `${word}s`): string {
  * (`2026-11-30 09:12:03 (in 30 s)`). `--json` keeps the epoch seconds instead.
  */
 export function humanTime(epochSeconds: number, now: number): string {
-  return `${localTime(epochSeconds)} (${relative(epochSeconds - now)})`;
-}
-
-/** `in 30 s`, `5 min ago`, `now`. */
-export function relative(seconds: number): string {
-  if (seconds === 0) return 'now';
-  const a = Math.abs(seconds);
-  const size =
-    a < 120
-      ? `${a} s`
-      : a < 7200
-        ? `${Math.round(a / 60)} min`
-        : a < 172_800
-          ? `${Math.round(a / 3600)} h`
-          : `${Math.round(a / 86_400)} d`;
-  return seconds > 0 ? `in ${size}` : `${size} ago`;
+  return `${localTime(epochSeconds)} (${relativeTime(epochSeconds, now)})`;
 }
 
 /** Payloads in tables stop at this many characters; `onceq show <id>` prints them whole. */

@@ -9,27 +9,12 @@ import {
   isJsonObject,
   type JsonValue,
   parseJson,
+  relativeTime,
 } from '@onceq/core/internal';
 import { type Html, html } from './html.ts';
 
 /** What a hidden payload field shows instead of its value. */
 export const HIDDEN = '(hidden)';
-
-/** "3 s", "2 min", "5 h", "4 d": the largest unit that keeps the number ≥ 1. */
-export function duration(seconds: number): string {
-  const s = Math.abs(Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86_400) return `${Math.floor(s / 3600)} h`;
-  return `${Math.floor(s / 86_400)} d`;
-}
-
-/** "in 2 s", "3 h ago", "now", relative to `now` (both Unix seconds). */
-export function relative(at: number, now: number): string {
-  const delta = at - now;
-  if (delta === 0) return 'now';
-  return delta > 0 ? `in ${duration(delta)}` : `${duration(delta)} ago`;
-}
 
 /** `2026-11-30 09:12:03` in the server's local time zone, with its UTC offset. */
 export function localTime(at: number): string {
@@ -46,7 +31,7 @@ export function localTime(at: number): string {
  */
 export function timeCell(at: number, now: number): Html {
   const iso = new Date(at * 1000).toISOString();
-  return html`<time datetime="${iso}" data-local>${localTime(at)}</time> <span class="rel">(${relative(at, now)})</span>`;
+  return html`<time datetime="${iso}" data-local>${localTime(at)}</time> <span class="rel">(${relativeTime(at, now)})</span>`;
 }
 
 function hide(value: JsonValue, hidden: ReadonlySet<string>): JsonValue {

@@ -51,7 +51,7 @@ export {
 } from './input/id-policy.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
-export { localTime } from './local-time.ts';
+export { duration, localTime, relativeTime } from './local-time.ts';
 export {
   BackupRefusedError,
   type BackupResult,

@@ -7,9 +7,9 @@
  */
 
 import type { StatusReport } from '@onceq/core';
-import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
+import { duration, MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
-import { duration, timeCell } from '../format.ts';
+import { timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import { htmlResponse, page } from '../layout.ts';
 import { throughputChart } from '../throughput.ts';
