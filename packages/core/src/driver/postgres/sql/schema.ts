@@ -9,8 +9,7 @@ import { normalize } from '../../sql/schema.ts';
  * nothing of it is ever committed.
  */
 export async function schemas(x: Executor): Promise<[SchemaMap, SchemaMap]> {
-  const { rows } = await x.query<{ schema: string }>('select current_schema() as schema');
-  const live = (rows[0] as { schema: string }).schema;
+  const live = x.dialect.schema as string;
   const scratch = `onceq_doctor_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
   await x.query('SAVEPOINT onceq_doctor');
   try {
