@@ -21,11 +21,18 @@ export type {
 } from './driver/backend.ts';
 export type {
   /**
-   * Your open transaction on the store's own database (a Kysely transaction, or the
-   * driver's), for `enqueue(store, events, { transaction })`: the events exist iff it commits.
+   * Your open transaction on the store's database, for `enqueue(store, events, {
+   * transaction })` (the events exist iff it commits): `transaction(store, fn)`'s `tx`;
+   * on PostgreSQL also a Kysely transaction or a `pg` client after `BEGIN`.
    */
   CallerTransaction,
 } from './driver/caller-transaction.ts';
+export {
+  /** `transaction(store, fn)`'s `tx`: `kind`, `query(sql, params)`, `db`. */
+  type StoreTransaction,
+  /** Runs `fn(tx)` in one transaction on the store's own connection; concurrent callers take turns. */
+  transaction,
+} from './driver/store-transaction.ts';
 export {
   /**
    * The batch as a whole was refused, nothing of it written (invalid line, conflict);
@@ -71,6 +78,8 @@ export type {
   HandlerContext,
   /** What a handler returns: an {@link Effect} or a {@link Completion}. */
   HandlerReturn,
+  /** `context.store`: the backend (`kind`) and the schema of onceq's tables (`schema`). */
+  HandlerStore,
 } from './handler/contract.ts';
 export type {
   /** One event as an object, `{ eventId, payload }`: what `enqueue` takes besides JSONL bytes. */
