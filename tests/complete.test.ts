@@ -34,6 +34,7 @@ const context = (eventId: string) => ({
   generation: 1,
   attempt: 1,
   signal: new AbortController().signal,
+  store: { kind: 'sqlite' as const, schema: 'main' },
 });
 
 function completeSuite(factory: BackendFactory): void {

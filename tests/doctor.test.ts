@@ -218,6 +218,32 @@ function doctorSuite(factory: BackendFactory) {
       expect(messageOf(report, 'schema_version')).toContain('0099_future');
     });
 
+    test("the application's own tables beside onceq's are named in an info line, never a problem", async () => {
+      const store = await worked();
+      await run(store, 'CREATE TABLE orders (id TEXT PRIMARY KEY, total_cents INTEGER NOT NULL)');
+      await run(store, 'CREATE INDEX orders_by_total ON orders (total_cents)');
+      await run(store, 'CREATE VIEW order_totals AS SELECT sum(total_cents) AS total FROM orders');
+      const report = await doctor(store);
+      expect(problems(report)).toEqual([]);
+      expect(report.healthy).toBe(true);
+      expect(report.findings).toEqual([
+        {
+          check: 'schema_drift',
+          severity: 'info',
+          message: "tables and views that are not onceq's, not checked: order_totals, orders",
+        },
+      ]);
+    });
+
+    test("an object added to onceq's own table is drift, whatever else the store holds", async () => {
+      const store = await worked();
+      await run(store, 'CREATE TABLE orders (id TEXT PRIMARY KEY)');
+      await run(store, 'CREATE INDEX messages_by_payload ON messages (payload)');
+      const report = await doctor(store);
+      expect(problems(report)).toEqual(['schema_drift']);
+      expect(messageOf(report, 'schema_drift')).toContain('unexpected index messages_by_payload');
+    });
+
     test('a lease expired long ago is a warning, the store still healthy', async () => {
       const { store, clock, target, schema } = env();
       current = { target, schema };
@@ -296,6 +322,24 @@ onPostgres('doctor statistics', () =>
       expect(fixed.findings.map((f) => [f.check, f.fixed])).toEqual([['statistics', true]]);
       expect((await doctor(store)).findings).toEqual([]);
     } finally {
+      await cleanup();
+    }
+  }),
+);
+
+onPostgres('doctor and tables in other schemas', () =>
+  test("postgres: the application's tables in another schema (public) are not the doctor's business", async () => {
+    const { store, cleanup, target, schema } = await postgresFactory.open(() => 1000);
+    current = { target, schema };
+    const table = `public.orders_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await enqueueDemo(store);
+      await run(store, `CREATE TABLE ${table} (id TEXT PRIMARY KEY)`);
+      const report = await doctor(store);
+      expect(report.healthy).toBe(true);
+      expect(report.findings).toEqual([]);
+    } finally {
+      await run(store, `DROP TABLE IF EXISTS ${table}`);
       await cleanup();
     }
   }),

@@ -5,11 +5,10 @@
  * transaction (and never leaves any of its own rows behind), and objects store the same
  * canonical payload as their JSONL lines.
  */
-import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import type PgTypes from '../packages/core/node_modules/@types/pg';
 // kysely and pg are dependencies of @onceq/core, not of the root package: take those copies.
-import { Kysely, PostgresDialect, SqliteDialect, sql } from '../packages/core/node_modules/kysely';
+import { Kysely, PostgresDialect, sql } from '../packages/core/node_modules/kysely';
 // @ts-expect-error: the package's types live in @types/pg, imported above.
 import pgModule from '../packages/core/node_modules/pg';
 
@@ -23,6 +22,7 @@ import {
   type Store,
   show,
   status,
+  transaction,
 } from '@onceq/core';
 import { rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
@@ -32,6 +32,7 @@ import {
   line,
   type OpenedStore,
   paid,
+  sqliteFactory,
   testClock,
 } from './support/factories.ts';
 
@@ -45,55 +46,44 @@ interface Caller {
   close(): Promise<void>;
 }
 
-type CallerKind = 'kysely' | 'driver';
+/**
+ * Whose transaction the caller passes: `transaction(store, …)`'s on the store's own
+ * connection (both backends), or (PostgreSQL) one on a connection of its own, through
+ * Kysely or the driver.
+ */
+type CallerKind = 'store' | 'kysely' | 'driver';
 
-/** A caller on its own connection to the store's database, through Kysely or the driver. */
+/** The caller's orders table, as its statements name it (PostgreSQL: in the test's schema). */
+function ordersTable(opened: OpenedStore): string {
+  return opened.schema === undefined ? 'orders' : `"${opened.schema}".orders`;
+}
+
+/** A caller whose transactions are `transaction(store, …)`: its rows written through `tx`. */
+async function storeCaller(opened: OpenedStore): Promise<Caller> {
+  const { store } = opened;
+  const table = ordersTable(opened);
+  const $ = (n: number) => (store.kind === 'sqlite' ? `?${n}` : `$${n}`);
+  await transaction(store, (tx) => tx.query(`CREATE TABLE ${table} (id TEXT PRIMARY KEY)`));
+  return {
+    inTransaction: (body) =>
+      transaction(store, (tx) =>
+        body(tx, async (id) => {
+          await tx.query(`INSERT INTO ${table} (id) VALUES (${$(1)})`, [id]);
+        }),
+      ),
+    orders: () =>
+      transaction(store, async (tx) =>
+        (await tx.query(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r) => String(r.id)),
+      ),
+    close: async () => {},
+  };
+}
+
+/** A caller with its own connection to the store's database, through Kysely or the driver. */
 async function openCaller(opened: OpenedStore, kind: CallerKind): Promise<Caller> {
-  const table = opened.schema === undefined ? 'orders' : `"${opened.schema}".orders`;
-  if (opened.schema === undefined) {
-    const raw = new BunDatabase(opened.target);
-    raw.run('PRAGMA busy_timeout = 5000');
-    raw.run('CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY) STRICT');
-    const orders = async () =>
-      (raw.query(`SELECT id FROM ${table} ORDER BY id`).all() as { id: string }[]).map((r) => r.id);
-    if (kind === 'driver') {
-      return {
-        async inTransaction(body) {
-          raw.run('BEGIN IMMEDIATE');
-          try {
-            const result = await body(raw, async (id) => {
-              raw.query(`INSERT INTO ${table} (id) VALUES (?1)`).run(id);
-            });
-            raw.run('COMMIT');
-            return result;
-          } catch (error) {
-            raw.run('ROLLBACK');
-            throw error;
-          }
-        },
-        orders,
-        close: async () => raw.close(),
-      };
-    }
-    // Statements through raw.query are cached and finalized when raw closes, so the
-    // store's close is the last and removes the WAL.
-    const database = { prepare: (text: string) => raw.query(text), close: () => raw.close() };
-    // biome-ignore lint/suspicious/noExplicitAny: the caller's schema is its own.
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: database as never }) });
-    return {
-      inTransaction: (body) =>
-        db.transaction().execute((trx) =>
-          body(trx, async (id) => {
-            await sql`INSERT INTO ${sql.raw(table)} (id) VALUES (${id})`.execute(trx);
-          }),
-        ),
-      orders,
-      async close() {
-        await db.destroy(); // closes raw only if a query ever ran
-        raw.close();
-      },
-    };
-  }
+  if (kind === 'store') return storeCaller(opened);
+  const table = ordersTable(opened);
+  if (opened.schema === undefined) throw new Error('a SQLite caller uses transaction(store, …)');
   // PostgreSQL: the caller's table in the test's schema, named qualified; the caller's
   // connections keep their default search_path.
   const pool = new pg.Pool({ connectionString: opened.target, max: 2 });
@@ -160,7 +150,11 @@ async function withCaller(
 const BOOK = paid('book', 100);
 
 function enqueueInTransaction(factory: BackendFactory, kind: CallerKind) {
-  const label = kind === 'kysely' ? 'a Kysely transaction' : "the driver's own transaction";
+  const label = {
+    store: 'transaction(store, …)',
+    kysely: 'a Kysely transaction',
+    driver: "the driver's own transaction",
+  }[kind];
   describe(`${factory.name}: enqueue in ${label}`, () => {
     test('commits with the caller: its row and the events, together', async () => {
       await withCaller(factory, kind, async (store, caller) => {
@@ -244,7 +238,7 @@ function enqueueInTransaction(factory: BackendFactory, kind: CallerKind) {
 function eventObjects(factory: BackendFactory) {
   describe(`${factory.name}: enqueue from event objects`, () => {
     test('objects and bytes store the same canonical payload, and dedupe against each other', async () => {
-      await withCaller(factory, 'kysely', async (store) => {
+      await withCaller(factory, 'store', async (store) => {
         const text =
           '{ "b": 1, "a": [1.5, 10000.0, "x", {"z": null, "y": true}], "n": 12345678901234567890 }';
         expect(await enqueue(store, batch(line('E0001', text)))).toEqual({
@@ -287,7 +281,7 @@ function eventObjects(factory: BackendFactory) {
     });
 
     test('a bad event rejects them all, naming each by its position; nothing is written', async () => {
-      await withCaller(factory, 'kysely', async (store) => {
+      await withCaller(factory, 'store', async (store) => {
         const error = await rejection(
           enqueue(store, [
             { eventId: 'E0001', payload: BOOK },
@@ -312,8 +306,128 @@ function eventObjects(factory: BackendFactory) {
   });
 }
 
+function concurrentRequests(factory: BackendFactory) {
+  describe(`${factory.name}: transaction(store, …) under concurrent requests`, () => {
+    test('64 concurrent requests to a Bun.serve endpoint: each commits its order with its event, and one that fails rolls back only its own', async () => {
+      await withCaller(factory, 'store', async (store, caller) => {
+        const idOf = (n: number) => `E${String(n).padStart(4, '0')}`;
+        const refused = (n: number) => n % 8 === 0;
+        const server = Bun.serve({
+          hostname: '127.0.0.1',
+          port: 0,
+          reusePort: false,
+          development: false,
+          async fetch(request) {
+            const n = Number(new URL(request.url).searchParams.get('n'));
+            try {
+              await caller.inTransaction(async (tx, insertOrder) => {
+                await insertOrder(`o-${idOf(n)}`);
+                // Another request's turn may come here (an await in a real handler).
+                await new Promise((resolve) => setImmediate(resolve));
+                await enqueue(store, [{ eventId: idOf(n), payload: BOOK }], { transaction: tx });
+                if (refused(n)) throw new Error(`request ${n} refused after its enqueue`);
+              });
+              return new Response('ok');
+            } catch (error) {
+              return new Response((error as Error).message, { status: 409 });
+            }
+          },
+          error: () => new Response('error', { status: 500 }),
+        });
+        try {
+          const numbers = Array.from({ length: 64 }, (_, i) => i + 1);
+          const answers = await Promise.all(
+            numbers.map(async (n) => {
+              const response = await fetch(`http://127.0.0.1:${server.port}/?n=${n}`);
+              return `${n} ${response.status} ${await response.text()}`;
+            }),
+          );
+          expect(answers).toEqual(
+            numbers.map((n) =>
+              refused(n) ? `${n} 409 request ${n} refused after its enqueue` : `${n} 200 ok`,
+            ),
+          );
+        } finally {
+          server.stop(true);
+        }
+        const kept = Array.from({ length: 64 }, (_, i) => i + 1).filter((n) => !refused(n));
+        expect(await caller.orders()).toEqual(kept.map((n) => `o-${idOf(n)}`));
+        expect((await status(store)).messages).toEqual({
+          ready: kept.length,
+          leased: 0,
+          done: 0,
+          dead: 0,
+        });
+        for (const n of kept) expect((await show(store, idOf(n))).state).toBe('ready');
+        await rejection(show(store, idOf(8)), Error);
+      });
+    });
+
+    test('tx is valid only while the function runs: afterwards its queries and an enqueue through it are refused', async () => {
+      await withCaller(factory, 'store', async (store) => {
+        const kept = await transaction(store, async (tx) => tx);
+        await rejection(kept.query('SELECT 1'), Error);
+        await rejection(
+          enqueue(store, [{ eventId: 'E0001', payload: BOOK }], { transaction: kept }),
+          Error,
+        );
+        expect((await status(store)).messages.ready).toBe(0);
+      });
+    });
+  });
+}
+
+function sqliteRefusals() {
+  describe('sqlite: a transaction on another connection to the file', () => {
+    test('a bun:sqlite Database or a Kysely transaction is refused with a TypeError naming transaction(store, …); nothing is written', async () => {
+      await withCaller(sqliteFactory, 'store', async (store) => {
+        const { Database } = await import('bun:sqlite');
+        const { SqliteDialect } = await import('../packages/core/node_modules/kysely');
+        const raw = new Database(store.location);
+        // biome-ignore lint/suspicious/noExplicitAny: the caller's schema is its own.
+        const db = new Kysely<any>({
+          dialect: new SqliteDialect({
+            database: {
+              prepare: (text: string) => raw.query(text),
+              close: () => raw.close(),
+            } as never,
+          }),
+        });
+        try {
+          raw.run('BEGIN');
+          const byDriver = await rejection(
+            enqueue(store, [{ eventId: 'E0001', payload: BOOK }], { transaction: raw as never }),
+            TypeError,
+          );
+          raw.run('ROLLBACK');
+          expect(byDriver.message).toContain('transaction(store, async (tx) =>');
+          const byKysely = await rejection(
+            db
+              .transaction()
+              .execute((trx) =>
+                enqueue(store, [{ eventId: 'E0001', payload: BOOK }], { transaction: trx }),
+              ),
+            TypeError,
+          );
+          expect(byKysely.message).toContain('transaction(store, async (tx) =>');
+          expect((await status(store)).messages.ready).toBe(0);
+        } finally {
+          await db.destroy();
+          raw.close();
+        }
+      });
+    });
+  });
+}
+
 forEachBackend('enqueue in the caller transaction', (factory) => {
-  enqueueInTransaction(factory, 'kysely');
-  enqueueInTransaction(factory, 'driver');
+  enqueueInTransaction(factory, 'store');
+  if (factory.name === 'postgres') {
+    enqueueInTransaction(factory, 'kysely');
+    enqueueInTransaction(factory, 'driver');
+  }
   eventObjects(factory);
+  concurrentRequests(factory);
 });
+
+sqliteRefusals();

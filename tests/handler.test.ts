@@ -31,6 +31,7 @@ const ctx: HandlerContext = {
   attempt: 1,
   generation: 0,
   signal: new AbortController().signal,
+  store: { kind: 'sqlite', schema: 'main' },
 };
 
 /** Run `handler` and return the failure it throws (fails the test if it throws nothing). */
@@ -348,7 +349,6 @@ describe("a completion's insert", () => {
         rows: [
           {
             table: '"shop"."ledger_entries"',
-            qualified: true,
             columns: ['"amount_cents"', '"currency"', '"event_id"'],
             rows: [
               [-1299, 'EUR', 'E1'],
@@ -359,7 +359,6 @@ describe("a completion's insert", () => {
           },
           {
             table: '"audit"',
-            qualified: false,
             columns: ['"data"', '"event_id"', '"note"', '"ok"'],
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
             json: [[true, false, false, false]],
@@ -439,7 +438,6 @@ describe("a completion's insert", () => {
         rows: [
           {
             table: '"ledger"',
-            qualified: false,
             columns: ['"amount"'],
             rows: [[5]],
             json: [null],

@@ -38,7 +38,7 @@ async function withSchema(
 /** A row of every kind of value, the event id in it. */
 const everyKind: Handler = (_payload, context) => ({
   insert: {
-    user_rows: {
+    [`${context.store.schema}.user_rows`]: {
       event_id: context.eventId,
       label: Number(context.eventId.slice(1)) % 2 === 1 ? { nested: [1, 'two'] } : 1e21,
       amount: -1299,
@@ -59,7 +59,11 @@ describePostgres('insert rows on PostgreSQL', (url) => {
       await admin.unsafe(`CREATE TABLE "${schema}".odd (event_id TEXT, "__proto__" TEXT)`);
       await enqueue(store, nEvents(2).jsonl);
       const handler: Handler = (_payload, context) => ({
-        insert: { odd: JSON.parse(`{"event_id":"${context.eventId}","__proto__":"kept"}`) },
+        insert: {
+          [`${context.store.schema}.odd`]: JSON.parse(
+            `{"event_id":"${context.eventId}","__proto__":"kept"}`,
+          ),
+        },
       });
       expect(await work(store, handler, { batch: 10, max: 2 })).toMatchObject({ done: 2 });
       const rows = await admin.unsafe(
@@ -69,6 +73,52 @@ describePostgres('insert rows on PostgreSQL', (url) => {
         ['E0001', 'kept'],
         ['E0002', 'kept'],
       ]);
+    });
+  });
+
+  test("unqualified names resolve by the connection's search_path (public), in insert, tx.query and tx.db alike; context.store names the store", async () => {
+    await withSchema(url, async (store, admin, _seen, schema) => {
+      const table = `app_${schema}`;
+      await admin.unsafe(`CREATE TABLE public.${table} (event_id TEXT, how TEXT)`);
+      try {
+        await enqueue(store, nEvents(3).jsonl);
+        const stores: unknown[] = [];
+        const handler: Handler = (_payload, context) => {
+          stores.push(context.store);
+          const row = (how: string) => ({ event_id: context.eventId, how });
+          if (context.eventId === 'E0001') return { insert: { [table]: row('insert') } };
+          return {
+            insert: { [table]: row('insert') },
+            async write(tx) {
+              await tx.query(`INSERT INTO ${table} (event_id, how) VALUES ($1, $2)`, [
+                context.eventId,
+                'query',
+              ]);
+              await tx.db.insertInto(table).values(row('db')).execute();
+            },
+          };
+        };
+        // E0001 alone is the one-statement path; E0002 and E0003 the ACK's transaction.
+        expect(await work(store, handler, { batch: 1, max: 1 })).toMatchObject({ done: 1 });
+        expect(await work(store, handler, { batch: 10 })).toMatchObject({ done: 2, dead: 0 });
+        expect(stores).toEqual([0, 1, 2].map(() => ({ kind: 'postgres', schema })));
+        const rows = await admin.unsafe(
+          `SELECT event_id, how FROM public.${table} ORDER BY event_id, how`,
+        );
+        expect(
+          rows.map((r: { event_id: string; how: string }) => `${r.event_id} ${r.how}`),
+        ).toEqual([
+          'E0001 insert',
+          'E0002 db',
+          'E0002 insert',
+          'E0002 query',
+          'E0003 db',
+          'E0003 insert',
+          'E0003 query',
+        ]);
+      } finally {
+        await admin.unsafe(`DROP TABLE IF EXISTS public.${table}`);
+      }
     });
   });
 

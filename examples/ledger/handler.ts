@@ -14,7 +14,7 @@
  * from any directory with nothing installed beside it.
  */
 import { type JsonObject, PermanentFailure } from '@onceq/core';
-import { balancesTable, CURRENCIES, type Currency, entriesTable } from './tables.ts';
+import { BALANCES, CURRENCIES, type Currency, ENTRIES } from './tables.ts';
 
 export const version = 'ledger-1';
 
@@ -66,32 +66,35 @@ export function posting(payload: JsonObject): Posting {
 
 /** The part of the ACK's transaction this handler uses (see docs/handlers.md). */
 export interface LedgerTx {
-  readonly kind: 'sqlite' | 'postgres';
   query(sql: string, params?: readonly unknown[]): Promise<unknown>;
 }
 
-export function handle(payload: JsonObject, context: { eventId: string }) {
+/** The part of the handler's context this handler uses: the event and the store's backend. */
+export interface LedgerContext {
+  readonly eventId: string;
+  readonly store: { readonly kind: 'sqlite' | 'postgres' };
+}
+
+export function handle(payload: JsonObject, context: LedgerContext) {
   const p = posting(payload);
+  const pg = context.store.kind === 'postgres';
+  const $ = (n: number) => (pg ? `$${n}` : '?');
+  // The amount is bound as text and cast in SQL: exact at any size, on both backends.
+  const int = (n: number) => `CAST(${$(n)} AS ${pg ? 'BIGINT' : 'INTEGER'})`;
+  const amount = p.amountMinor.toString();
   return {
     summary: `${p.account} ${p.amountMinor} ${p.currency}`,
     async write(tx: LedgerTx) {
-      const pg = tx.kind === 'postgres';
-      const $ = (n: number) => (pg ? `$${n}` : '?');
-      // The amount is bound as text and cast in SQL: exact at any size, on both backends.
-      const int = (n: number) => `CAST(${$(n)} AS ${pg ? 'BIGINT' : 'INTEGER'})`;
-      const entries = entriesTable(tx.kind);
-      const balances = balancesTable(tx.kind);
-      const amount = p.amountMinor.toString();
       await tx.query(
-        `INSERT INTO ${entries} (event_id, account, currency, amount_minor)
+        `INSERT INTO ${ENTRIES} (event_id, account, currency, amount_minor)
          VALUES (${$(1)}, ${$(2)}, ${$(3)}, ${int(4)})`,
         [context.eventId, p.account, p.currency, amount],
       );
       await tx.query(
-        `INSERT INTO ${balances} (account, currency, balance_minor)
+        `INSERT INTO ${BALANCES} (account, currency, balance_minor)
          VALUES (${$(1)}, ${$(2)}, ${int(3)})
          ON CONFLICT (account, currency)
-         DO UPDATE SET balance_minor = ${balances}.balance_minor + excluded.balance_minor`,
+         DO UPDATE SET balance_minor = ${BALANCES}.balance_minor + excluded.balance_minor`,
         [p.account, p.currency, amount],
       );
     },

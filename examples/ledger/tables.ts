@@ -1,10 +1,12 @@
 /**
  * The ledger application's own tables, beside onceq's in the same store: on SQLite in the
- * same file, on PostgreSQL in the same database under the schema `ledger`.
+ * same file, on PostgreSQL in the same database, in the schema the connection's
+ * `search_path` finds first (`public` by default; onceq's tables are in `onceq`). The
+ * same names on both backends, unqualified, as any application names its tables.
  *
- * - entries: one row per applied event (`event_id` unique: a second guard; onceq's
+ * - ledger_entries: one row per applied event (`event_id` unique: a second guard; onceq's
  *   fenced ACK is what makes each event count once).
- * - balances: the running balance of each account in each currency, in minor units.
+ * - ledger_balances: the running balance of each account in each currency, in minor units.
  */
 import { Database } from 'bun:sqlite';
 import { SQL } from 'bun';
@@ -13,39 +15,34 @@ import { SQL } from 'bun';
 export const CURRENCIES = ['EUR', 'USD', 'JPY'] as const;
 export type Currency = (typeof CURRENCIES)[number];
 
-export type Backend = 'sqlite' | 'postgres';
+export const ENTRIES = 'ledger_entries';
+export const BALANCES = 'ledger_balances';
 
-export function backendOf(target: string): Backend {
-  return /^postgres(ql)?:\/\//.test(target) ? 'postgres' : 'sqlite';
-}
-
-/** The entries table's name on a backend (onceq's PostgreSQL connections search `onceq` first: qualify). */
-export function entriesTable(kind: Backend): string {
-  return kind === 'postgres' ? 'ledger.entries' : 'ledger_entries';
-}
-
-export function balancesTable(kind: Backend): string {
-  return kind === 'postgres' ? 'ledger.balances' : 'ledger_balances';
+function isPostgres(target: string): boolean {
+  return /^postgres(ql)?:\/\//.test(target);
 }
 
 /** Creates the ledger's tables at `target` if they do not exist (the application's own migration). */
 export async function createTables(target: string): Promise<void> {
-  if (backendOf(target) === 'sqlite') {
-    const db = new Database(target, { create: true });
-    try {
-      db.run('PRAGMA journal_mode = WAL');
-      db.run(`CREATE TABLE IF NOT EXISTS ledger_entries (
+  const bigint = isPostgres(target) ? 'BIGINT' : 'INTEGER';
+  const ddl = `CREATE TABLE IF NOT EXISTS ${ENTRIES} (
         event_id TEXT PRIMARY KEY,
         account TEXT NOT NULL,
         currency TEXT NOT NULL,
-        amount_minor INTEGER NOT NULL
-      ) STRICT`);
-      db.run(`CREATE TABLE IF NOT EXISTS ledger_balances (
+        amount_minor ${bigint} NOT NULL
+      )`;
+  const balances = `CREATE TABLE IF NOT EXISTS ${BALANCES} (
         account TEXT NOT NULL,
         currency TEXT NOT NULL,
-        balance_minor INTEGER NOT NULL,
+        balance_minor ${bigint} NOT NULL,
         PRIMARY KEY (account, currency)
-      ) STRICT`);
+      )`;
+  if (!isPostgres(target)) {
+    const db = new Database(target, { create: true });
+    try {
+      db.run('PRAGMA journal_mode = WAL');
+      db.run(`${ddl} STRICT`);
+      db.run(`${balances} STRICT`);
     } finally {
       db.close();
     }
@@ -53,19 +50,7 @@ export async function createTables(target: string): Promise<void> {
   }
   const sql = new SQL(target);
   try {
-    await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ledger;
-      CREATE TABLE IF NOT EXISTS ledger.entries (
-        event_id TEXT PRIMARY KEY,
-        account TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        amount_minor BIGINT NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS ledger.balances (
-        account TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        balance_minor BIGINT NOT NULL,
-        PRIMARY KEY (account, currency)
-      );`);
+    await sql.unsafe(`${ddl}; ${balances};`);
   } finally {
     await sql.close();
   }
@@ -83,15 +68,16 @@ export interface LedgerContents {
 }
 
 export async function readLedger(target: string): Promise<LedgerContents> {
-  const kind = backendOf(target);
+  const postgres = isPostgres(target);
   // Amounts are read as text and parsed as bigint: exact at any size.
-  const entrySql = `SELECT event_id, CAST(amount_minor AS TEXT) AS amount FROM ${entriesTable(kind)}`;
-  const balanceSql = `SELECT account, currency, CAST(balance_minor AS TEXT) AS balance FROM ${balancesTable(kind)}`;
-  const stateSql = `SELECT state, count(*) AS n FROM ${kind === 'postgres' ? 'onceq.messages' : 'messages'} GROUP BY state`;
+  const entrySql = `SELECT event_id, CAST(amount_minor AS TEXT) AS amount FROM ${ENTRIES}`;
+  const balanceSql = `SELECT account, currency, CAST(balance_minor AS TEXT) AS balance FROM ${BALANCES}`;
+  // onceq's own table, in its schema (`main` is the SQLite file's).
+  const stateSql = `SELECT state, count(*) AS n FROM ${postgres ? 'onceq' : 'main'}.messages GROUP BY state`;
   let entryRows: { event_id: string; amount: string }[];
   let balanceRows: { account: string; currency: string; balance: string }[];
   let stateRows: { state: string; n: number | string }[];
-  if (kind === 'sqlite') {
+  if (!postgres) {
     const db = new Database(target, { readonly: true });
     try {
       entryRows = db.query(entrySql).all() as typeof entryRows;

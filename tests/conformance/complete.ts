@@ -9,6 +9,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import {
+  apply,
   type CompletionTx,
   enqueue,
   type Handler,
@@ -195,7 +196,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
               rows: [],
               write: async (tx: CompletionTx) => {
                 ran++;
-                await tx.query(insertSql(tx), ['E0001', 5]);
+                await tx.query(insertSql(tx, e.store.schema), ['E0001', 5]);
               },
               summary: null,
             },
@@ -216,7 +217,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       const leases = [await mustClaim(store), await mustClaim(store)];
       const handler: Handler = (_payload, context) => ({
         async write(tx) {
-          await tx.query(insertSql(tx), [context.eventId, 1]);
+          await tx.query(insertSql(tx, context.store.schema), [context.eventId, 1]);
           if (context.eventId === 'E0001')
             throw new PermanentFailure('unknown_account', 'no such account');
           throw new Error('the ledger is locked');
@@ -247,7 +248,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
         if (context.eventId === 'E0004') return handlers.v1(payload, context);
         return {
           async write(tx) {
-            await tx.query(insertSql(tx), [context.eventId, 0]);
+            await tx.query(insertSql(tx, context.store.schema), [context.eventId, 0]);
             if (context.eventId === 'E0002') throw new Error('boom');
           },
           summary: `zero ${context.eventId}`,
@@ -280,7 +281,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
           rows: [],
           write: async (tx: CompletionTx) => {
             ran.push(eventId);
-            await tx.query(insertSql(tx), [eventId, amount]);
+            await tx.query(insertSql(tx, e.store.schema), [eventId, amount]);
           },
           summary: `row ${eventId}`,
         },
@@ -338,7 +339,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       const leases = [await mustClaim(store), await mustClaim(store), await mustClaim(store)];
       const handler: Handler = (_payload, context) => ({
         insert: {
-          user_ledger: [{ event_id: context.eventId, amount: -1299 }],
+          [ledgerIn(context.store.schema)]: [{ event_id: context.eventId, amount: -1299 }],
           [other]: { event_id: context.eventId, note: { currency: 'EUR', big: 10n ** 12n > 0n } },
         },
         summary: `refund ${context.eventId}`,
@@ -372,7 +373,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       await enqueue(e.store, batch(line('E0002', paid('pen', 5))));
       const fresh = await mustClaim(e.store);
       const row = (eventId: string): HandlerResult =>
-        resultOf({ insert: { user_ledger: { event_id: eventId, amount: 7 } } });
+        resultOf({ insert: { [ledgerIn(e.store.schema)]: { event_id: eventId, amount: 7 } } });
       const { outcomes, lost } = await complete(e.store, [
         { lease: stale, result: row('E0001') },
         { lease: fresh, result: row('E0002') },
@@ -391,7 +392,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       await enqueue(store, nEvents(3).jsonl);
       const leases = [await mustClaim(store), await mustClaim(store), await mustClaim(store)];
       const handler: Handler = (_payload, context) => ({
-        insert: { user_ledger: { event_id: context.eventId, amount: -5 } },
+        insert: { [ledgerIn(context.store.schema)]: { event_id: context.eventId, amount: -5 } },
       });
       const { outcomes, lost } = await handleAll(store, leases, handler);
       expect(lost).toEqual([]);
@@ -414,18 +415,33 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       ]);
     });
 
+    test("a handler's context names its store: the backend and the schema of onceq's tables", async () => {
+      const { store, schema } = env();
+      await enqueue(store, nEvents(2).jsonl);
+      const seen: unknown[] = [];
+      const handler: Handler = (_payload, context) => {
+        seen.push(context.store);
+        return { category: 'book', amountCents: 1 };
+      };
+      expect(await work(store, handler, { batch: 1, max: 1 })).toMatchObject({ done: 1 });
+      const lease = await mustClaim(store);
+      await apply(store, lease, handler);
+      const expected = { kind: store.kind, schema: schema ?? 'main' };
+      expect(seen).toEqual([expected, expected]);
+    });
+
     test("a completion's insert runs before its write, in the same transaction", async () => {
       const { store } = env();
       await ledger(store);
       await enqueue(store, nEvents(1).jsonl);
       const lease = await mustClaim(store);
       const handler: Handler = (_payload, context) => ({
-        insert: { user_ledger: { event_id: context.eventId, amount: 3 } },
+        insert: { [ledgerIn(context.store.schema)]: { event_id: context.eventId, amount: 3 } },
         async write(tx) {
           const update =
             tx.kind === 'sqlite'
-              ? 'UPDATE user_ledger SET amount = amount * 2 WHERE event_id = ?'
-              : 'UPDATE user_ledger SET amount = amount * 2 WHERE event_id = $1';
+              ? `UPDATE ${ledgerIn(context.store.schema)} SET amount = amount * 2 WHERE event_id = ?`
+              : `UPDATE ${ledgerIn(context.store.schema)} SET amount = amount * 2 WHERE event_id = $1`;
           const { rowCount } = await tx.query(update, [context.eventId]);
           if (rowCount !== 1) throw new Error('the inserted row is not there');
         },
@@ -478,10 +494,19 @@ async function otherSchemaTable(store: Store): Promise<string> {
   return name;
 }
 
-function insertSql(tx: CompletionTx): string {
+/**
+ * The user's table as a handler names it: in the test's store schema (PostgreSQL: a
+ * schema per test; SQLite: `main`), qualified, since an unqualified name resolves by the
+ * connection's search_path (public), not in the store's schema.
+ */
+function ledgerIn(schema: string): string {
+  return `${schema}.user_ledger`;
+}
+
+function insertSql(tx: CompletionTx, schema: string): string {
   return tx.kind === 'sqlite'
-    ? 'INSERT INTO user_ledger (event_id, amount) VALUES (?, ?)'
-    : 'INSERT INTO user_ledger (event_id, amount) VALUES ($1, $2)';
+    ? `INSERT INTO ${ledgerIn(schema)} (event_id, amount) VALUES (?, ?)`
+    : `INSERT INTO ${ledgerIn(schema)} (event_id, amount) VALUES ($1, $2)`;
 }
 
 async function ledgerRows(store: Store): Promise<[string, number][]> {
@@ -496,7 +521,7 @@ async function ledgerRows(store: Store): Promise<[string, number][]> {
 function refund(amount: number): Handler {
   return (_payload, context) => ({
     async write(tx) {
-      await tx.query(insertSql(tx), [context.eventId, amount]);
+      await tx.query(insertSql(tx, context.store.schema), [context.eventId, amount]);
     },
     summary: `refund ${context.eventId}`,
   });

@@ -76,7 +76,8 @@ function ackWithRows(e: TestEnv, leases: readonly LeaseRef[], now: number) {
   return completeAt(
     e,
     leases.map((lease) => {
-      const checked = checkRows({ user_rows: { event_id: lease.eventId } });
+      // Qualified: an unqualified name resolves by the connection's search_path.
+      const checked = checkRows({ [`${e.store.schema}.user_rows`]: { event_id: lease.eventId } });
       if (!('groups' in checked)) throw new Error(checked.violation);
       return {
         lease,

@@ -127,7 +127,7 @@ export async function handleAll(
 ): Promise<CompleteResult> {
   const results: ClaimResult[] = [];
   for (const lease of leases) {
-    const context = { ...lease, signal: new AbortController().signal };
+    const context = { ...lease, signal: new AbortController().signal, store };
     results.push({ lease, result: await runHandler(handler, lease.payload, context) });
   }
   return complete(store, results);

@@ -28,16 +28,21 @@ export type {
   Store,
 } from './driver/backend.ts';
 export type {
-  /** A `bun:sqlite` `Database` inside your `BEGIN … COMMIT`: one kind of {@link CallerTransaction}. */
-  BunSqliteLike,
   /**
-   * Your open transaction on the store's own database (a Kysely transaction, or the
-   * driver's), for `enqueue(store, events, { transaction })`: the events exist iff it commits.
+   * Your open transaction on the store's database, for `enqueue(store, events, {
+   * transaction })` (the events exist iff it commits): `transaction(store, fn)`'s `tx`;
+   * on PostgreSQL also a Kysely transaction or a `pg` client after `BEGIN`.
    */
   CallerTransaction,
   /** A `pg` client inside your `BEGIN … COMMIT`: one kind of {@link CallerTransaction}. */
   PgClientLike,
 } from './driver/caller-transaction.ts';
+export {
+  /** `transaction(store, fn)`'s `tx`: `kind`, `query(sql, params)`, `db`. */
+  type StoreTransaction,
+  /** Runs `fn(tx)` in one transaction on the store's own connection; concurrent callers take turns. */
+  transaction,
+} from './driver/store-transaction.ts';
 export {
   /** One refused line of a batch: its line number, event id if read, and the reason. */
   type BatchIssue,
@@ -95,6 +100,8 @@ export type {
   HandlerContext,
   /** What a handler returns: an {@link Effect} or a {@link Completion}. */
   HandlerReturn,
+  /** `context.store`: the backend (`kind`) and the schema of onceq's tables (`schema`). */
+  HandlerStore,
   /** JSON as a completion column may hold it: plain objects, arrays, strings, numbers, booleans, null. */
   PlainJson,
 } from './handler/contract.ts';

@@ -23,6 +23,12 @@ export interface Store {
   /** Where the store lives, safe to print: a file path, or a URL without its password. */
   readonly location: string;
   /**
+   * The schema that holds onceq's tables: `main` on SQLite (the store's file), the store's
+   * schema on PostgreSQL (`options.schema`, default `onceq`). onceq names its own tables
+   * with it; yours resolve by your connection's rules (docs/handlers.md).
+   */
+  readonly schema: string;
+  /**
    * Runs `fn` in one write transaction (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: `BEGIN`,
    * re-run after a deadlock, serialization failure or unique-key race) with an
    * {@link Executor}: every write onceq makes. Commits when `fn` resolves, rolls back

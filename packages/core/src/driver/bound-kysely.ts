@@ -1,7 +1,8 @@
 /**
- * A Kysely bound to one open transaction of a store, for a completion's `write(tx)`: its
- * queries run on the connection that holds the ACK's transaction, and it can neither
- * begin nor end a transaction of its own (the ACK's COMMIT is the only one).
+ * A Kysely bound to one open transaction of a store, for a completion's `write(tx)` and
+ * `transaction(store, fn)`: its queries run on the connection that holds that
+ * transaction, and it can neither begin nor end a transaction of its own (onceq's COMMIT
+ * is the only one).
  */
 import {
   type DatabaseConnection,
@@ -19,11 +20,12 @@ export interface DialectParts {
 }
 
 /** Said when a user's write reaches past the transaction it was given. */
-export const CLOSED_TX = "the completion's transaction is over: use tx only while write(tx) runs";
+export const CLOSED_TX =
+  'the transaction is over: use tx only while the function it was given to runs (write(tx), transaction(store, fn))';
 
 function refuse(): never {
   throw new Error(
-    "a completion's write runs in the ACK's transaction: it cannot begin, commit or roll back one of its own",
+    "tx runs inside onceq's transaction: it cannot begin, commit or roll back one of its own",
   );
 }
 

@@ -4,8 +4,8 @@
  * onceq writes commits if and only if the caller's transaction commits.
  *
  * What a caller may pass (each backend accepts its own; see {@link CallerTransaction}):
- * a Kysely transaction (both backends), a `bun:sqlite` Database inside a transaction
- * (SQLite), or a `pg` client inside a transaction (PostgreSQL).
+ * the `tx` of `transaction(store, fn)` (both backends; the only one on SQLite), a Kysely
+ * transaction or a `pg` client inside a transaction (PostgreSQL).
  *
  * onceq's statements run inside a SAVEPOINT of that transaction: when they fail (a
  * conflict, a refused id) the savepoint is rolled back, so nothing of them stays even if
@@ -16,29 +16,24 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Executor } from './executor.ts';
 import type { SqlDialect, SqlText } from './sql-text.ts';
+import { logsItself, type StoreTransaction } from './store-transaction.ts';
 
 /** A `pg` client (`Client` or a checked-out `PoolClient`), by the one method onceq calls. */
 export interface PgClientLike {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
-/** A `bun:sqlite` Database, by what onceq reads and calls. */
-export interface BunSqliteLike {
-  readonly inTransaction: boolean;
-  query(sql: string): {
-    all(...parameters: never[]): unknown[];
-    run(...parameters: never[]): { changes: number };
-  };
-}
-
 /**
- * A transaction the caller holds open on the store's database: a Kysely transaction
- * (`db.transaction().execute(async (trx) => …)` or `startTransaction()`) on either
- * backend; on SQLite a `bun:sqlite` Database with a transaction open; on PostgreSQL a
- * `pg` client after `BEGIN`.
+ * A transaction the caller holds open on the store's database: the `tx` of
+ * `transaction(store, fn)` on either backend (on SQLite the only one: it runs on the
+ * store's own connection); on PostgreSQL also a Kysely transaction
+ * (`db.transaction().execute(async (trx) => …)`) or a `pg` client after `BEGIN`.
  */
-// biome-ignore lint/suspicious/noExplicitAny: a caller's Kysely has its own schema type.
-export type CallerTransaction = Transaction<any> | BunSqliteLike | PgClientLike;
+export type CallerTransaction =
+  | StoreTransaction
+  // biome-ignore lint/suspicious/noExplicitAny: a caller's Kysely has its own schema type.
+  | Transaction<any>
+  | PgClientLike;
 
 /** One statement on the caller's connection: its rows, and how many rows it changed. */
 export type RunSql = (
@@ -88,12 +83,13 @@ export async function inCallerTransaction<T>(
   fn: (x: Executor) => Promise<T>,
   onQuery?: (sql: string, parameters: readonly unknown[]) => void,
 ): Promise<T> {
+  const log = logsItself(run) ? undefined : onQuery;
   const x: Executor = {
     dialect,
     query: async <Row>(statement: SqlText | string, parameters: readonly unknown[] = []) => {
       // Unnamed: the connection is the caller's, and so are its prepared statements.
       const text = typeof statement === 'string' ? statement : statement.sql;
-      onQuery?.(text, parameters);
+      log?.(text, parameters);
       const result = await run(text, parameters);
       return { rows: result.rows as Row[], changes: result.changes };
     },

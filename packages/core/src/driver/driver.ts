@@ -133,8 +133,12 @@ export interface SnapshotRow {
   v: unknown;
 }
 
-/** One schema object as the doctor compares it: `kind name` → its normalized definition. */
-export type SchemaMap = Map<string, string>;
+/**
+ * One schema object as the doctor compares it, keyed `kind name`: the table it belongs to
+ * (a table or view: itself; a column, constraint, index or trigger: its table) and its
+ * normalized definition.
+ */
+export type SchemaMap = Map<string, { readonly table: string; readonly definition: string }>;
 
 /** A check of the doctor's that only some backends have (it names itself in the report). */
 export interface DoctorProbe {

@@ -7,10 +7,12 @@
 
 /** Rows of one table with one column list, as `complete` inserts them. */
 export interface RowGroup {
-  /** The table, already quoted for SQL (`"shop"."ledger_entries"`). */
+  /**
+   * The table, already quoted for SQL (`"shop"."ledger_entries"`), and written as given:
+   * an unqualified name resolves the way any statement on the connection does (SQLite:
+   * the store's file; PostgreSQL: the connection's `search_path`), never in onceq's schema.
+   */
   readonly table: string;
-  /** Whether the name carries its schema (`shop.ledger_entries`), else it is the store's place. */
-  readonly qualified: boolean;
   /**
    * The columns, already quoted, in the order every row's values follow. A quoted name
    * is also its JSON string: a name holds no quote and no backslash.
@@ -28,10 +30,9 @@ export interface RowGroup {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-/** A table name as checked: quoted for SQL, and whether it names its schema. */
+/** A table name as checked: quoted for SQL. */
 interface TableName {
   readonly quoted: string;
-  readonly qualified: boolean;
   /** The row shape this table was last given, by its keys in the row's order. */
   last: { readonly keys: readonly string[]; readonly shape: RowShape } | null;
 }
@@ -76,7 +77,6 @@ function tableName(table: string): TableName | null {
   if (parts.length > 2 || !parts.every((part) => NAME.test(part))) return null;
   return remember(tableNames, table, {
     quoted: parts.map(quote).join('.'),
-    qualified: parts.length === 2,
     last: null,
   });
 }
@@ -96,7 +96,6 @@ function rowShape(keys: readonly string[]): RowShape | null {
 interface Group {
   key: string;
   table: string;
-  qualified: boolean;
   columns: readonly string[];
   rows: unknown[][];
   json: (boolean[] | null)[];
@@ -132,7 +131,6 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
         group = {
           key,
           table: name.quoted,
-          qualified: name.qualified,
           columns: copied.shape.quoted,
           rows: [],
           json: [],

@@ -99,6 +99,22 @@ export type Completion = CompletionParts &
 /** What a handler returns: the lesson's money effect, or a completion of its own. */
 export type HandlerReturn = Effect | Completion;
 
+/**
+ * The store a handler runs against, so one module can serve both backends (placeholders
+ * `?` or `$1`, which schema holds onceq's own tables).
+ */
+export interface HandlerStore {
+  /** `sqlite` or `postgres`: also which placeholders `tx.query` takes. */
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * The schema holding onceq's tables: `main` on SQLite, the store's schema on PostgreSQL
+   * (default `onceq`). Your own tables are named as any statement on the connection names
+   * them (SQLite: the store's file; PostgreSQL: the connection's `search_path`, by default
+   * `public`); onceq never puts its schema on that path.
+   */
+  readonly schema: string;
+}
+
 /** What a handler may know about the message besides its payload. */
 export interface HandlerContext {
   readonly eventId: string;
@@ -111,6 +127,8 @@ export interface HandlerContext {
    * slow handler can give up early: its result would be refused anyway.
    */
   readonly signal: AbortSignal;
+  /** The store the message is in: its backend and the schema of onceq's tables. */
+  readonly store: HandlerStore;
 }
 
 /**

@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
 import type { FailInput } from '../types.ts';
 import { checkRows, type RowGroup } from './completion-rows.ts';
-import type { CompletionTx, Effect, Handler, HandlerContext } from './contract.ts';
+import type { CompletionTx, Effect, Handler, HandlerContext, HandlerStore } from './contract.ts';
 import { effectViolation } from './effect-rules.ts';
 
 /** The longest {@link Completion.summary} onceq records. */
@@ -32,6 +32,11 @@ export type HandlerResult =
   | { readonly effect: Effect }
   | { readonly completion: CheckedCompletion }
   | { readonly failure: FailInput };
+
+/** What `context.store` says about `store`: its backend and the schema of onceq's tables. */
+export function handlerStore(store: HandlerStore): HandlerStore {
+  return Object.freeze({ kind: store.kind, schema: store.schema });
+}
 
 /**
  * Runs `handler` on the stored payload `payloadText` and returns its checked result. A

@@ -1,7 +1,10 @@
 /** What the doctor reports. */
 
-/** `problem`: the store is unhealthy (non-zero exit). `warning`: worth a look, still healthy. */
-export const FINDING_SEVERITIES = ['problem', 'warning'] as const;
+/**
+ * `problem`: the store is unhealthy (non-zero exit). `warning`: worth a look, still
+ * healthy. `info`: said for context, nothing to do (the application's own tables).
+ */
+export const FINDING_SEVERITIES = ['problem', 'warning', 'info'] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
 export interface Finding {
@@ -15,7 +18,7 @@ export interface Finding {
 }
 
 export interface DoctorReport {
-  /** No finding of severity `problem` (warnings allowed). */
+  /** No finding of severity `problem` (warnings and info allowed). */
   healthy: boolean;
   kind: 'sqlite' | 'postgres';
   location: string;

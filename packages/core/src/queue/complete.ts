@@ -7,7 +7,13 @@ import type { Store } from '../driver/backend.ts';
 import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/driver.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import { failureOf, type HandlerResult, runHandler, withDeadline } from '../handler/run.ts';
+import {
+  failureOf,
+  type HandlerResult,
+  handlerStore,
+  runHandler,
+  withDeadline,
+} from '../handler/run.ts';
 import { afterFailure, type FailureMove, fenceViolation } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { ApplyOutcome, Lease, LeaseRef } from '../types.ts';
@@ -130,7 +136,11 @@ export async function apply(
   const deadline = new AbortController();
   const handlerSignal = AbortSignal.any([signal, deadline.signal]);
   const result = await withDeadline(
-    runHandler(handler, row.payload, { ...claimed, signal: handlerSignal }),
+    runHandler(handler, row.payload, {
+      ...claimed,
+      signal: handlerSignal,
+      store: handlerStore(store),
+    }),
     timeoutMs,
     (reason) => deadline.abort(reason),
   );

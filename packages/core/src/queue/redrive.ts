@@ -2,7 +2,7 @@ import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/executor.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import { runHandler, withDeadline } from '../handler/run.ts';
+import { handlerStore, runHandler, withDeadline } from '../handler/run.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -94,6 +94,7 @@ export async function previewRedrive(
         attempt: 1,
         generation: Number(row.generation) + 1,
         signal: deadline.signal,
+        store: handlerStore(store),
       }),
       timeoutMs,
       (reason) => deadline.abort(reason),

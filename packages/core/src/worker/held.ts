@@ -1,4 +1,4 @@
-import type { Handler, HandlerContext } from '../handler/contract.ts';
+import type { Handler, HandlerContext, HandlerStore } from '../handler/contract.ts';
 import { type HandlerResult, runHandler, withDeadline } from '../handler/run.ts';
 import type { Lease } from '../types.ts';
 
@@ -58,6 +58,8 @@ export function byKey(held: ReadonlySet<Held>): Map<string, Held> {
 
 export interface HandlerRun {
   handler: Handler;
+  /** What every handler's `context.store` says. */
+  store: HandlerStore;
   /** Handlers running at once. */
   concurrency: number;
   /** A handler's deadline, ms; undefined: none. */
@@ -132,7 +134,7 @@ function finish(item: Held, result: HandlerResult): void {
 }
 
 function runOne(item: Held, run: HandlerRun): HandlerResult | Promise<HandlerResult> {
-  const result = runHandler(run.handler, item.lease.payload, new HeldContext(item));
+  const result = runHandler(run.handler, item.lease.payload, new HeldContext(item, run.store));
   // A synchronous handler has returned already: no deadline to watch, no closure to make.
   if (run.timeoutMs === undefined || !(result instanceof Promise)) return result;
   return withDeadline(result, run.timeoutMs, (reason) => item.abort(reason));
@@ -146,13 +148,15 @@ class HeldContext implements HandlerContext {
   readonly eventId: string;
   readonly attempt: number;
   readonly generation: number;
+  readonly store: HandlerStore;
   readonly #held: Held;
 
-  constructor(held: Held) {
+  constructor(held: Held, store: HandlerStore) {
     const { lease } = held;
     this.eventId = lease.eventId;
     this.attempt = lease.attempt;
     this.generation = lease.generation;
+    this.store = store;
     this.#held = held;
   }
 

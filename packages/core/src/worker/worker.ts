@@ -1,6 +1,7 @@
 import type { Store, WakeListener } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
+import { handlerStore } from '../handler/run.ts';
 import { claimMany } from '../queue/claim.ts';
 import { type ClaimResult, type CompleteResult, complete } from '../queue/complete.ts';
 import { nextDue } from '../queue/due.ts';
@@ -186,6 +187,7 @@ export class Worker {
     this.#onProgress = options.onProgress;
     this.#handlerRun = {
       handler,
+      store: handlerStore(store),
       concurrency: this.#concurrency,
       timeoutMs: this.#timeoutMs,
       mayStart: () => this.#state === 'running',

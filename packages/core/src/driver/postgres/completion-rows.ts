@@ -100,17 +100,12 @@ function jsonValue(value: unknown, isJson: boolean): string {
   }
 }
 
-/** The table of `group` as this statement names it: the store's schema when none is given. */
-function tableName(group: RowGroup, d: SqlDialect): string {
-  return group.qualified ? group.table : `${d.schema}.${group.table}`;
-}
-
 /**
  * `INSERT … SELECT` of the rows in parameter `$position`, in the order given; with
  * `ackedOnly`, only rows whose owner is in the CTE `acked` (the ones whose ACK matched).
  */
-function insertSql(rows: Rows, d: SqlDialect, position: number, ackedOnly: boolean): string {
-  const table = tableName(rows.group, d);
+function insertSql(rows: Rows, position: number, ackedOnly: boolean): string {
+  const table = rows.group.table;
   const columns = rows.group.columns;
   return `INSERT INTO ${table} (${columns.join(', ')})
     SELECT ${columns.map((c) => `r.${c}`).join(', ')}
@@ -129,7 +124,7 @@ export async function insertRows(x: Executor, groups: readonly RowGroup[]): Prom
   const byTable = new Map<string, Rows>();
   collect(byTable, '', groups);
   for (const rows of byTable.values()) {
-    await x.query(insertSql(rows, x.dialect, 1, false), [parameter(rows)]);
+    await x.query(insertSql(rows, 1, false), [parameter(rows)]);
   }
 }
 
@@ -202,7 +197,7 @@ function fusedText(d: SqlDialect, all: readonly Rows[]): SqlText {
   const known = fusedTexts.get(key);
   if (known !== undefined) return known;
   const inserts = all.map(
-    (rows, index) => `, rows_${index} AS (${insertSql(rows, d, 5 + index, true)})`,
+    (rows, index) => `, rows_${index} AS (${insertSql(rows, 5 + index, true)})`,
   );
   const text = sqlText(
     'complete-rows',

@@ -133,8 +133,6 @@ export async function openPostgresStore(
   const dialect = postgresDialect(schema, modelClock);
   /** False once the server (or a pooler in front of it) lost a named statement. */
   let named = true;
-  // The schema name was validated by assertSchemaName: safe to interpolate.
-  const beginScoped = `BEGIN; SET LOCAL search_path TO ${schema}`;
   /**
    * An executor on one checked-out client: its statements run in whatever it has open.
    * A {@link SqlText} runs as a named statement (parsed and planned once per server
@@ -198,13 +196,13 @@ export async function openPostgresStore(
     return onClient((client) => inTransaction(client, fn));
   };
   /**
-   * `fn` between BEGIN and COMMIT on `client`. The one round trip of BEGIN also scopes
-   * `search_path` to the schema for this transaction only: onceq's statements name
-   * `schema.table`, a user's completion (`tx.query`, its `insert` rows) names its tables
-   * unqualified, and that works behind a transaction-mode pooler too.
+   * `fn` between BEGIN and COMMIT on `client`. The `search_path` is left as the connection
+   * has it: onceq's statements name `schema.table`, and a user's (a completion's
+   * `tx.query`, `tx.db` and `insert` rows, a `transaction`'s) resolve unqualified names
+   * the way any other statement on that connection does.
    */
   const inTransaction = async <T>(client: pg.PoolClient, fn: (x: Executor) => Promise<T>) => {
-    await client.query(beginScoped);
+    await client.query('BEGIN');
     try {
       const result = await fn(executorOn(client));
       await client.query('COMMIT');
@@ -220,6 +218,7 @@ export async function openPostgresStore(
     clock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: redactUrl(url),
+    schema,
     transact,
     // No BEGIN: each statement is a transaction of its own (a claim, a money ACK: one
     // round trip each).

@@ -56,6 +56,7 @@ export async function openSqliteStore(
     clock: options.clock ?? systemClock,
     protocol: { ...DEFAULT_PROTOCOL, ...options.protocol },
     location: path,
+    schema: 'main',
     transact: (fn, within) =>
       within === undefined
         ? dialect.connection.transact(() => fn(executor))

@@ -9,8 +9,7 @@ import { normalize } from '../../sql/schema.ts';
  * nothing of it is ever committed.
  */
 export async function schemas(x: Executor): Promise<[SchemaMap, SchemaMap]> {
-  const { rows } = await x.query<{ schema: string }>('select current_schema() as schema');
-  const live = (rows[0] as { schema: string }).schema;
+  const live = x.dialect.schema as string;
   const scratch = `onceq_doctor_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
   await x.query('SAVEPOINT onceq_doctor');
   try {
@@ -41,10 +40,10 @@ async function read(x: Executor, schema: string): Promise<SchemaMap> {
     [schema],
   );
   for (const c of columns.rows) {
-    map.set(
-      `column ${c.table_name}.${c.column_name}`,
-      `${c.data_type} ${c.is_nullable === 'YES' ? 'NULL' : 'NOT NULL'} DEFAULT ${c.column_default ?? '-'}`,
-    );
+    map.set(`column ${c.table_name}.${c.column_name}`, {
+      table: c.table_name,
+      definition: `${c.data_type} ${c.is_nullable === 'YES' ? 'NULL' : 'NOT NULL'} DEFAULT ${c.column_default ?? '-'}`,
+    });
   }
   const constraints = await x.query<{ table_name: string; conname: string; def: string }>(
     `select t.relname as table_name, c.conname, pg_get_constraintdef(c.oid) as def
@@ -54,13 +53,31 @@ async function read(x: Executor, schema: string): Promise<SchemaMap> {
     [schema],
   );
   for (const c of constraints.rows) {
-    map.set(`constraint ${c.table_name}.${c.conname}`, strip(c.def));
+    map.set(`constraint ${c.table_name}.${c.conname}`, {
+      table: c.table_name,
+      definition: strip(c.def),
+    });
   }
-  const indexes = await x.query<{ indexname: string; indexdef: string }>(
-    `select indexname, indexdef from pg_indexes
+  const indexes = await x.query<{ tablename: string; indexname: string; indexdef: string }>(
+    `select tablename, indexname, indexdef from pg_indexes
      where schemaname = $1 and tablename not like 'onceq_migrations%'`,
     [schema],
   );
-  for (const i of indexes.rows) map.set(`index ${i.indexname}`, strip(i.indexdef));
+  for (const i of indexes.rows) {
+    map.set(`index ${i.indexname}`, { table: i.tablename, definition: strip(i.indexdef) });
+  }
+  const triggers = await x.query<{ table_name: string; tgname: string; def: string }>(
+    `select t.relname as table_name, g.tgname, pg_get_triggerdef(g.oid) as def
+     from pg_trigger g join pg_class t on t.oid = g.tgrelid
+     join pg_namespace n on n.oid = t.relnamespace
+     where n.nspname = $1 and not g.tgisinternal`,
+    [schema],
+  );
+  for (const g of triggers.rows) {
+    map.set(`trigger ${g.table_name}.${g.tgname}`, {
+      table: g.table_name,
+      definition: strip(g.def),
+    });
+  }
   return map;
 }
