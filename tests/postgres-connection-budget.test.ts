@@ -162,7 +162,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
   test('an idle worker holds one connection, LISTEN included, at concurrency 1 and 4', async () => {
     const database = await freshDatabase(url as string);
     const sandbox = cliSandbox();
-    const admin = new SQL(url as string, { max: 1 });
+    const admin = new SQL(database.url, { max: 1 });
     const workers: WorkerProcess[] = [];
     try {
       expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
@@ -200,12 +200,12 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
     test.skipIf(pooled && poolerAvailable() !== true && !REQUIRED)(
       `12 default workers and a producer ${through}: every valid event done once, none dead of lease_expired`,
       async () => {
-        const EVENTS = 2000;
+        const EVENTS = 1000;
         const database = await freshDatabase(url as string);
         const sandbox = cliSandbox();
         let pooler: Pooler | undefined;
         const workers: WorkerProcess[] = [];
-        const admin = new SQL(url as string, { max: 1 });
+        const admin = new SQL(database.url, { max: 1 });
         try {
           if (pooled) {
             const available = poolerAvailable();
@@ -216,7 +216,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
           expect((await sandbox.run(['work', '--db', target])).code).toBe(0);
           workers.push(...(await startWorkers(12, ['--db', target], sandbox.cwd)));
           const file = writeEvents(sandbox.cwd, EVENTS);
-          const enqueued = await sandbox.run(['enqueue', file, '--db', target]);
+          const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', target]);
           expect(enqueued.stderr).toBe('');
           expect(enqueued.code).toBe(0);
 
@@ -239,7 +239,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
   }
 
   test('a refusal storm: workers that cannot grow say so once and work on with what they hold', async () => {
-    const EVENTS = 1500;
+    const EVENTS = 660;
     const WORKERS = 4;
     const database = await freshDatabase(url as string);
     const sandbox = cliSandbox();
@@ -248,7 +248,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
     /** Opens connections until the server refuses one: every free slot is taken. */
     const hogAll = async () => {
       for (;;) {
-        const client = new SQL(url as string, { max: 1 });
+        const client = new SQL(database.url, { max: 1 });
         try {
           await client`SELECT 1`;
         } catch (error) {
@@ -269,7 +269,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
       // One slot for the producer, taken back once it is done.
       await (hogs.pop() as SQL).close();
       const file = writeEvents(sandbox.cwd, EVENTS);
-      const enqueued = await sandbox.run(['enqueue', file, '--db', database.url]);
+      const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', database.url]);
       expect(enqueued.code).toBe(0);
       await hogAll();
 
@@ -310,13 +310,13 @@ describe.skipIf(SKIP || !SCALE)('16 to 64 default workers at max_connections = 1
       const database = await freshDatabase(url as string);
       const sandbox = cliSandbox();
       const workers: WorkerProcess[] = [];
-      const admin = new SQL(url as string, { max: 1 });
+      const admin = new SQL(database.url, { max: 1 });
       try {
         expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
         workers.push(...(await startWorkers(n, ['--db', database.url], sandbox.cwd)));
         await until(() => onceqConnections(admin, database.name), n, `${n} idle workers`);
         const file = writeEvents(sandbox.cwd, EVENTS);
-        const enqueued = await sandbox.run(['enqueue', file, '--db', database.url]);
+        const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', database.url]);
         expect(enqueued.code).toBe(0);
         const facts = await settle(admin, EVENTS);
         expect(facts.otherDead).toEqual([]);
