@@ -18,7 +18,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { openStore } from '@onceq/core';
 import { SQL } from 'bun';
+import type { ConnectionUse } from '../packages/core/src/driver/backend.ts';
 import { cliSandbox } from './support/cli.ts';
 import { eventId, line, paid } from './support/factories.ts';
 import { freshDatabase } from './support/pg-storm.ts';
@@ -143,6 +145,21 @@ async function startWorkers(n: number, args: string[], cwd: string): Promise<Wor
   return workers;
 }
 
+/** Opens connections to `url` into `hogs` until the server refuses one: every free slot is taken. */
+async function takeEverySlot(url: string, hogs: SQL[]): Promise<void> {
+  for (;;) {
+    const client = new SQL(url, { max: 1 });
+    try {
+      await client`SELECT 1`;
+    } catch (error) {
+      await client.close().catch(() => {});
+      expect(String((error as Error).message)).toMatch(/too many clients|53300/);
+      return;
+    }
+    hogs.push(client);
+  }
+}
+
 /** The lines no worker may print while it has a connection: a store error, a failed beat. */
 const TROUBLE = /store_error|heartbeat_failed|lease_lost|refuses more connections|too many clients/;
 
@@ -238,6 +255,35 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
     );
   }
 
+  test('a pool refused a connection runs every statement on the one it holds, and says so', async () => {
+    const database = await freshDatabase(url as string);
+    const hogs: SQL[] = [];
+    const store = await openStore(`${database.url}?pool_max=3`);
+    try {
+      const shorts: ConnectionUse[] = [];
+      store.connections?.onShort((use) => shorts.push(use));
+      await takeEverySlot(database.url, hogs);
+      // Three statements at once want three connections; the server has none to give.
+      const slept = await Promise.all(
+        [1, 2, 3].map((n) =>
+          store.read(
+            async (x) =>
+              (await x.query<{ n: number }>(`SELECT pg_sleep(0.1), ${n} AS n`)).rows[0]?.n,
+          ),
+        ),
+      );
+      expect(slept).toEqual([1, 2, 3]);
+      const use = store.connections?.use();
+      expect(use).toMatchObject({ held: 1, max: 3, short: true });
+      expect(use?.refused).toBeGreaterThan(0);
+      expect(shorts.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await Promise.all(hogs.map((h) => h.close().catch(() => {})));
+      await database.drop();
+    }
+  }, 120_000);
+
   test('a refusal storm: workers that cannot grow say so once and work on with what they hold', async () => {
     const EVENTS = 660;
     const WORKERS = 4;
@@ -245,20 +291,7 @@ describe.skipIf(SKIP)('connections on a server with max_connections = 20', () =>
     const sandbox = cliSandbox();
     const workers: WorkerProcess[] = [];
     const hogs: SQL[] = [];
-    /** Opens connections until the server refuses one: every free slot is taken. */
-    const hogAll = async () => {
-      for (;;) {
-        const client = new SQL(database.url, { max: 1 });
-        try {
-          await client`SELECT 1`;
-        } catch (error) {
-          await client.close().catch(() => {});
-          expect(String((error as Error).message)).toMatch(/too many clients|53300/);
-          return;
-        }
-        hogs.push(client);
-      }
-    };
+    const hogAll = () => takeEverySlot(database.url, hogs);
     try {
       expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
       const args = ['--db', database.url, '--concurrency', '4', '--batch', '10'];

@@ -32,6 +32,8 @@ interface Refable {
 
 interface Waiter {
   urgent: boolean;
+  /** Served, timed out or failed: a connection must never be handed to it again. */
+  settled: boolean;
   resolve(client: pg.PoolClient): void;
   reject(error: unknown): void;
   timer: ReturnType<typeof setTimeout>;
@@ -249,9 +251,19 @@ export class ConnectionPool {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         urgent,
-        resolve,
-        reject,
+        settled: false,
+        resolve: (client) => {
+          waiter.settled = true;
+          clearTimeout(waiter.timer);
+          resolve(client);
+        },
+        reject: (error) => {
+          waiter.settled = true;
+          clearTimeout(waiter.timer);
+          reject(error);
+        },
         timer: setTimeout(() => {
+          waiter.settled = true;
           const at = this.#waiters.indexOf(waiter);
           if (at >= 0) this.#waiters.splice(at, 1);
           // pg-pool's words: errors.ts maps them to the pool-wait sentence.
@@ -276,14 +288,14 @@ export class ConnectionPool {
     const waiter = this.#waiters.shift() as Waiter;
     this.#open().then(
       (client) => {
-        clearTimeout(waiter.timer);
-        waiter.resolve(this.#lend(client));
+        // Timed out while the connection opened: the pool keeps it.
+        if (waiter.settled) this.#giveBack(client, false);
+        else waiter.resolve(this.#lend(client));
       },
       (error: unknown) => {
-        if (this.#all.size === 0) {
-          clearTimeout(waiter.timer);
-          waiter.reject(error);
-        } else this.#waiters.unshift(waiter);
+        if (waiter.settled) return;
+        if (this.#all.size === 0) waiter.reject(error);
+        else this.#waiters.unshift(waiter);
       },
     );
   }
