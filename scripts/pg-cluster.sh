@@ -15,6 +15,9 @@
 # scripts/test.sh sets ONCEQ_PG_STATE to a file of its own so parallel runs
 # never share a cluster.
 #
+# ONCEQ_PG_MAX_CONNECTIONS sets the server's max_connections (default 100, PostgreSQL's
+# own default): the connection-budget tests start a small cluster of their own with it.
+#
 # TLS: with ONCEQ_PG_SSL_CERT and ONCEQ_PG_SSL_KEY naming a PEM certificate and its key,
 # the cluster runs with `ssl = on` and serves that certificate (copied into the cluster's
 # directory, owned by the server's user); plain connections are still accepted.
@@ -33,6 +36,8 @@ DB_NAME="onceq_test"
 FIRST_PORT="${ONCEQ_PG_FIRST_PORT:-54330}"
 SSL_CERT="${ONCEQ_PG_SSL_CERT:-}"
 SSL_KEY="${ONCEQ_PG_SSL_KEY:-}"
+MAX_CONNECTIONS="${ONCEQ_PG_MAX_CONNECTIONS:-100}"
+[[ "$MAX_CONNECTIONS" =~ ^[0-9]+$ ]] || { echo "pg-cluster: ONCEQ_PG_MAX_CONNECTIONS must be a whole number" >&2; exit 1; }
 
 die() {
   echo "pg-cluster: $*" >&2
@@ -145,7 +150,7 @@ cmd_start() {
     if ! port_in_use "$port"; then
       printf 'PGC_DIR=%q\nPGC_PORT=%q\nPGC_BINDIR=%q\n' "$dir" "$port" "$bindir" >"$STATE_FILE"
       if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100$ssl_options" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=$MAX_CONNECTIONS$ssl_options" \
         start >"$dir/pg_ctl.log" 2>&1; then
         started=1
         break

@@ -9,7 +9,8 @@
 # names (`* = host=… port=…`), so the tests' scratch databases work through it. Auth is
 # `trust` for the URL's user, like the test cluster. The pool mode is stock PgBouncer's
 # (`transaction` by default): no `ignore_startup_parameters`, no prepared-statement
-# support (1.18 has none), default pool size 20 per database and user.
+# support (1.18 has none), default pool size 20 per database and user
+# ($ONCEQ_PGBOUNCER_POOL_SIZE sets it, for a server with few connections).
 #
 # State (directory, pid) is kept in $ONCEQ_PGBOUNCER_STATE, default
 # ${TMPDIR:-/tmp}/onceq-pgbouncer-<uid>.state; `stop` ends the pid recorded there, and
@@ -24,6 +25,7 @@ set -euo pipefail
 STATE_FILE="${ONCEQ_PGBOUNCER_STATE:-${TMPDIR:-/tmp}/onceq-pgbouncer-$(id -u).state}"
 OS_USER="${ONCEQ_PG_OS_USER:-postgres}"
 FIRST_PORT="${ONCEQ_PGBOUNCER_FIRST_PORT:-6440}"
+POOL_SIZE="${ONCEQ_PGBOUNCER_POOL_SIZE:-20}"
 
 die() {
   echo "pgbouncer: $*" >&2
@@ -97,7 +99,7 @@ auth_type = trust
 auth_file = $dir/users.txt
 pool_mode = $mode
 max_client_conn = 1000
-default_pool_size = 20
+default_pool_size = $POOL_SIZE
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 EOF

@@ -8,6 +8,7 @@ import { claim, enqueue, openStore, type Store, status, work } from '@onceq/core
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { type DoctorReport, doctor, prune } from '../packages/core/src/internal.ts';
+import { checkConnections } from '../packages/core/src/maintenance/doctor.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
 import { forEachBackend, onPostgres } from './support/backends.ts';
 import {
@@ -344,3 +345,44 @@ onPostgres('doctor and tables in other schemas', () =>
     }
   }),
 );
+
+onPostgres('doctor connections', () =>
+  test('postgres: the report holds the connections in use against max_connections; near the limit it warns', async () => {
+    const { store, cleanup } = await postgresFactory.open(() => 1000);
+    try {
+      const report = await doctor(store);
+      expect(report.checks).toContain('connections');
+      const count = report.connections;
+      if (count === undefined) throw new Error('no connections in the report');
+      const server = new SQL(process.env.DATABASE_URL as string);
+      try {
+        const [settings] = await server`SELECT current_setting('max_connections')::int AS max,
+          current_setting('superuser_reserved_connections')::int AS reserved`;
+        expect(count.max).toBe(settings.max);
+        expect(count.reserved).toBe(settings.reserved);
+      } finally {
+        await server.close();
+      }
+      // At least the doctor's own connection, never more than the server allows.
+      expect(count.inUse).toBeGreaterThanOrEqual(1);
+      expect(count.inUse).toBeLessThanOrEqual(count.max);
+      expect(checkConnections({ inUse: 70, max: 100, reserved: 3 })).toEqual([]);
+      const near = checkConnections({ inUse: 80, max: 100, reserved: 3 });
+      expect(near.map((f) => [f.check, f.severity])).toEqual([['connections', 'warning']]);
+      expect(near[0]?.message).toContain('80 of 100 connections in use (97 for roles');
+    } finally {
+      await cleanup();
+    }
+  }),
+);
+
+test('sqlite: the report has no connections', async () => {
+  const { store, cleanup } = await sqliteFactory.open(() => 1000);
+  try {
+    const report = await doctor(store);
+    expect(report.connections).toBeUndefined();
+    expect(report.checks).not.toContain('connections');
+  } finally {
+    await cleanup();
+  }
+});

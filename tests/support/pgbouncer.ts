@@ -42,14 +42,16 @@ export function poolerSuiteSkipped(file: string): boolean {
   return skip;
 }
 
-/** Starts a PgBouncer in `mode` in front of `directUrl`'s server. */
+/** Starts a PgBouncer in `mode` in front of `directUrl`'s server, `poolSize` server connections per database. */
 export async function startPooler(
   directUrl: string,
   mode: 'transaction' | 'session' = 'transaction',
+  poolSize = 20,
 ): Promise<Pooler> {
   const dir = mkdtempSync(join(tmpdir(), 'onceq-pgb-state-'));
   const env = {
     ...process.env,
+    ONCEQ_PGBOUNCER_POOL_SIZE: String(poolSize),
     ONCEQ_PGBOUNCER_STATE: join(dir, 'state'),
     ONCEQ_PGBOUNCER_FIRST_PORT: process.env.ONCEQ_PGBOUNCER_FIRST_PORT ?? '6440',
   };

@@ -22,6 +22,8 @@ export type {
 export type {
   /** `'sqlite' | 'postgres'`: `store.kind`. */
   BackendKind,
+  /** A PostgreSQL store's connections: open, the most it may open, refused, short. */
+  ConnectionUse,
   /** Options of {@link openStore}: clock, protocol knobs, PostgreSQL schema, id policy. */
   OpenStoreOptions,
   /** An open store (SQLite file or PostgreSQL database); close it with `store.close()`. */

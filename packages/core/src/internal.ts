@@ -60,6 +60,7 @@ export {
 } from './maintenance/backup.ts';
 export { type DoctorOptions, doctor } from './maintenance/doctor.ts';
 export {
+  type ConnectionCount,
   type DoctorReport,
   FINDING_SEVERITIES,
   type Finding,

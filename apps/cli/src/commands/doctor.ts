@@ -46,6 +46,12 @@ function describe(report: DoctorReport): string[] {
     (f) => `${f.fixed ? 'fixed' : f.severity}: ${f.check}: ${f.message}`,
   );
   const problems = report.findings.filter((f) => f.severity === 'problem' && !f.fixed).length;
+  const c = report.connections;
+  if (c !== undefined) {
+    lines.push(
+      `connections: ${c.inUse} of ${c.max} in use (max_connections; ${c.reserved} reserved for superusers)`,
+    );
+  }
   lines.push(
     problems === 0
       ? `healthy: ${report.location} (${report.kind}, ${report.schemaVersion}), ${report.checks.length} checks`

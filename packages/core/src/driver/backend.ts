@@ -41,7 +41,11 @@ export interface Store {
    *
    * @internal
    */
-  transact<T>(fn: (x: Executor) => Promise<T>, within?: CallerTransaction): Promise<T>;
+  transact<T>(
+    fn: (x: Executor) => Promise<T>,
+    within?: CallerTransaction,
+    options?: TransactOptions,
+  ): Promise<T>;
   /**
    * Runs `fn` with an {@link Executor} whose statements each commit by themselves: no
    * write transaction, no write lock held between them (SQLite: no `BEGIN`; PostgreSQL:
@@ -59,24 +63,58 @@ export interface Store {
    */
   busyRetries(): number;
   /**
-   * Backends with notifications (PostgreSQL): opens a dedicated connection that LISTENs
-   * for enqueue and redrive commits in this store and calls `onWake` for each; `onError`
-   * gets a lost connection (the caller polls meanwhile; the listener re-establishes it).
-   * Rejects when notifications cannot be heard at all. Absent where the backend has
-   * none (SQLite polls).
+   * Backends with notifications (PostgreSQL): LISTENs for enqueue and redrive commits in
+   * this store (on one of the store's pooled connections, or on `?listen_url=`) and
+   * calls `onWake` for each; `onError` gets a lost connection (the caller polls
+   * meanwhile; the listener re-establishes it). Rejects when notifications cannot be
+   * heard at all. Absent where the backend has none (SQLite polls).
    *
    * @internal
    */
   listen?(onWake: () => void, onError: (error: Error) => void): Promise<WakeListener>;
   /**
-   * PostgreSQL: lets the pool hold up to `connections` (a worker running N handlers at
-   * once asks for N + 1: one claims ahead while N record), unless the URL's `?pool_max=`
-   * fixed it. Absent where there is no pool.
+   * PostgreSQL: lets the pool hold up to `connections` (a worker asks for one per
+   * handler it runs at once), unless the URL's `?pool_max=` fixed it. Absent where there
+   * is no pool.
    *
    * @internal
    */
   sizePool?(connections: number): void;
+  /**
+   * PostgreSQL: the store's connections to the server. Absent where there is no pool.
+   *
+   * @internal
+   */
+  readonly connections?: StoreConnections;
   close(): Promise<void>;
+}
+
+export interface TransactOptions {
+  /**
+   * Served before every other caller waiting for a connection (lease extensions: a held
+   * lease kept alive beats new work). Default false.
+   */
+  urgent?: boolean;
+}
+
+/** What a store's pool holds, for the worker's log, metrics and claim decisions. */
+export interface ConnectionUse {
+  /** Connections open now. */
+  readonly held: number;
+  /** Most connections the pool may open. */
+  readonly max: number;
+  /** Connections the server refused (or could not open) since the store was opened. */
+  readonly refused: number;
+  /** True while the pool works with what it holds after a refusal (growth paused). */
+  readonly short: boolean;
+}
+
+export interface StoreConnections {
+  use(): ConnectionUse;
+  /** True when a statement would get a connection now without waiting for one. */
+  spare(): boolean;
+  /** Calls `fn` each time a refused connection leaves the pool short. */
+  onShort(fn: (use: ConnectionUse) => void): void;
 }
 
 /** An open LISTEN connection (see {@link Store.listen}). */

@@ -18,7 +18,7 @@
 import type { Effect } from '../handler/contract.ts';
 import type { CheckedCompletion } from '../handler/run.ts';
 import type { FailureMove } from '../machine.ts';
-import type { Finding } from '../maintenance/doctor-types.ts';
+import type { ConnectionCount, Finding } from '../maintenance/doctor-types.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Store } from './backend.ts';
@@ -345,6 +345,8 @@ export interface Driver {
   readonly storageProbes: readonly DoctorProbe[];
   /** Checks run last, of the planner's view of the data (PostgreSQL: statistics). */
   readonly plannerProbes: readonly DoctorProbe[];
+  /** A server's connections against its limit, for the doctor; absent without one (SQLite). */
+  readonly readConnections?: (x: Executor) => Promise<ConnectionCount>;
   /**
    * The live schema and the one the migrations build, read in the caller's write
    * transaction `x` (SQLite: an in-memory database; PostgreSQL: a scratch schema created

@@ -27,4 +27,16 @@ export interface DoctorReport {
   /** Every check that ran, in order. */
   checks: string[];
   findings: Finding[];
+  /** PostgreSQL: the server's connections in use against `max_connections`. */
+  connections?: ConnectionCount;
+}
+
+/** A PostgreSQL server's connections (see the connection budget in docs/postgres.md). */
+export interface ConnectionCount {
+  /** Client connections open now, every database and role. */
+  inUse: number;
+  /** `max_connections`. */
+  max: number;
+  /** `superuser_reserved_connections`: slots other roles cannot take. */
+  reserved: number;
 }

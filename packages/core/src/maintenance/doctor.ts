@@ -6,7 +6,7 @@ import type { Store } from '../driver/backend.ts';
 import { type CounterDrift, findCounterDrift, recomputeCounters } from './counters.ts';
 import { checkIdPolicy, checkInvariants, checkStaleLeases } from './doctor-invariants.ts';
 import { checkSchemaDrift, checkSchemaVersion } from './doctor-schema.ts';
-import type { DoctorReport, Finding } from './doctor-types.ts';
+import type { ConnectionCount, DoctorReport, Finding } from './doctor-types.ts';
 
 export interface DoctorOptions {
   /**
@@ -30,7 +30,8 @@ export interface DoctorOptions {
  * CHECKs, foreign keys, indexes against what the migrations build), the backend's
  * storage probes (SQLite's `integrity_check` and `foreign_key_check`), the id policy,
  * the protocol invariants, the maintained counters against real counts, stale leases,
- * the backend's planner probes (PostgreSQL statistics). Reads only, except `fix`.
+ * the backend's planner probes (PostgreSQL statistics), and the server's connections
+ * against `max_connections` (PostgreSQL). Reads only, except `fix`.
  */
 export async function doctor(store: Store, options: DoctorOptions = {}): Promise<DoctorReport> {
   const checks: string[] = [];
@@ -64,6 +65,14 @@ export async function doctor(store: Store, options: DoctorOptions = {}): Promise
   for (const check of store.driver.plannerProbes) {
     await run(check.name, () => store.read((x) => check.run(x, probe)));
   }
+  let connections: ConnectionCount | undefined;
+  const readConnections = store.driver.readConnections;
+  if (readConnections !== undefined) {
+    await run('connections', async () => {
+      connections = await store.read(readConnections);
+      return checkConnections(connections);
+    });
+  }
   return {
     healthy: findings.every((f) => f.severity !== 'problem' || f.fixed === true),
     kind: store.kind,
@@ -71,7 +80,28 @@ export async function doctor(store: Store, options: DoctorOptions = {}): Promise
     schemaVersion: version,
     checks,
     findings,
+    ...(connections === undefined ? {} : { connections }),
   };
+}
+
+/** Share of the slots other roles may take beyond which the doctor warns. */
+const CONNECTIONS_WARN_SHARE = 0.8;
+
+/**
+ * A server close to `max_connections` refuses the next process that connects (a
+ * producer, an operator's command): a warning, since workers that already hold a
+ * connection degrade rather than fail (the connection budget in docs/postgres.md).
+ */
+export function checkConnections(count: ConnectionCount): Finding[] {
+  const open = count.max - count.reserved;
+  if (count.inUse < open * CONNECTIONS_WARN_SHARE) return [];
+  return [
+    {
+      check: 'connections',
+      severity: 'warning',
+      message: `${count.inUse} of ${count.max} connections in use (${open} for roles that are not superusers): the next process may be refused; see the connection budget in docs/postgres.md`,
+    },
+  ];
 }
 
 /**

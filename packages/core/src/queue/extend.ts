@@ -37,6 +37,7 @@ export async function extend(
 /**
  * {@link extend} for several leases in one write transaction, each fenced on its own: the
  * worker's heartbeat for a batch. Refused leases are reported, the others extended.
+ * On PostgreSQL it waits for a connection ahead of every other statement of the store.
  */
 export async function extendMany(
   store: Store,
@@ -47,7 +48,7 @@ export async function extendMany(
     throw new RangeError(`lease must be a positive whole number of seconds, got ${seconds}`);
   }
   if (leases.length === 0) return { extended: [], lost: [] };
-  return store.transact(async (x) => {
+  const extendAll = async (x: Executor): Promise<ExtendManyResult> => {
     const now = store.clock();
     const leaseUntil = now + seconds;
     const extended: ExtendedLease[] = [];
@@ -58,7 +59,9 @@ export async function extendMany(
       } else refused.push(lease);
     }
     return { extended, lost: await explainLost(store, x, refused, now) };
-  });
+  };
+  // A held lease kept alive goes before new work: first in line for a connection.
+  return store.transact(extendAll, undefined, { urgent: true });
 }
 
 /** Why each refused lease was refused, read in the same transaction. */

@@ -1,3 +1,4 @@
+import type { ConnectionUse } from '../driver/backend.ts';
 /** How a processed message ended, as the `outcome` label of `onceq_processed_total`. */
 export const OUTCOMES = ['done', 'retry', 'dead', 'lost'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -22,4 +23,6 @@ export interface MetricsRecorder {
   readonly queueWait: { observe(value: number): void };
   /** Called once the worker listens for wake-ups: `live()` says whether they arrive. */
   watchNotifications(live: () => boolean): void;
+  /** Called once where the store has a pool (PostgreSQL): `use()` reads its connections. */
+  watchConnections?(use: () => ConnectionUse): void;
 }

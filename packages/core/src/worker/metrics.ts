@@ -1,5 +1,5 @@
 import type * as PromClient from 'prom-client';
-import type { Store } from '../driver/backend.ts';
+import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
@@ -50,7 +50,7 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly released = new this.#prom.Counter({
     name: 'onceq_released_total',
-    help: 'Claimed but unstarted messages given back at shutdown (attempt not spent).',
+    help: 'Claimed but unstarted messages given back (at a stop, or a record that failed), attempt not spent.',
     registers: [this.registry],
   });
   readonly handlerToAck = new this.#prom.Histogram({
@@ -98,6 +98,34 @@ export class WorkerMetrics implements MetricsRecorder {
       }
     },
   });
+
+  #connectionUse: (() => ConnectionUse) | undefined;
+  readonly #connectionsOpen = new this.#prom.Gauge({
+    name: 'onceq_connections_open',
+    help: 'PostgreSQL: connections the worker holds now (its pool, LISTEN included).',
+    registers: [this.registry],
+    collect: () => {
+      const use = this.#connectionUse?.();
+      if (use !== undefined) this.#connectionsOpen.set(use.held);
+    },
+  });
+  readonly #connectionsRefused = new this.#prom.Counter({
+    name: 'onceq_connections_refused_total',
+    help: 'PostgreSQL: connections the server refused the worker (max_connections reached, or unreachable); it works on with those it holds.',
+    registers: [this.registry],
+    collect: () => {
+      const use = this.#connectionUse?.();
+      if (use !== undefined) {
+        this.#connectionsRefused.reset();
+        this.#connectionsRefused.inc(use.refused);
+      }
+    },
+  });
+
+  /** Reports the store's connections on every scrape. */
+  watchConnections(use: () => ConnectionUse): void {
+    this.#connectionUse = use;
+  }
 
   /** Reports `live()` as `onceq_notifications_live` on every scrape. */
   watchNotifications(live: () => boolean): void {

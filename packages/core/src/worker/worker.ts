@@ -8,6 +8,7 @@ import { nextDue } from '../queue/due.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
 import { releaseMany } from '../queue/release.ts';
 import type { ApplyOutcome, Lease } from '../types.ts';
+import { mayClaimAhead, watchConnections } from './connections.ts';
 import { FairShare } from './fair-share.ts';
 import { type Heartbeat, startHeartbeat } from './heartbeat.ts';
 import { byKey, type HandlerRun, Held, heldKey, runHandlers } from './held.ts';
@@ -173,7 +174,7 @@ export class Worker {
     this.#batch = positive(options.batch ?? DEFAULT_BATCH, 'batch');
     this.#leaseSeconds = positive(options.leaseSeconds ?? store.protocol.leaseSeconds, 'lease');
     this.#concurrency = positive(options.concurrency ?? 1, 'concurrency');
-    store.sizePool?.(this.#concurrency + 1);
+    store.sizePool?.(this.#concurrency);
     this.#claimAhead = (options.claimAhead ?? true) && store.driver.capabilities.skipLocked;
     this.#claimWithRecord = this.#claimAhead && this.#batch === 1;
     this.#drain = options.drain ?? false;
@@ -270,6 +271,7 @@ export class Worker {
         },
       );
     }
+    watchConnections(this.#store, this.#log, this.#metrics);
     this.#heartbeat = startHeartbeat(this.#store, () => this.#renewable(), this.#leaseSeconds, {
       extended: (extended) => this.#extended(extended),
       lost: (errors) => this.#lost(errors, true),
@@ -375,7 +377,12 @@ export class Worker {
           }
           const started = performance.now();
           // The record in flight claims the next batch already (batch 1): no claim here.
-          if (this.#claimAhead && recordClaim === null && this.#mayClaim()) {
+          if (
+            this.#claimAhead &&
+            recordClaim === null &&
+            this.#mayClaim() &&
+            mayClaimAhead(this.#store)
+          ) {
             ahead = quiet(this.#claim());
           }
           const handled = runHandlers(batch, this.#handlerRun);

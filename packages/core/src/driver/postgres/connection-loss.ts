@@ -2,17 +2,17 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { OnceqError } from '../../errors.ts';
 import { mapQueryError } from './errors.ts';
+import type { ConnectionPool } from './pool.ts';
 
 /**
  * Keeps a lost PostgreSQL connection from crashing the process.
  *
  * node-postgres emits `'error'` on a client whose server connection dies (a restart,
- * `pg_terminate_backend`, a reset socket). `pool.on('error')` only covers **idle**
- * clients: while a client is checked out (by onceq's hot path or by Kysely) the pool
- * removes its own listener, and an `'error'` event without a listener is an uncaught
- * exception: Bun prints a code frame and a stack, and the process dies mid-sentence.
+ * `pg_terminate_backend`, a reset socket), and an `'error'` event without a listener is
+ * an uncaught exception: Bun prints a code frame and a stack, and the process dies
+ * mid-sentence.
  *
- * Every client gets a permanent listener here, as soon as the pool connects it. The
+ * Every client gets a permanent listener here, as soon as the pool opens it. The
  * listener remembers the first loss; the next query on that client then fails with the
  * driver's "not queryable" error, which {@link ConnectionLossGuard.mapError} turns into
  * one {@link StoreUnavailableError} sentence naming the original cause. A broken client
@@ -25,11 +25,9 @@ export interface ConnectionLossGuard {
   kyselyPool: PostgresPool;
 }
 
-export function guardConnectionLoss(pool: pg.Pool, url: string): ConnectionLossGuard {
+export function guardConnectionLoss(pool: ConnectionPool, url: string): ConnectionLossGuard {
   const losses = new WeakMap<object, unknown>();
-  // An idle client that dies: the next checkout gets a fresh one, nothing to report.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => {
+  pool.whenConnected((client) => {
     client.on('error', (error) => {
       if (!losses.has(client)) losses.set(client, error);
     });
@@ -79,7 +77,7 @@ export function guardConnectionLoss(pool: pg.Pool, url: string): ConnectionLossG
     },
     end: () => pool.end(),
     // Kysely reads the pool's options to open a control connection when a query is cancelled.
-    options: pool.options,
+    options: pool.options as never,
   };
   return { mapError, kyselyPool };
 }

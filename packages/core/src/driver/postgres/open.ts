@@ -5,15 +5,22 @@ import { OnceqError, StoreUnavailableError } from '../../errors.ts';
 import { MIGRATIONS, migrateToLatest } from '../../migrations/index.ts';
 import type { Database } from '../../schema.ts';
 import { DEFAULT_PROTOCOL } from '../../types.ts';
-import type { OpenStoreOptions, Store } from '../backend.ts';
+import type { OpenStoreOptions, Store, WakeListener } from '../backend.ts';
 import { inCallerTransaction } from '../caller-transaction.ts';
 import type { Executor } from '../executor.ts';
 import { postgresDialect, type SqlText } from '../sql-text.ts';
 import { postgresCallerRunner } from './caller-transaction.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
-import { connectFailure, isLostPreparedStatement, isRetryable, POOL_WAIT_MS } from './errors.ts';
+import {
+  connectFailure,
+  isLostPreparedStatement,
+  isRetryable,
+  mapQueryError,
+  POOL_WAIT_MS,
+} from './errors.ts';
 import { listenForWake } from './listen.ts';
+import { ConnectionPool } from './pool.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, SchemaScopedDialect } from './schema-scope.ts';
 import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
@@ -22,11 +29,14 @@ import { connectionSettings, describeTarget, redactUrl, scrub } from './url.ts';
 export { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 
 /**
- * Pooled connections per store by default: a worker claims ahead while it records the
- * previous batch, so two are in use at once; everything else uses one at a time.
- * `?pool_max=` on the URL sets it (a worker with `--concurrency N` wants `N + 1`).
+ * Pooled connections per store by default (a producer, a console, a library caller); a
+ * worker sets its own from its concurrency ({@link Store.sizePool}). `?pool_max=` on the
+ * URL fixes it. The pool opens connections on demand and keeps only one while idle.
  */
 export const DEFAULT_POOL_MAX = 2;
+
+/** How long a connection beyond the first stays open unused, ms. */
+const IDLE_CLOSE_MS = 10_000;
 
 /** How often a transaction is re-run after a deadlock, serialization or unique-key race. */
 const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -69,15 +79,16 @@ export async function openPostgresStore(
   assertSchemaName(schema);
   const settings = connectionSettings(url);
 
-  const pool = new pg.Pool({
-    ...settings.driver,
-    types,
+  const pool = new ConnectionPool({
+    config: {
+      ...settings.driver,
+      types,
+      connectionTimeoutMillis: POOL_WAIT_MS,
+      application_name: 'onceq',
+    },
     max: settings.poolMax ?? DEFAULT_POOL_MAX,
-    connectionTimeoutMillis: POOL_WAIT_MS,
-    idleTimeoutMillis: 10_000,
-    application_name: 'onceq',
-    // A store that is never closed must not keep the process alive.
-    allowExitOnIdle: true,
+    waitMs: POOL_WAIT_MS,
+    idleMs: IDLE_CLOSE_MS,
   });
   // A connection the server drops (idle or checked out) must never crash the process
   // with a stack: the next query on it reports one sentence instead.
@@ -155,11 +166,14 @@ export async function openPostgresStore(
     completionTx: () => completionTx(client, options.onQuery),
   });
   /** Runs `body` on one pooled client, again after a deadlock, serialization or unique race. */
-  const onClient = async <T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+  const onClient = async <T>(
+    body: (client: pg.PoolClient) => Promise<T>,
+    urgent = false,
+  ): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        client = await pool.connect(urgent);
       } catch (error) {
         throw guard.mapError(error);
       }
@@ -189,11 +203,11 @@ export async function openPostgresStore(
    * named statements, so the server parses and plans each once per connection and no
    * query builder or executor runs per message. Retried like every transaction here.
    */
-  const transact: Store['transact'] = (fn, within) => {
+  const transact: Store['transact'] = (fn, within, transactOptions) => {
     if (within !== undefined) {
       return inCallerTransaction(postgresCallerRunner(within), dialect, fn, options.onQuery);
     }
-    return onClient((client) => inTransaction(client, fn));
+    return onClient((client) => inTransaction(client, fn), transactOptions?.urgent === true);
   };
   /**
    * `fn` between BEGIN and COMMIT on `client`. The `search_path` is left as the connection
@@ -225,20 +239,14 @@ export async function openPostgresStore(
     read: (fn) => onClient((client) => fn(executorOn(client))),
     busyRetries: () => retries,
     sizePool(connections) {
-      if (settings.poolMax === undefined) {
-        pool.options.max = Math.max(DEFAULT_POOL_MAX, connections);
-      }
+      if (settings.poolMax === undefined) pool.max = Math.max(1, connections);
     },
-    listen: (onWake, onError) =>
-      listenForWake(
-        settings.listenUrl,
-        schema,
-        async (payload) => {
-          await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
-        },
-        onWake,
-        onError,
-      ),
+    connections: {
+      use: () => pool.use(),
+      spare: () => pool.spare(),
+      onShort: (fn) => pool.onShort(fn),
+    },
+    listen: (onWake, onError) => listenOn(pool, url, settings.listenUrl, schema, onWake, onError),
     close: () => db.destroy(),
   };
 }
@@ -314,4 +322,78 @@ async function prepareSchema(
     throw error;
   }
   return true;
+}
+
+/**
+ * Wake-ups for a worker ({@link listenForWake}). Without `?listen_url=`, LISTEN rides on
+ * one of the store's own pooled connections and the probe goes out on a connection of
+ * its own, closed at once (through a pooler in transaction mode that one lands on the
+ * server connection that ran the LISTEN and hears it itself, so the listener is rightly
+ * found deaf); if the server refuses that extra connection, the probe goes through the
+ * pool. With `?listen_url=`, a pool of one connection to that URL listens and the probe
+ * goes through the store's pool.
+ */
+async function listenOn(
+  pool: ConnectionPool,
+  url: string,
+  listenUrl: string,
+  schema: string,
+  onWake: () => void,
+  onError: (error: Error) => void,
+): Promise<WakeListener> {
+  const notify = (client: pg.Client | ConnectionPool, payload: string) =>
+    client.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]).then(() => undefined);
+  if (listenUrl === url) {
+    const probe = async (payload: string) => {
+      const client = new pg.Client({ ...pool.options, application_name: 'onceq-probe' });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+      } catch {
+        await client.end().catch(() => {});
+        return notify(pool, payload);
+      }
+      try {
+        await notify(client, payload);
+      } finally {
+        await client.end().catch(() => {});
+      }
+    };
+    try {
+      return await listenForWake(pool, schema, describeTarget(url), probe, onWake, onError);
+    } catch (error) {
+      throw error instanceof Error && error.message.startsWith('LISTEN')
+        ? error
+        : mapQueryError(error, url);
+    }
+  }
+  const own = new ConnectionPool({
+    config: { ...connectionSettings(listenUrl).driver, application_name: 'onceq-listen' },
+    max: 1,
+    waitMs: POOL_WAIT_MS,
+    idleMs: IDLE_CLOSE_MS,
+  });
+  own.whenConnected((client) => client.on('error', () => {}));
+  try {
+    const listener = await listenForWake(
+      own,
+      schema,
+      describeTarget(listenUrl),
+      (payload) => notify(pool, payload),
+      onWake,
+      onError,
+    );
+    return {
+      live: listener.live,
+      close: async () => {
+        await listener.close();
+        await own.end();
+      },
+    };
+  } catch (error) {
+    await own.end().catch(() => {});
+    throw error instanceof Error && error.message.startsWith('LISTEN')
+      ? error
+      : connectFailure(error, listenUrl);
+  }
 }

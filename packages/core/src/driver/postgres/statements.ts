@@ -33,6 +33,7 @@ import * as shared from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqlDialect, statement, statementFor } from '../sql-text.ts';
 import { completeRowsAlone, insertRows } from './completion-rows.ts';
+import { readConnections } from './sql/connections.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
@@ -570,6 +571,7 @@ export const postgresDriver: Driver = {
   // The server checks its own pages; foreign keys are enforced, never deferred.
   storageProbes: [],
   plannerProbes: [statisticsProbe],
+  readConnections,
   schemas,
   async lockForRecount(x) {
     // Waits for running writes and blocks new ones until COMMIT.
