@@ -140,6 +140,8 @@ export type {
   /** The right to process one message, `(eventId, generation)`, valid while `now < leaseUntil`. */
   Lease,
 } from './types.ts';
+/** Webhooks out (`deliver`, the sender) and in (the ingest handler): docs/webhooks.md. */
+export * from './webhooks.ts';
 export {
   /** Options of {@link work}: batch, max, lease. */
   type WorkOptions,

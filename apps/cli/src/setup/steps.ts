@@ -16,7 +16,7 @@ import {
 } from '@onceq/core/internal';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
-import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, readConfig, writeConfig } from '../config.ts';
 import { chooseHandler } from '../handler-choice.ts';
 import { storePathProblem } from '../store-path.ts';
 import { askIdPolicy } from './id-policy-step.ts';
@@ -207,7 +207,13 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     await store.close();
   }
 
-  const configPath = await writeConfig(deps.cwd, { db: answers.db, handler: answers.handler });
+  // Setup chooses the store and the handler; the operator's endpoints stay as they were.
+  const { endpoints } = await readConfig(deps.cwd).catch((): OnceqConfig => ({}));
+  const configPath = await writeConfig(deps.cwd, {
+    db: answers.db,
+    handler: answers.handler,
+    ...(endpoints === undefined ? {} : { endpoints }),
+  });
   reporter.info(`Wrote ${configPath}`);
   return {
     configPath,
