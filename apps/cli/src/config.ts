@@ -56,10 +56,46 @@ function configSchema(z: typeof import('zod').z) {
         }),
       )
       .optional(),
+    /** Where `onceq serve` accepts webhooks, by source name. */
+    sources: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+        z.strictObject({
+          path: z.string().regex(/^\/[A-Za-z0-9/_.-]{0,200}$/),
+          verify: z.enum(['standard-webhooks', 'token']),
+          secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
+          token_header: z
+            .string()
+            .regex(/^[A-Za-z0-9-]{1,100}$/)
+            .optional(),
+          event_id_header: z
+            .string()
+            .regex(/^[A-Za-z0-9-]{1,100}$/)
+            .optional(),
+          event_id_field: z.string().min(1).max(100).optional(),
+          tolerance_seconds: z.int().min(1).max(86_400).optional(),
+        }),
+      )
+      .optional(),
   });
 }
 
-const CONFIG_KEYS = ['db', 'handler', 'endpoints'];
+const CONFIG_KEYS = ['db', 'handler', 'endpoints', 'sources'];
+
+/**
+ * One source of `onceq.config.json`'s `sources`: the path it posts to, how it is
+ * verified (`standard-webhooks` signatures, or a `token`), the environment variable
+ * holding its secrets or tokens (space-separated), and where its event id is.
+ */
+export interface SourceConfig {
+  path: string;
+  verify: 'standard-webhooks' | 'token';
+  secret_env: string;
+  token_header?: string;
+  event_id_header?: string;
+  event_id_field?: string;
+  tolerance_seconds?: number;
+}
 
 /**
  * One endpoint of `onceq.config.json`'s `endpoints`: its URL, the environment variable
@@ -82,6 +118,7 @@ export type OnceqConfig = {
   db?: string;
   handler?: string;
   endpoints?: Record<string, EndpointConfig>;
+  sources?: Record<string, SourceConfig>;
 };
 
 /**
@@ -107,6 +144,7 @@ function parseConfig(path: string, z: typeof import('zod').z): OnceqConfig {
   if (parsed.data.db !== undefined) config.db = (value as { db: string }).db;
   if (parsed.data.handler !== undefined) config.handler = parsed.data.handler;
   if (parsed.data.endpoints !== undefined) config.endpoints = parsed.data.endpoints;
+  if (parsed.data.sources !== undefined) config.sources = parsed.data.sources;
   return config;
 }
 
@@ -119,6 +157,10 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   if (key === 'endpoints') {
     const where = issue.path.slice(1).map(String).join('.');
     return `"endpoints${where === '' ? '' : `.${where}`}": ${issue.message} (an endpoint is {"url", "secret_env", "timeout_seconds"?, "retry_schedule"?, "concurrency"?})`;
+  }
+  if (key === 'sources') {
+    const where = issue.path.slice(1).map(String).join('.');
+    return `"sources${where === '' ? '' : `.${where}`}": ${issue.message} (a source is {"path", "verify", "secret_env", "token_header"?, "event_id_header"?, "event_id_field"?, "tolerance_seconds"?})`;
   }
   if (key === undefined) return 'expected a JSON object like {"db": "./onceq.db", "handler": "v1"}';
   if (key === 'handler') {

@@ -32,3 +32,5 @@ export {
   sendDeliveries,
 } from './delivery/sender.ts';
 export { signatureHeader, verifySignature } from './delivery/signature.ts';
+export { createIngest, type Ingest, type IngestOptions } from './ingest/handler.ts';
+export { type IngestSource, SourceConfigError } from './ingest/source.ts';

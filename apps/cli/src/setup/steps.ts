@@ -207,12 +207,13 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     await store.close();
   }
 
-  // Setup chooses the store and the handler; the operator's endpoints stay as they were.
-  const { endpoints } = await readConfig(deps.cwd).catch((): OnceqConfig => ({}));
+  // Setup chooses the store and the handler; the operator's endpoints and sources stay.
+  const { endpoints, sources } = await readConfig(deps.cwd).catch((): OnceqConfig => ({}));
   const configPath = await writeConfig(deps.cwd, {
     db: answers.db,
     handler: answers.handler,
     ...(endpoints === undefined ? {} : { endpoints }),
+    ...(sources === undefined ? {} : { sources }),
   });
   reporter.info(`Wrote ${configPath}`);
   return {
