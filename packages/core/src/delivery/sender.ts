@@ -99,16 +99,9 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
     });
   };
 
-  const flush = async () => {
-    if (finished.length === 0) return;
-    const records = finished.splice(0);
-    try {
-      const recorded = await store.transact((x) => recordAttempts(x, records, store.clock()));
-      summary.lost += records.length - recorded;
-    } catch (error) {
-      options.onError?.(error);
-      return;
-    }
+  /** What the attempts in `records` came to, counted and logged once their transaction committed. */
+  const report = (records: readonly AttemptRecord[], recorded: number) => {
+    summary.lost += records.length - recorded;
     for (const r of records) {
       const kind = r.outcome.kind;
       if (kind === 'delivered') summary.delivered += 1;
@@ -127,42 +120,73 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
     }
   };
 
-  while (true) {
-    await flush();
-    if (options.signal?.aborted) break;
-    let claimed = 0;
-    const off = new Set((await store.read((x) => disabledEndpoints(x))).map((r) => r.endpoint));
-    for (const endpoint of endpoints) {
-      if (off.has(endpoint.name)) continue;
-      const free = endpoint.concurrency - (inFlight.get(endpoint.name) ?? 0);
-      if (free <= 0) continue;
-      const lease = options.leaseSeconds ?? Math.ceil(endpoint.timeoutMs / 1000) + 10;
-      const leased = await store.transact((x) =>
-        claimDeliveries(x, endpoint.name, free, store.clock(), lease, endpoint.schedule.length),
-      );
-      for (const delivery of leased) start(endpoint, delivery);
-      claimed += leased.length;
+  /**
+   * One transaction (one fsync on SQLite FULL): the outcomes of every attempt that ended
+   * since the last one, then, unless stopping, new leases for the free slots of each
+   * endpoint with at least a quarter of its slots free (or none in flight). Returns how
+   * many it leased.
+   */
+  const step = async (claiming: boolean): Promise<number> => {
+    const records = finished.splice(0);
+    let recorded = 0;
+    let leased: [ResolvedEndpoint, ClaimedDelivery[]][] = [];
+    try {
+      await store.transact(async (x) => {
+        const now = store.clock();
+        recorded = records.length > 0 ? await recordAttempts(x, records, now) : 0;
+        leased = [];
+        if (!claiming) return;
+        // Read after the outcomes: a 410 recorded just now disables its endpoint here.
+        const off = new Set((await disabledEndpoints(x)).map((r) => r.endpoint));
+        for (const endpoint of endpoints) {
+          if (off.has(endpoint.name)) continue;
+          const busy = inFlight.get(endpoint.name) ?? 0;
+          const free = endpoint.concurrency - busy;
+          if (free <= 0 || (busy > 0 && free * 4 < endpoint.concurrency)) continue;
+          const lease = options.leaseSeconds ?? Math.ceil(endpoint.timeoutMs / 1000) + 10;
+          const claimed = await claimDeliveries(
+            x,
+            endpoint.name,
+            free,
+            now,
+            lease,
+            endpoint.schedule.length,
+          );
+          leased.push([endpoint, claimed]);
+        }
+      });
+    } catch (error) {
+      // Nothing of it committed: the outcomes are lost (their leases expire and the
+      // deliveries are sent again under the same ids) and nothing was leased.
+      options.onError?.(error);
+      return 0;
     }
+    report(records, recorded);
+    let count = 0;
+    for (const [endpoint, claimed] of leased) {
+      for (const delivery of claimed) start(endpoint, delivery);
+      count += claimed.length;
+    }
+    return count;
+  };
+
+  while (!options.signal?.aborted) {
+    const claimed = await step(true);
     if (claimed === 0 && running === 0 && finished.length === 0 && options.untilIdle) break;
     if (finished.length > 0) continue;
     // Sleep until an attempt ends, the poll interval passes, or the caller stops us.
     await new Promise<void>((resolve) => {
-      wake = resolve;
-      const timer = setTimeout(
-        wakeUp,
-        claimed > 0 && running > 0 ? 1000 : (options.pollMs ?? 1000),
-      );
-      const done = resolve;
+      const timer = setTimeout(() => wakeUp(), running > 0 ? 1000 : (options.pollMs ?? 1000));
       wake = () => {
         clearTimeout(timer);
-        done();
+        resolve();
       };
     });
   }
   // Stopping: attempts in flight end by their own timeouts; each is recorded.
   while (running > 0 || finished.length > 0) {
     if (finished.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-    await flush();
+    await step(false);
   }
   return summary;
 }
