@@ -8,6 +8,7 @@
  */
 
 export { type Clock, type ModelClock, modelClock, systemClock } from './clock.ts';
+export { resolveEndpoint } from './delivery/endpoint.ts';
 export type { BackendKind } from './driver/backend.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
 export type { Capabilities } from './driver/driver.ts';
@@ -32,6 +33,7 @@ export {
   resultOf,
   runHandler,
 } from './handler/run.ts';
+export { resolveSource } from './ingest/source.ts';
 export type { BatchEntry, ParsedBatch } from './input/batch.ts';
 export {
   MAX_BATCH_BYTES,

@@ -1,4 +1,10 @@
-import { type AttemptLog, EndpointConfigError, sendDeliveries } from '@onceq/core';
+import {
+  type AttemptLog,
+  type DeliveryEndpoint,
+  EndpointConfigError,
+  sendDeliveries,
+} from '@onceq/core';
+import { resolveEndpoint } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { configuredEndpoints } from '../endpoints.ts';
@@ -6,6 +12,7 @@ import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 
 interface DeliverArgs {
+  endpoints: DeliveryEndpoint[];
   untilIdle: boolean;
   leaseSeconds: number | undefined;
 }
@@ -36,15 +43,26 @@ export const deliverCommand = defineCommand<DeliverArgs>({
   ],
   examples: ['deliver', 'deliver --until-idle --json'],
   opensStore: true,
-  parse({ values, positionals }) {
+  parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'deliver');
+    // Checked before the store is opened: a missing or bad secret creates nothing.
+    const endpoints = configuredEndpoints(config(), ctx.env);
+    for (const endpoint of endpoints) {
+      try {
+        resolveEndpoint(endpoint);
+      } catch (error) {
+        if (error instanceof EndpointConfigError) throw new UsageError(error.message);
+        throw error;
+      }
+    }
     return {
+      endpoints,
       untilIdle: boolFlag(values, 'until-idle') === true,
       leaseSeconds: intFlag(values, 'lease', { min: 1, max: 86_400 }),
     };
   },
-  async run(args, { store, json, ctx, config }) {
-    const endpoints = configuredEndpoints(config(), ctx.env);
+  async run(args, { store, json, ctx }) {
+    const { endpoints } = args;
     // The handlers go in before anything is sent: a stop signal ends the loop gracefully
     // (attempts in flight finish and are recorded), never half-way through a record.
     const stop = new AbortController();
@@ -84,9 +102,6 @@ export const deliverCommand = defineCommand<DeliverArgs>({
         );
       }
       return 0;
-    } catch (error) {
-      if (error instanceof EndpointConfigError) throw new UsageError(error.message);
-      throw error;
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

@@ -1,4 +1,5 @@
 import { createIngest, type IngestSource, SourceConfigError } from '@onceq/core';
+import { resolveSource } from '@onceq/core/internal';
 import { expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { CONFIG_FILE, type OnceqConfig } from '../config.ts';
@@ -10,6 +11,7 @@ export const SERVE_HOST = '127.0.0.1';
 export const SERVE_PORT = 8788;
 
 interface ServeArgs {
+  sources: IngestSource[];
   host: string;
   port: number;
 }
@@ -42,8 +44,25 @@ export const serveCommand = defineCommand<ServeArgs>({
   ],
   examples: ['serve', 'serve --port 0 --json'],
   opensStore: true,
-  parse({ values, positionals }) {
+  parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'serve');
+    // Checked before the store is opened: a missing or bad secret creates nothing.
+    const sources = configuredSources(config(), ctx.env);
+    const paths = new Set<string>();
+    for (const source of sources) {
+      if (paths.has(source.path)) {
+        throw new UsageError(
+          `source ${source.name}: another source already posts to ${source.path}`,
+        );
+      }
+      paths.add(source.path);
+      try {
+        resolveSource(source);
+      } catch (error) {
+        if (error instanceof SourceConfigError) throw new UsageError(error.message);
+        throw error;
+      }
+    }
     const portText = stringFlag(values, 'port');
     const port = portText === undefined ? SERVE_PORT : Number(portText);
     if (portText !== undefined && (!/^[0-9]{1,5}$/.test(portText) || port > 65_535)) {
@@ -57,20 +76,14 @@ export const serveCommand = defineCommand<ServeArgs>({
         `--host must be a host name or an IP address, got ${JSON.stringify(host)}`,
       );
     }
-    return { host, port };
+    return { sources, host, port };
   },
   async run(args, { store, json, ctx, config }) {
     const stop = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
-    let ingest: ReturnType<typeof createIngest>;
-    try {
-      ingest = createIngest(store, { sources: configuredSources(config(), ctx.env) });
-    } catch (error) {
-      if (error instanceof SourceConfigError) throw new UsageError(error.message);
-      throw error;
-    }
+    const ingest = createIngest(store, { sources: args.sources });
     let server: ReturnType<typeof Bun.serve>;
     try {
       server = Bun.serve({

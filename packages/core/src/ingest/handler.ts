@@ -22,7 +22,12 @@ import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { JsonParseError, parseJson } from '../input/parse-json.ts';
 import { GENERAL_POLICY } from '../maintenance/id-policy.ts';
 import { enqueue } from '../queue/enqueue.ts';
-import { type IngestSource, type ResolvedSource, resolveSource } from './source.ts';
+import {
+  type IngestSource,
+  type ResolvedSource,
+  resolveSource,
+  SourceConfigError,
+} from './source.ts';
 
 export interface IngestOptions {
   readonly sources: readonly IngestSource[];
@@ -57,7 +62,11 @@ function answer(status: number, body: Record<string, unknown>): Response {
 export function createIngest(store: Store, options: IngestOptions): Ingest {
   const byPath = new Map<string, ResolvedSource>();
   for (const source of options.sources.map(resolveSource)) {
-    if (byPath.has(source.path)) throw new Error(`two sources post to ${source.path}`);
+    if (byPath.has(source.path)) {
+      throw new SourceConfigError(
+        `source ${source.name}: another source already posts to ${source.path}`,
+      );
+    }
     byPath.set(source.path, source);
   }
   const maxBody = options.maxBodyBytes ?? MAX_BATCH_BYTES;
