@@ -6,9 +6,9 @@
  * connection = not delivered, retried under the same id on the endpoint's schedule.
  */
 import type { Clock } from '../clock.ts';
+import type { AttemptRecord, ClaimedDelivery, Outcome } from '../driver/sql/deliveries.ts';
 import { MAX_RETRY_AFTER_SECONDS, type ResolvedEndpoint, webhookId } from './endpoint.ts';
 import { signatureHeader } from './signature.ts';
-import type { AttemptRecord, ClaimedDelivery, Outcome } from './statements.ts';
 
 /** How much of a response the attempt log keeps, in characters. */
 export const RESPONSE_EXCERPT = 200;

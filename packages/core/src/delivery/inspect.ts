@@ -4,9 +4,18 @@
  * deliveries, and re-enabling an endpoint a 410 disabled.
  */
 import type { Store } from '../driver/backend.ts';
+import {
+  countDeliveries,
+  type DeliveryRow,
+  disabledEndpoints,
+  enableDisabledEndpoint,
+  lockDeliveryState,
+  redriveDead,
+  selectDeliveries,
+  selectDelivery,
+} from '../driver/sql/deliveries.ts';
 import { OnceqError } from '../errors.ts';
 import { webhookId } from './endpoint.ts';
-import { disabledEndpoints } from './statements.ts';
 
 export const DELIVERY_STATES = ['pending', 'leased', 'delivered', 'dead'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -38,23 +47,7 @@ export interface AttemptView {
   readonly error: string | null;
 }
 
-interface Row {
-  event_id: string;
-  key: string;
-  endpoint: string;
-  state: DeliveryState;
-  attempts: number;
-  available_at: number;
-  last_status: number | null;
-  last_error: string | null;
-  finished_at: number | null;
-  body_bytes: number;
-}
-
-const COLUMNS = `event_id, key, endpoint, state, attempts, available_at, last_status, last_error,
-  finished_at, length(body) AS body_bytes`;
-
-function view(r: Row): DeliveryView {
+function view(r: DeliveryRow): DeliveryView {
   return {
     webhookId: webhookId(r.event_id, r.key),
     eventId: r.event_id,
@@ -96,27 +89,14 @@ export async function listDeliveries(
   store: Store,
   options: { state?: DeliveryState; endpoint?: string; limit?: number } = {},
 ): Promise<DeliveryView[]> {
-  return store.read(async (x) => {
-    const d = x.dialect;
-    const where: string[] = [];
-    const values: unknown[] = [];
-    if (options.state !== undefined) {
-      values.push(options.state);
-      where.push(`state = ${d.param(values.length)}`);
-    }
-    if (options.endpoint !== undefined) {
-      values.push(options.endpoint);
-      where.push(`endpoint = ${d.param(values.length)}`);
-    }
-    values.push(options.limit ?? 1000);
-    const { rows } = await x.query<Row>(
-      `SELECT ${COLUMNS} FROM ${d.table('deliveries')}
-       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY event_id, key LIMIT ${d.param(values.length)}`,
-      values,
-    );
-    return rows.map(view);
-  });
+  const rows = await store.read((x) =>
+    selectDeliveries(x, {
+      ...(options.state === undefined ? {} : { state: options.state }),
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+      limit: options.limit ?? 1000,
+    }),
+  );
+  return rows.map(view);
 }
 
 /** One delivery by its webhook id, with every attempt logged for it (oldest first). */
@@ -126,41 +106,20 @@ export async function showDelivery(
 ): Promise<{ delivery: DeliveryView; attempts: AttemptView[] }> {
   const parts = splitId(id);
   if (parts === null) throw new DeliveryNotFoundError(id);
-  return store.read(async (x) => {
-    const d = x.dialect;
-    const { rows } = await x.query<Row>(
-      `SELECT ${COLUMNS} FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}`,
-      [parts.eventId, parts.key],
-    );
-    const row = rows[0];
-    if (row === undefined) throw new DeliveryNotFoundError(id);
-    const log = await x.query<{
-      attempt: number;
-      generation: number;
-      at: number;
-      status: number | null;
-      latency_ms: number;
-      response: string | null;
-      error: string | null;
-    }>(
-      `SELECT attempt, generation, at, status, latency_ms, response, error
-       FROM ${d.table('delivery_attempts')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}
-       ORDER BY generation`,
-      [parts.eventId, parts.key],
-    );
-    return {
-      delivery: view(row),
-      attempts: log.rows.map((a) => ({
-        attempt: Number(a.attempt),
-        generation: Number(a.generation),
-        at: Number(a.at),
-        status: a.status === null ? null : Number(a.status),
-        latencyMs: Number(a.latency_ms),
-        response: a.response,
-        error: a.error,
-      })),
-    };
-  });
+  const found = await store.read((x) => selectDelivery(x, parts.eventId, parts.key));
+  if (found === null) throw new DeliveryNotFoundError(id);
+  return {
+    delivery: view(found.row),
+    attempts: found.attempts.map((a) => ({
+      attempt: Number(a.attempt),
+      generation: Number(a.generation),
+      at: Number(a.at),
+      status: a.status === null ? null : Number(a.status),
+      latencyMs: Number(a.latency_ms),
+      response: a.response,
+      error: a.error,
+    })),
+  };
 }
 
 /** Per endpoint: deliveries by state, attempts logged, and whether a 410 disabled it. */
@@ -174,15 +133,7 @@ export interface EndpointCounts {
 /** {@link EndpointCounts} of every endpoint that has deliveries or is disabled, by name. */
 export async function deliveryCounts(store: Store): Promise<EndpointCounts[]> {
   return store.read(async (x) => {
-    const d = x.dialect;
-    const { rows } = await x.query<{ endpoint: string; state: DeliveryState; n: number }>(
-      `SELECT endpoint, state, count(*) AS n FROM ${d.table('deliveries')} GROUP BY endpoint, state`,
-    );
-    const tried = await x.query<{ endpoint: string; n: number }>(
-      `SELECT dl.endpoint, count(*) AS n FROM ${d.table('delivery_attempts')} a
-       JOIN ${d.table('deliveries')} dl ON dl.event_id = a.event_id AND dl.key = a.key
-       GROUP BY dl.endpoint`,
-    );
+    const { states, attempts } = await countDeliveries(x);
     const disabled = await disabledEndpoints(x);
     const byName = new Map<string, { states: Record<DeliveryState, number>; attempts: number }>();
     const entry = (name: string) => {
@@ -193,8 +144,8 @@ export async function deliveryCounts(store: Store): Promise<EndpointCounts[]> {
       }
       return found;
     };
-    for (const r of rows) entry(r.endpoint).states[r.state] = Number(r.n);
-    for (const r of tried.rows) entry(r.endpoint).attempts = Number(r.n);
+    for (const r of states) entry(r.endpoint).states[r.state] = Number(r.n);
+    for (const r of attempts) entry(r.endpoint).attempts = Number(r.n);
     for (const r of disabled) entry(r.endpoint);
     return [...byName.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -219,49 +170,28 @@ export async function redriveDeliveries(
   selection: readonly string[] | { all: true; endpoint?: string },
 ): Promise<string[]> {
   return store.transact(async (x) => {
-    const d = x.dialect;
     const now = store.clock();
-    const set = `state = 'pending', attempts = 0, available_at = ${d.now(1)}, finished_at = NULL`;
     if (!Array.isArray(selection)) {
       const endpoint = (selection as { endpoint?: string }).endpoint;
-      const { rows } = await x.query<{ event_id: string; key: string }>(
-        `UPDATE ${d.table('deliveries')} SET ${set}
-         WHERE state = 'dead'${endpoint === undefined ? '' : ` AND endpoint = ${d.param(2)}`}
-         RETURNING event_id, key`,
-        endpoint === undefined ? [d.nowValue(now)] : [d.nowValue(now), endpoint],
-      );
-      return rows.map((r) => webhookId(r.event_id, r.key)).sort();
+      const moved = await redriveDead(x, now, endpoint === undefined ? {} : { endpoint });
+      return moved.map((r) => webhookId(r.event_id, r.key)).sort();
     }
     const ids = selection as readonly string[];
+    const named: { eventId: string; key: string }[] = [];
     for (const id of ids) {
       const parts = splitId(id);
       if (parts === null) throw new DeliveryNotFoundError(id);
-      const { rows } = await x.query<{ state: string }>(
-        `SELECT state FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}${d.rowLocks ? ' FOR UPDATE' : ''}`,
-        [parts.eventId, parts.key],
-      );
-      const row = rows[0];
-      if (row === undefined) throw new DeliveryNotFoundError(id);
-      if (row.state !== 'dead') throw new DeliveryNotDeadError(id, row.state);
+      const state = await lockDeliveryState(x, parts.eventId, parts.key);
+      if (state === null) throw new DeliveryNotFoundError(id);
+      if (state !== 'dead') throw new DeliveryNotDeadError(id, state);
+      named.push(parts);
     }
-    for (const id of ids) {
-      const parts = splitId(id) as { eventId: string; key: string };
-      await x.query(
-        `UPDATE ${d.table('deliveries')} SET ${set} WHERE event_id = ${d.param(2)} AND key = ${d.param(3)}`,
-        [d.nowValue(now), parts.eventId, parts.key],
-      );
-    }
+    for (const parts of named) await redriveDead(x, now, parts);
     return [...ids];
   });
 }
 
 /** Enables an endpoint a 410 disabled; its waiting deliveries are sent again. True if it was disabled. */
 export async function enableEndpoint(store: Store, endpoint: string): Promise<boolean> {
-  return store.transact(async (x) => {
-    const { changes } = await x.query(
-      `DELETE FROM ${x.dialect.table('disabled_endpoints')} WHERE endpoint = ${x.dialect.param(1)}`,
-      [endpoint],
-    );
-    return changes > 0;
-  });
+  return store.transact((x) => enableDisabledEndpoint(x, endpoint));
 }

@@ -12,6 +12,13 @@
  * a lease keeps two of them from sending one delivery at the same time while it lasts.
  */
 import type { Store } from '../driver/backend.ts';
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  claimDeliveries,
+  disabledEndpoints,
+  recordAttempts,
+} from '../driver/sql/deliveries.ts';
 import { attemptDelivery } from './attempt.ts';
 import {
   type DeliveryEndpoint,
@@ -19,13 +26,6 @@ import {
   resolveEndpoint,
   webhookId,
 } from './endpoint.ts';
-import {
-  type AttemptRecord,
-  type ClaimedDelivery,
-  claimDeliveries,
-  disabledEndpoints,
-  recordAttempts,
-} from './statements.ts';
 
 /** One attempt as the sender logs it (no body, no header, no secret). */
 export interface AttemptLog {

@@ -1,13 +1,13 @@
 /**
- * Every statement of the outbox, written once for both backends with the dialect's
+ * Every statement of the outbox (delivery/), written once for both backends with the dialect's
  * placeholders, tables and clock. A delivery is leased and fenced like a message: a
  * claim bumps `generation` and sets `lease_until`; an attempt's outcome is recorded only
  * while the row is still `leased` at that generation (zero rows: another sender took it
  * over after this one's lease expired, and its outcome is dropped). On PostgreSQL the
  * claim skips rows another sender holds (`FOR UPDATE SKIP LOCKED`).
  */
-import type { Executor } from '../driver/executor.ts';
-import { statement } from '../driver/sql-text.ts';
+import type { Executor } from '../executor.ts';
+import { statement } from '../sql-text.ts';
 
 /** One claimed attempt: what to send and the lease its outcome is fenced by. */
 export interface ClaimedDelivery {
@@ -201,4 +201,144 @@ export async function disabledEndpoints(
     disabledAt: Number(r.disabled_at),
     reason: r.reason,
   }));
+}
+
+/** A delivery row as the lists read it. */
+export interface DeliveryRow {
+  event_id: string;
+  key: string;
+  endpoint: string;
+  state: 'pending' | 'leased' | 'delivered' | 'dead';
+  attempts: number;
+  available_at: number;
+  last_status: number | null;
+  last_error: string | null;
+  finished_at: number | null;
+  body_bytes: number;
+}
+
+/** One row of the attempt log. */
+export interface AttemptRow {
+  attempt: number;
+  generation: number;
+  at: number;
+  status: number | null;
+  latency_ms: number;
+  response: string | null;
+  error: string | null;
+}
+
+const COLUMNS = `event_id, key, endpoint, state, attempts, available_at, last_status, last_error,
+  finished_at, length(body) AS body_bytes`;
+
+/** Deliveries by `(event_id, key)`, filtered by state and endpoint, at most `limit`. */
+export async function selectDeliveries(
+  x: Executor,
+  filter: { state?: string; endpoint?: string; limit: number },
+): Promise<DeliveryRow[]> {
+  const d = x.dialect;
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (filter.state !== undefined) {
+    values.push(filter.state);
+    where.push(`state = ${d.param(values.length)}`);
+  }
+  if (filter.endpoint !== undefined) {
+    values.push(filter.endpoint);
+    where.push(`endpoint = ${d.param(values.length)}`);
+  }
+  values.push(filter.limit);
+  const { rows } = await x.query<DeliveryRow>(
+    `SELECT ${COLUMNS} FROM ${d.table('deliveries')}
+     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY event_id, key LIMIT ${d.param(values.length)}`,
+    values,
+  );
+  return rows;
+}
+
+/** One delivery and its attempt log (oldest first), or null when there is none. */
+export async function selectDelivery(
+  x: Executor,
+  eventId: string,
+  key: string,
+): Promise<{ row: DeliveryRow; attempts: AttemptRow[] } | null> {
+  const d = x.dialect;
+  const { rows } = await x.query<DeliveryRow>(
+    `SELECT ${COLUMNS} FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}`,
+    [eventId, key],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  const log = await x.query<AttemptRow>(
+    `SELECT attempt, generation, at, status, latency_ms, response, error
+     FROM ${d.table('delivery_attempts')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}
+     ORDER BY generation`,
+    [eventId, key],
+  );
+  return { row, attempts: log.rows };
+}
+
+/** Deliveries per endpoint and state, and attempts logged per endpoint. */
+export async function countDeliveries(x: Executor): Promise<{
+  states: { endpoint: string; state: DeliveryRow['state']; n: number }[];
+  attempts: { endpoint: string; n: number }[];
+}> {
+  const d = x.dialect;
+  const states = await x.query<{ endpoint: string; state: DeliveryRow['state']; n: number }>(
+    `SELECT endpoint, state, count(*) AS n FROM ${d.table('deliveries')} GROUP BY endpoint, state`,
+  );
+  const attempts = await x.query<{ endpoint: string; n: number }>(
+    `SELECT dl.endpoint, count(*) AS n FROM ${d.table('delivery_attempts')} a
+     JOIN ${d.table('deliveries')} dl ON dl.event_id = a.event_id AND dl.key = a.key
+     GROUP BY dl.endpoint`,
+  );
+  return { states: states.rows, attempts: attempts.rows };
+}
+
+/** The state of one delivery, locked until COMMIT where writers are concurrent; null when there is none. */
+export async function lockDeliveryState(
+  x: Executor,
+  eventId: string,
+  key: string,
+): Promise<string | null> {
+  const d = x.dialect;
+  const { rows } = await x.query<{ state: string }>(
+    `SELECT state FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}${d.rowLocks ? ' FOR UPDATE' : ''}`,
+    [eventId, key],
+  );
+  return rows[0]?.state ?? null;
+}
+
+/**
+ * Dead deliveries back to pending for a new cycle (attempts 0, due now): the one named
+ * by `eventId` and `key`, or every dead one (of `endpoint`, if given). Returns those moved.
+ */
+export async function redriveDead(
+  x: Executor,
+  now: number,
+  which: { eventId: string; key: string } | { endpoint?: string },
+): Promise<{ event_id: string; key: string }[]> {
+  const d = x.dialect;
+  const set = `state = 'pending', attempts = 0, available_at = ${d.now(1)}, finished_at = NULL`;
+  const [where, values] =
+    'eventId' in which
+      ? [`event_id = ${d.param(2)} AND key = ${d.param(3)}`, [which.eventId, which.key]]
+      : which.endpoint === undefined
+        ? ['TRUE', []]
+        : [`endpoint = ${d.param(2)}`, [which.endpoint]];
+  const { rows } = await x.query<{ event_id: string; key: string }>(
+    `UPDATE ${d.table('deliveries')} SET ${set} WHERE state = 'dead' AND ${where} RETURNING event_id, key`,
+    [d.nowValue(now), ...values],
+  );
+  return rows;
+}
+
+/** Removes an endpoint from the disabled ones; whether it was there. */
+export async function enableDisabledEndpoint(x: Executor, endpoint: string): Promise<boolean> {
+  const { changes } = await x.query(
+    `DELETE FROM ${x.dialect.table('disabled_endpoints')} WHERE endpoint = ${x.dialect.param(1)}`,
+    [endpoint],
+  );
+  return changes > 0;
 }
