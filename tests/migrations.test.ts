@@ -5,7 +5,15 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store, show, status } from '@onceq/core';
+import {
+  type Handler,
+  listDeliveries,
+  openStore,
+  type Store,
+  show,
+  status,
+  work,
+} from '@onceq/core';
 import { SQL } from 'bun';
 import { claimMany, formatIdPolicy, getIdPolicy } from '../packages/core/src/internal.ts';
 import { onPostgres } from './support/backends.ts';
@@ -151,6 +159,12 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         .all();
       expect(objects.map((o) => `${o.type}:${o.name}`)).toEqual([
         'table:completions',
+        'table:deliveries',
+        'index:deliveries_dead',
+        'index:deliveries_due',
+        'index:deliveries_lease',
+        'table:delivery_attempts',
+        'table:disabled_endpoints',
         'table:effects',
         'index:effects_category',
         'trigger:effects_count_delete',
@@ -264,3 +278,54 @@ test("sqlite: the id CHECK keeps the same envelope as PostgreSQL's", async () =>
     raw.close();
   }
 });
+
+/** Each message delivers one webhook to `hooks`. */
+const delivering: Handler = (_payload, context) => ({
+  deliver: [{ to: 'hooks', body: { event: context.eventId } }],
+});
+
+/** After 0009: the open lease of E0001 (from before) completes with its delivery; the done E0003 has none. */
+async function expectDeliveriesAfterUpgrade(store: Store) {
+  expect(await listDeliveries(store)).toEqual([]);
+  await work(store, delivering);
+  expect((await listDeliveries(store)).map((d) => [d.webhookId, d.state])).toEqual([
+    ['E0001:1', 'pending'],
+    ['E0002:1', 'pending'],
+  ]);
+  expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 3, dead: 1 });
+}
+
+test('a store of 0007 gets the outbox tables of 0009 on open; work records deliveries with its ACKs', async () => {
+  const path = join(dir, 'before-0009.db');
+  await sqliteStoreAt(path, '0007_event_id_check_by_length', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectDeliveriesAfterUpgrade(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0007 gets 0009', (target) =>
+  test('postgres: a schema of 0007 gets the outbox tables of 0009 on open; work records deliveries with its ACKs', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0007_event_id_check_by_length', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectDeliveriesAfterUpgrade(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);

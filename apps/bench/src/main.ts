@@ -6,7 +6,7 @@
  *   --runs N           repetitions of every measurement (median, min–max); default 3
  *   --messages N       messages per processing run, ≤ 10000 (event ids E0000–E9999); default 10000
  *   --batches 1,10,…   batch sizes to measure; default 1,10,50,100,200,500
- *   --only LIST        comma list of: sqlite, pg, enqueue, status, overhead
+ *   --only LIST        comma list of sections (see options.ts), e.g. sqlite, pg, webhooks
  *   --anchors          also run plainjob, graphile-worker and pg-boss next to onceq
  *   --anchor-keys LIST only those anchors settings (key prefixes, e.g. onceq/pg/w1/b1)
  *   --write-docs       write docs/benchmarks.md from this run
@@ -32,6 +32,7 @@ import { serviceSection } from './sections/service.ts';
 import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
 import { streamsSection } from './sections/streams.ts';
+import { webhooksSection } from './sections/webhooks.ts';
 import { removeScratch, scratchDir } from './util.ts';
 
 const ROOT = join(import.meta.dir, '..', '..', '..');
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
       startupSection,
       overheadSection,
       scaleSection,
+      webhooksSection,
       anchorsSection,
     ])
       await run(ctx);

@@ -12,6 +12,7 @@ export const SECTIONS = [
   'console',
   'startup',
   'scale',
+  'webhooks',
   'anchors',
 ] as const;
 /** Sections run when neither --only nor --anchors says otherwise: all but the two long ones. */
@@ -29,6 +30,11 @@ export const TARGETS = {
   statusMs: 100,
   fairShare: 0.3,
   startupMs: 50,
+  /** `onceq serve`: webhooks a second with 64 senders, and their p99 latency. */
+  serveRate: 10_000,
+  serveP99Ms: 50,
+  /** Deliveries a second to a local receiver, one sender. */
+  deliveryRate: 5_000,
 };
 
 export interface Options {

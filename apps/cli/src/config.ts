@@ -34,16 +34,92 @@ function configSchema(z: typeof import('zod').z) {
       .string()
       .refine((value) => isHandlerVersion(value) || isHandlerPath(value))
       .optional(),
+    /** Where `onceq deliver` sends deliveries, by the name completions deliver `to`. */
+    endpoints: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+        z.strictObject({
+          url: z.url({ protocol: /^https?$/ }),
+          secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
+          timeout_seconds: z.number().min(0.001).max(600).optional(),
+          retry_schedule: z
+            .array(
+              z
+                .int()
+                .min(0)
+                .max(30 * 86_400),
+            )
+            .min(1)
+            .max(100)
+            .optional(),
+          concurrency: z.int().min(1).max(1000).optional(),
+        }),
+      )
+      .optional(),
+    /** Where `onceq serve` accepts webhooks, by source name. */
+    sources: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+        z.strictObject({
+          path: z.string().regex(/^\/[A-Za-z0-9/_.-]{0,200}$/),
+          verify: z.enum(['standard-webhooks', 'token']),
+          secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
+          token_header: z
+            .string()
+            .regex(/^[A-Za-z0-9-]{1,100}$/)
+            .optional(),
+          event_id_header: z
+            .string()
+            .regex(/^[A-Za-z0-9-]{1,100}$/)
+            .optional(),
+          event_id_field: z.string().min(1).max(100).optional(),
+          tolerance_seconds: z.int().min(1).max(86_400).optional(),
+        }),
+      )
+      .optional(),
   });
 }
 
-const CONFIG_KEYS = ['db', 'handler'];
+const CONFIG_KEYS = ['db', 'handler', 'endpoints', 'sources'];
+
+/**
+ * One source of `onceq.config.json`'s `sources`: the path it posts to, how it is
+ * verified (`standard-webhooks` signatures, or a `token`), the environment variable
+ * holding its secrets or tokens (space-separated), and where its event id is.
+ */
+export interface SourceConfig {
+  path: string;
+  verify: 'standard-webhooks' | 'token';
+  secret_env: string;
+  token_header?: string;
+  event_id_header?: string;
+  event_id_field?: string;
+  tolerance_seconds?: number;
+}
+
+/**
+ * One endpoint of `onceq.config.json`'s `endpoints`: its URL, the environment variable
+ * holding its `whsec_` secret (several, space-separated, while one is rotated), and
+ * optionally its timeout, retry schedule (seconds before each attempt) and concurrency.
+ */
+export interface EndpointConfig {
+  url: string;
+  secret_env: string;
+  timeout_seconds?: number;
+  retry_schedule?: number[];
+  concurrency?: number;
+}
 
 /**
  * What `onceq.config.json` may hold. `handler` is a version (`v1`, `v2`) or a handler
  * module's path as written (relative to the config file's directory).
  */
-export type OnceqConfig = { db?: string; handler?: string };
+export type OnceqConfig = {
+  db?: string;
+  handler?: string;
+  endpoints?: Record<string, EndpointConfig>;
+  sources?: Record<string, SourceConfig>;
+};
 
 /**
  * Reads `onceq.config.json` in `cwd`: `{}` when there is none. A file that is not a JSON
@@ -67,6 +143,8 @@ function parseConfig(path: string, z: typeof import('zod').z): OnceqConfig {
   // The raw string, not the trimmed one: a path is taken as written.
   if (parsed.data.db !== undefined) config.db = (value as { db: string }).db;
   if (parsed.data.handler !== undefined) config.handler = parsed.data.handler;
+  if (parsed.data.endpoints !== undefined) config.endpoints = parsed.data.endpoints;
+  if (parsed.data.sources !== undefined) config.sources = parsed.data.sources;
   return config;
 }
 
@@ -76,6 +154,14 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
     return `unknown key ${JSON.stringify(issue.keys[0])} (known: ${CONFIG_KEYS.join(', ')})`;
   }
   const key = issue.path[0];
+  if (key === 'endpoints') {
+    const where = issue.path.slice(1).map(String).join('.');
+    return `"endpoints${where === '' ? '' : `.${where}`}": ${issue.message} (an endpoint is {"url", "secret_env", "timeout_seconds"?, "retry_schedule"?, "concurrency"?})`;
+  }
+  if (key === 'sources') {
+    const where = issue.path.slice(1).map(String).join('.');
+    return `"sources${where === '' ? '' : `.${where}`}": ${issue.message} (a source is {"path", "verify", "secret_env", "token_header"?, "event_id_header"?, "event_id_field"?, "tolerance_seconds"?})`;
+  }
   if (key === undefined) return 'expected a JSON object like {"db": "./onceq.db", "handler": "v1"}';
   if (key === 'handler') {
     return `"handler" must be one of ${HANDLER_VERSIONS.join(', ')}, or the path of your handler module (like "./my-handler.ts")`;

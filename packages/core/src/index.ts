@@ -221,6 +221,8 @@ export type {
   /** What {@link status} returns: counts by state, effects, totals by category. */
   StatusReport,
 } from './types.ts';
+/** Webhooks out (`deliver`, the sender) and in (the ingest handler): docs/webhooks.md. */
+export * from './webhooks.ts';
 export type {
   /** The fields of one log line besides its event and message. */
   LogFields,

@@ -8,6 +8,7 @@
  */
 
 export { type ModelClock, modelClock, systemClock } from './clock.ts';
+export { resolveEndpoint } from './delivery/endpoint.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
 export type { Capabilities } from './driver/driver.ts';
 export { ONCEQ_URL_PARAMETERS } from './driver/postgres/url.ts';
@@ -28,6 +29,7 @@ export {
   resultOf,
   runHandler,
 } from './handler/run.ts';
+export { resolveSource } from './ingest/source.ts';
 export {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,

@@ -7,6 +7,7 @@ import packages from '../../../../docs/packages.md' with { type: 'text' };
 import postgres from '../../../../docs/postgres.md' with { type: 'text' };
 import protocol from '../../../../docs/protocol.md' with { type: 'text' };
 import tutorial from '../../../../docs/tutorial.md' with { type: 'text' };
+import webhooks from '../../../../docs/webhooks.md' with { type: 'text' };
 import worker from '../../../../docs/worker.md' with { type: 'text' };
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
@@ -35,6 +36,10 @@ export const DOC_TOPICS = {
   postgres: {
     summary: 'PostgreSQL: pooling, TLS, the connection budget, the clock, scale',
     text: postgres,
+  },
+  webhooks: {
+    summary: 'webhooks out (the outbox, onceq deliver) and in: what is exactly once',
+    text: webhooks,
   },
   console: { summary: 'the web console and its security', text: consoleGuide },
   packages: { summary: 'installing the library from its tarballs, publishing', text: packages },

@@ -11,7 +11,7 @@ import { parseIdPolicy } from '@onceq/core/internal';
 import { isPostgresUrl } from '@onceq/core/postgres';
 import { HANDLER_VERSIONS, type HandlerVersion, isHandlerVersion } from '@onceq/handler/versions';
 import { formatStatus } from '../commands/status.ts';
-import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, writeConfig } from '../config.ts';
+import { CONFIG_FILE, DEFAULT_DB, type OnceqConfig, readConfig, writeConfig } from '../config.ts';
 import { chooseHandler } from '../handler-choice.ts';
 import { storePathProblem } from '../store-path.ts';
 import { askIdPolicy } from './id-policy-step.ts';
@@ -202,7 +202,14 @@ export async function performSetup(answers: SetupAnswers, deps: SetupDeps): Prom
     await store.close();
   }
 
-  const configPath = await writeConfig(deps.cwd, { db: answers.db, handler: answers.handler });
+  // Setup chooses the store and the handler; the operator's endpoints and sources stay.
+  const { endpoints, sources } = await readConfig(deps.cwd).catch((): OnceqConfig => ({}));
+  const configPath = await writeConfig(deps.cwd, {
+    db: answers.db,
+    handler: answers.handler,
+    ...(endpoints === undefined ? {} : { endpoints }),
+    ...(sources === undefined ? {} : { sources }),
+  });
   reporter.info(`Wrote ${configPath}`);
   return {
     configPath,

@@ -38,7 +38,10 @@ export type Table =
   | 'completions'
   | 'onceq_counts'
   | 'onceq_meta'
-  | 'onceq_migrations';
+  | 'onceq_migrations'
+  | 'deliveries'
+  | 'delivery_attempts'
+  | 'disabled_endpoints';
 
 /** How one store's backend writes the parts of a statement that differ between backends. */
 export interface SqlDialect {

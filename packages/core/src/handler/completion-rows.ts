@@ -274,3 +274,10 @@ function what(value: unknown): string {
   if (typeof value === 'number') return String(value);
   return typeof value;
 }
+
+/** The JSON text of a plain array or object (as an `insert` value stores it), or undefined for anything else. */
+export function jsonText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const text = plainJson(value);
+  return text === REFUSED ? undefined : text;
+}

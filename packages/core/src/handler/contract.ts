@@ -3,6 +3,7 @@
  * a completion's `write` runs in. docs/handlers.md says the same for users.
  */
 import type { Kysely } from 'kysely';
+import type { Delivery } from '../delivery/declare.ts';
 import type { JsonObject } from '../input/json-value.ts';
 
 /** The lesson's money effect: one row of the `effects` table, recorded with the ACK. */
@@ -81,6 +82,14 @@ export interface CompletionParts {
    * and after {@link insert}'s rows, one round trip per statement.
    */
   write?(tx: CompletionTx): unknown;
+  /**
+   * Webhooks to send once the message is done: each becomes a row of onceq's
+   * `deliveries` table, written with the ACK like {@link insert}'s rows (it exists if and
+   * only if the message is done), then sent by `onceq deliver` to the endpoint it names,
+   * at least once under a `webhook-id` that is the same on every attempt
+   * (docs/webhooks.md).
+   */
+  readonly deliver?: readonly Delivery[];
   /** What onceq records for the done message (`show`, console); at most 200 characters. */
   readonly summary?: string;
 }
@@ -91,10 +100,15 @@ export interface CompletionParts {
  * stale lease writes none of them). A row the database refuses fails its message alone
  * (temporary `write_failed`, the database's reason); a `write` that throws rolls back
  * everything of its message and fails it (a branded failure keeps its kind and code;
- * anything else is a temporary `handler_error`). At least one of `insert` and `write`.
+ * anything else is a temporary `handler_error`). At least one of `insert`, `write` and
+ * `deliver`.
  */
 export type Completion = CompletionParts &
-  ({ write(tx: CompletionTx): unknown } | { readonly insert: CompletionRows });
+  (
+    | { write(tx: CompletionTx): unknown }
+    | { readonly insert: CompletionRows }
+    | { readonly deliver: readonly Delivery[] }
+  );
 
 /** What a handler returns: the lesson's money effect, or a completion of its own. */
 export type HandlerReturn = Effect | Completion;

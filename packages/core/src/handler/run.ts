@@ -3,6 +3,8 @@
  * transaction, and what it returned or threw turned into a {@link HandlerResult}. Every
  * caller (the worker loop, `apply`, `redrive --dry-run`) runs handlers through it.
  */
+
+import { deliveryRows } from '../delivery/declare.ts';
 import { FAILURE_BRAND } from '../errors.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
@@ -56,19 +58,20 @@ export function runHandler(
     const input = handlerInput(payloadText);
     if ('failure' in input) return input;
     returned = handler(input.payload, context);
-    if (!isThenable(returned)) return resultOf(returned);
+    if (!isThenable(returned)) return resultOf(returned, context.eventId);
   } catch (error) {
     return { failure: failureOf(error) };
   }
-  return Promise.resolve(returned).then(checkedResultOf, (error: unknown) => ({
-    failure: failureOf(error),
-  }));
+  return Promise.resolve(returned).then(
+    (value) => checkedResultOf(value, context.eventId),
+    (error: unknown) => ({ failure: failureOf(error) }),
+  );
 }
 
 /** {@link resultOf}, with a value whose reading throws (a getter) as the handler's failure. */
-function checkedResultOf(value: unknown): HandlerResult {
+function checkedResultOf(value: unknown, eventId: string): HandlerResult {
   try {
-    return resultOf(value);
+    return resultOf(value, eventId);
   } catch (error) {
     return { failure: failureOf(error) };
   }
@@ -147,16 +150,21 @@ export function handlerInput(
  * the copy is checked, and the copy is what gets stored. A getter that answers differently
  * on a second read cannot get one value checked and another written. An effect the
  * `effects` table would refuse fails its own message (`invalid_effect`), never a batch's
- * write; an object with a `write` or an `insert` is a completion (a bad `insert` fails its
- * message as `invalid_completion`, naming the table and column).
+ * write; an object with a `write`, an `insert` or a `deliver` is a completion (a bad
+ * `insert` fails its message as `invalid_completion`, naming the table and column). A
+ * completion's `deliver` list becomes rows of onceq's `deliveries` table for the message
+ * `eventId`, written like the `insert` rows (delivery/declare.ts).
  */
-export function resultOf(value: unknown): HandlerResult {
+export function resultOf(value: unknown, eventId?: string): HandlerResult {
   if (typeof value !== 'object' || value === null) {
     const what = value === null ? 'null' : typeof value;
     return invalid('invalid_effect', `the handler returned ${what}, not an effect object`);
   }
-  const { write, insert, summary, category, amountCents } = value as Record<string, unknown>;
-  if (write !== undefined || insert !== undefined) {
+  const { write, insert, deliver, summary, category, amountCents } = value as Record<
+    string,
+    unknown
+  >;
+  if (write !== undefined || insert !== undefined || deliver !== undefined) {
     if (write !== undefined && typeof write !== 'function') {
       return invalid(
         'invalid_completion',
@@ -174,9 +182,18 @@ export function resultOf(value: unknown): HandlerResult {
     }
     const checked = insert === undefined ? { groups: [] } : checkRows(insert);
     if ('violation' in checked) return invalid('invalid_completion', checked.violation);
+    let rows = checked.groups;
+    if (deliver !== undefined) {
+      if (eventId === undefined) {
+        return invalid('invalid_completion', "a completion's deliver needs its message's event id");
+      }
+      const deliveries = deliveryRows(deliver, eventId);
+      if ('violation' in deliveries) return invalid('invalid_completion', deliveries.violation);
+      rows = [...rows, ...deliveries.groups];
+    }
     return {
       completion: {
-        rows: checked.groups,
+        rows,
         write: write === undefined ? null : (tx) => Reflect.apply(write, value, [tx]),
         summary: summary ?? null,
       },

@@ -1,0 +1,344 @@
+/**
+ * Every statement of the outbox (delivery/), written once for both backends with the dialect's
+ * placeholders, tables and clock. A delivery is leased and fenced like a message: a
+ * claim bumps `generation` and sets `lease_until`; an attempt's outcome is recorded only
+ * while the row is still `leased` at that generation (zero rows: another sender took it
+ * over after this one's lease expired, and its outcome is dropped). On PostgreSQL the
+ * claim skips rows another sender holds (`FOR UPDATE SKIP LOCKED`).
+ */
+import type { Executor } from '../executor.ts';
+import { statement } from '../sql-text.ts';
+
+/** One claimed attempt: what to send and the lease its outcome is fenced by. */
+export interface ClaimedDelivery {
+  readonly eventId: string;
+  readonly key: string;
+  readonly endpoint: string;
+  readonly body: string;
+  /** This attempt's number in the current cycle, 1-based. */
+  readonly attempt: number;
+  readonly generation: number;
+}
+
+/** How an attempt ended, as the sender decided it. */
+export type Outcome =
+  | { readonly kind: 'delivered' }
+  | { readonly kind: 'retry'; readonly delaySeconds: number }
+  | { readonly kind: 'dead' }
+  /** 410 Gone: the endpoint is disabled; the delivery waits without spending an attempt. */
+  | { readonly kind: 'gone' };
+
+/** One attempt's record: its outcome and what the attempt log keeps. */
+export interface AttemptRecord {
+  readonly delivery: ClaimedDelivery;
+  readonly outcome: Outcome;
+  readonly status: number | null;
+  readonly latencyMs: number;
+  readonly response: string | null;
+  readonly error: string | null;
+}
+
+const recoverText = statement(
+  'delivery-recover',
+  (d) => `UPDATE ${d.table('deliveries')}
+    SET state = CASE WHEN attempts >= ${d.param(3)} THEN 'dead' ELSE 'pending' END,
+      finished_at = CASE WHEN attempts >= ${d.param(3)} THEN ${d.now(1)} ELSE NULL END,
+      available_at = lease_until, lease_until = NULL,
+      last_error = 'the sender stopped during the attempt: its lease expired'
+    WHERE endpoint = ${d.param(2)} AND state = 'leased' AND lease_until <= ${d.now(1)}`,
+);
+
+const claimText = statement(
+  'delivery-claim',
+  (d) => `UPDATE ${d.table('deliveries')}
+    SET state = 'leased', attempts = attempts + 1, generation = generation + 1,
+      lease_until = ${d.nowPlus(1, 4)}
+    WHERE (event_id, key) IN (
+      SELECT event_id, key FROM ${d.table('deliveries')}
+      WHERE endpoint = ${d.param(2)} AND state = 'pending' AND available_at <= ${d.now(1)}
+      ORDER BY available_at, event_id, key
+      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE SKIP LOCKED' : ''})
+    RETURNING event_id, key, endpoint, body, attempts, generation`,
+);
+
+/**
+ * Leases up to `limit` due deliveries of `endpoint` for `leaseSeconds`, after moving its
+ * expired leases back to pending (or to dead once `maxAttempts` are spent). One
+ * transaction: the caller's `x`.
+ */
+export async function claimDeliveries(
+  x: Executor,
+  endpoint: string,
+  limit: number,
+  now: number,
+  leaseSeconds: number,
+  maxAttempts: number,
+): Promise<ClaimedDelivery[]> {
+  const d = x.dialect;
+  await x.query(recoverText(d), [d.nowValue(now), endpoint, maxAttempts]);
+  const { rows } = await x.query<{
+    event_id: string;
+    key: string;
+    endpoint: string;
+    body: string;
+    attempts: number;
+    generation: number;
+  }>(claimText(d), [d.nowValue(now), endpoint, limit, leaseSeconds]);
+  return rows.map((r) => ({
+    eventId: r.event_id,
+    key: r.key,
+    endpoint: r.endpoint,
+    body: r.body,
+    attempt: Number(r.attempts),
+    generation: Number(r.generation),
+  }));
+}
+
+const finishText = statement(
+  'delivery-finish',
+  (d) => `UPDATE ${d.table('deliveries')}
+    SET state = ${d.param(4)}, lease_until = NULL, finished_at = ${d.now(1)},
+      last_status = ${d.param(5)}, last_error = ${d.param(6)}
+    WHERE event_id = ${d.param(2)} AND key = ${d.param(3)} AND state = 'leased'
+      AND generation = ${d.param(7)}`,
+);
+
+const retryText = statement(
+  'delivery-retry',
+  (d) => `UPDATE ${d.table('deliveries')}
+    SET state = 'pending', lease_until = NULL, available_at = ${d.nowPlus(1, 4)},
+      attempts = attempts - ${d.param(8)},
+      last_status = ${d.param(5)}, last_error = ${d.param(6)}
+    WHERE event_id = ${d.param(2)} AND key = ${d.param(3)} AND state = 'leased'
+      AND generation = ${d.param(7)}`,
+);
+
+const attemptText = statement(
+  'delivery-attempt',
+  (d) => `INSERT INTO ${d.table('delivery_attempts')}
+    (event_id, key, generation, attempt, at, status, latency_ms, response, error)
+    VALUES (${d.param(2)}, ${d.param(3)}, ${d.param(4)}, ${d.param(5)}, ${d.now(1)},
+      ${d.param(6)}, ${d.param(7)}, ${d.param(8)}, ${d.param(9)})`,
+);
+
+const disableText = statement(
+  'delivery-disable',
+  (d) => `INSERT INTO ${d.table('disabled_endpoints')} (endpoint, disabled_at, reason)
+    VALUES (${d.param(2)}, ${d.now(1)}, ${d.param(3)}) ON CONFLICT (endpoint) DO NOTHING`,
+);
+
+/**
+ * Records the attempts of `records` in the caller's transaction: each fenced by its
+ * lease (a record whose lease another sender took over changes nothing and is not
+ * logged). Returns how many were recorded.
+ */
+export async function recordAttempts(
+  x: Executor,
+  records: readonly AttemptRecord[],
+  now: number,
+): Promise<number> {
+  const d = x.dialect;
+  const at = d.nowValue(now);
+  let recorded = 0;
+  for (const r of records) {
+    const { delivery: c, outcome } = r;
+    const fenced =
+      outcome.kind === 'delivered' || outcome.kind === 'dead'
+        ? await x.query(finishText(d), [
+            at,
+            c.eventId,
+            c.key,
+            outcome.kind,
+            r.status,
+            r.error,
+            c.generation,
+          ])
+        : await x.query(retryText(d), [
+            at,
+            c.eventId,
+            c.key,
+            outcome.kind === 'retry' ? outcome.delaySeconds : 0,
+            r.status,
+            r.error,
+            c.generation,
+            outcome.kind === 'gone' ? 1 : 0,
+          ]);
+    if (fenced.changes !== 1) continue;
+    recorded += 1;
+    await x.query(attemptText(d), [
+      at,
+      c.eventId,
+      c.key,
+      c.generation,
+      c.attempt,
+      r.status,
+      r.latencyMs,
+      r.response,
+      r.error,
+    ]);
+    if (outcome.kind === 'gone') {
+      await x.query(disableText(d), [at, c.endpoint, 'it answered 410 Gone']);
+    }
+  }
+  return recorded;
+}
+
+const disabledText = statement(
+  'delivery-disabled',
+  (d) =>
+    `SELECT endpoint, disabled_at, reason FROM ${d.table('disabled_endpoints')} ORDER BY endpoint`,
+);
+
+/** The endpoints disabled by a 410, with when and why. */
+export async function disabledEndpoints(
+  x: Executor,
+): Promise<{ endpoint: string; disabledAt: number; reason: string }[]> {
+  const { rows } = await x.query<{ endpoint: string; disabled_at: number; reason: string }>(
+    disabledText(x.dialect),
+  );
+  return rows.map((r) => ({
+    endpoint: r.endpoint,
+    disabledAt: Number(r.disabled_at),
+    reason: r.reason,
+  }));
+}
+
+/** A delivery row as the lists read it. */
+export interface DeliveryRow {
+  event_id: string;
+  key: string;
+  endpoint: string;
+  state: 'pending' | 'leased' | 'delivered' | 'dead';
+  attempts: number;
+  available_at: number;
+  last_status: number | null;
+  last_error: string | null;
+  finished_at: number | null;
+  body_bytes: number;
+}
+
+/** One row of the attempt log. */
+export interface AttemptRow {
+  attempt: number;
+  generation: number;
+  at: number;
+  status: number | null;
+  latency_ms: number;
+  response: string | null;
+  error: string | null;
+}
+
+const COLUMNS = `event_id, key, endpoint, state, attempts, available_at, last_status, last_error,
+  finished_at, length(body) AS body_bytes`;
+
+/** Deliveries by `(event_id, key)`, filtered by state and endpoint, at most `limit`. */
+export async function selectDeliveries(
+  x: Executor,
+  filter: { state?: string; endpoint?: string; limit: number },
+): Promise<DeliveryRow[]> {
+  const d = x.dialect;
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (filter.state !== undefined) {
+    values.push(filter.state);
+    where.push(`state = ${d.param(values.length)}`);
+  }
+  if (filter.endpoint !== undefined) {
+    values.push(filter.endpoint);
+    where.push(`endpoint = ${d.param(values.length)}`);
+  }
+  values.push(filter.limit);
+  const { rows } = await x.query<DeliveryRow>(
+    `SELECT ${COLUMNS} FROM ${d.table('deliveries')}
+     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY event_id, key LIMIT ${d.param(values.length)}`,
+    values,
+  );
+  return rows;
+}
+
+/** One delivery and its attempt log (oldest first), or null when there is none. */
+export async function selectDelivery(
+  x: Executor,
+  eventId: string,
+  key: string,
+): Promise<{ row: DeliveryRow; attempts: AttemptRow[] } | null> {
+  const d = x.dialect;
+  const { rows } = await x.query<DeliveryRow>(
+    `SELECT ${COLUMNS} FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}`,
+    [eventId, key],
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  const log = await x.query<AttemptRow>(
+    `SELECT attempt, generation, at, status, latency_ms, response, error
+     FROM ${d.table('delivery_attempts')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}
+     ORDER BY generation`,
+    [eventId, key],
+  );
+  return { row, attempts: log.rows };
+}
+
+/** Deliveries per endpoint and state, and attempts logged per endpoint. */
+export async function countDeliveries(x: Executor): Promise<{
+  states: { endpoint: string; state: DeliveryRow['state']; n: number }[];
+  attempts: { endpoint: string; n: number }[];
+}> {
+  const d = x.dialect;
+  const states = await x.query<{ endpoint: string; state: DeliveryRow['state']; n: number }>(
+    `SELECT endpoint, state, count(*) AS n FROM ${d.table('deliveries')} GROUP BY endpoint, state`,
+  );
+  const attempts = await x.query<{ endpoint: string; n: number }>(
+    `SELECT dl.endpoint, count(*) AS n FROM ${d.table('delivery_attempts')} a
+     JOIN ${d.table('deliveries')} dl ON dl.event_id = a.event_id AND dl.key = a.key
+     GROUP BY dl.endpoint`,
+  );
+  return { states: states.rows, attempts: attempts.rows };
+}
+
+/** The state of one delivery, locked until COMMIT where writers are concurrent; null when there is none. */
+export async function lockDeliveryState(
+  x: Executor,
+  eventId: string,
+  key: string,
+): Promise<string | null> {
+  const d = x.dialect;
+  const { rows } = await x.query<{ state: string }>(
+    `SELECT state FROM ${d.table('deliveries')} WHERE event_id = ${d.param(1)} AND key = ${d.param(2)}${d.rowLocks ? ' FOR UPDATE' : ''}`,
+    [eventId, key],
+  );
+  return rows[0]?.state ?? null;
+}
+
+/**
+ * Dead deliveries back to pending for a new cycle (attempts 0, due now): the one named
+ * by `eventId` and `key`, or every dead one (of `endpoint`, if given). Returns those moved.
+ */
+export async function redriveDead(
+  x: Executor,
+  now: number,
+  which: { eventId: string; key: string } | { endpoint?: string },
+): Promise<{ event_id: string; key: string }[]> {
+  const d = x.dialect;
+  const set = `state = 'pending', attempts = 0, available_at = ${d.now(1)}, finished_at = NULL`;
+  const [where, values] =
+    'eventId' in which
+      ? [`event_id = ${d.param(2)} AND key = ${d.param(3)}`, [which.eventId, which.key]]
+      : which.endpoint === undefined
+        ? ['TRUE', []]
+        : [`endpoint = ${d.param(2)}`, [which.endpoint]];
+  const { rows } = await x.query<{ event_id: string; key: string }>(
+    `UPDATE ${d.table('deliveries')} SET ${set} WHERE state = 'dead' AND ${where} RETURNING event_id, key`,
+    [d.nowValue(now), ...values],
+  );
+  return rows;
+}
+
+/** Removes an endpoint from the disabled ones; whether it was there. */
+export async function enableDisabledEndpoint(x: Executor, endpoint: string): Promise<boolean> {
+  const { changes } = await x.query(
+    `DELETE FROM ${x.dialect.table('disabled_endpoints')} WHERE endpoint = ${x.dialect.param(1)}`,
+    [endpoint],
+  );
+  return changes > 0;
+}
