@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
   GENERAL_POLICY,
+  type IdPolicy,
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
@@ -10,8 +11,10 @@ import {
   type ParsedBatch,
   parseBatch,
 } from '@onceq/core/internal';
-import { boolFlag, expectPositionals } from '../args.ts';
+import { probeIdPolicy } from '@onceq/core/schema-version';
+import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
+import { resolveDb } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { readStdinWithin } from '../stdin.ts';
@@ -56,7 +59,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   opensStore: true,
   examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
   // The whole envelope is read and validated before the store is even opened.
-  async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
+  async parse({ positionals, values, config, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const split = boolFlag(values, 'split') === true;
     if (file === '-' && ctx.stdinIsTerminal === true) {
@@ -71,17 +74,15 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
           ? await ctx.readStdin()
           : await readStdinWithin(MAX_BATCH_BYTES)
         : await readBatchFile(resolve(ctx.cwd, file), file, split);
-    if (!split)
-      return {
-        batches: [{ chunk: wholeFile(bytes), batch: parseBatch(bytes, GENERAL_POLICY) }],
-        split,
-      };
-    const chunks = splitBatch(bytes);
+    const chunks = split ? splitBatch(bytes) : [wholeFile(bytes)];
+    // The store's policy, read only for a rejected batch (without opening the store).
+    const storePolicy = () =>
+      probeIdPolicy(resolveDb(stringFlag(values, 'db'), ctx.env, ctx.cwd, config).target);
     return {
       split,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
-      batches: chunks.map((chunk) => ({ chunk, batch: parseChunk(chunk) })),
+      batches: await parseChunks(chunks, storePolicy),
     };
   },
   async run({ batches, split }, { store, json, ctx }) {
@@ -126,11 +127,35 @@ function wholeFile(bytes: Uint8Array): Chunk {
   return { bytes, firstLine: 1, lastLine: 1 };
 }
 
+/**
+ * Each chunk's batch, parsed with the widest id envelope: enqueue checks the store's own
+ * id policy in its transaction. A rejected chunk is parsed again with the store's policy,
+ * so that its rejection names every bad line, an event id the store would refuse beside
+ * a line of broken JSON.
+ */
+async function parseChunks(
+  chunks: readonly Chunk[],
+  storePolicy: () => Promise<IdPolicy>,
+): Promise<EnqueueArgs['batches']> {
+  const batches: EnqueueArgs['batches'] = [];
+  for (const chunk of chunks) {
+    try {
+      batches.push({ chunk, batch: parseChunk(chunk, GENERAL_POLICY) });
+    } catch (error) {
+      if (!(error instanceof BatchRejectedError)) throw error;
+      // A store that cannot be read now is reported when enqueue opens it.
+      const policy = await storePolicy().catch(() => GENERAL_POLICY);
+      if (policy.kind !== 'general') parseChunk(chunk, policy);
+      throw error;
+    }
+  }
+  return batches;
+}
+
 /** A chunk's batch; its problems carry line numbers of the whole file. */
-function parseChunk(chunk: Chunk): ParsedBatch {
+function parseChunk(chunk: Chunk, policy: IdPolicy): ParsedBatch {
   try {
-    // The widest id envelope here; enqueue checks the store's own id policy in its transaction.
-    return parseBatch(chunk.bytes, GENERAL_POLICY);
+    return parseBatch(chunk.bytes, policy);
   } catch (error) {
     if (!(error instanceof BatchRejectedError)) throw error;
     const offset = chunk.firstLine - 1;
