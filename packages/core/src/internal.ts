@@ -43,6 +43,7 @@ export {
 export { canonicalize, canonicalJson } from './input/canonical.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
+export { listenAlone } from './listen.ts';
 export { localTime } from './local-time.ts';
 export {
   BackupRefusedError,

@@ -19,7 +19,7 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
     port: {
       type: 'string',
       value: 'P',
-      help: `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`,
+      help: `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one); a port another process holds is refused`,
     },
     host: {
       type: 'string',
