@@ -97,7 +97,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
         if (split && error instanceof BatchRejectedError) {
           // Batches before this one are committed and stay; later ones are not attempted.
           ctx.err(
-            `onceq: batch ${i + 1} of ${batches.length} (lines ${chunk.firstLine}-${chunk.lastLine}) rejected; batches 1-${i} stay enqueued (${accepted} accepted), batches ${i + 2}-${batches.length} were not attempted`,
+            `onceq: batch ${i + 1} of ${batches.length} (lines ${chunk.firstLine}-${chunk.lastLine}) rejected; ${splitOutcome(i, batches.length, accepted)}`,
           );
         }
         throw error;
@@ -122,6 +122,25 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     return 0;
   },
 });
+
+/**
+ * What stays after batch `failed` (0-based) of `total` was rejected: the batches before
+ * it are committed, the ones after it were not attempted. Ranges of one batch or none
+ * are said as such: `nothing was enqueued`, `batch 1 stays enqueued`.
+ */
+export function splitOutcome(failed: number, total: number, accepted: number): string {
+  const before =
+    failed === 0
+      ? 'nothing was enqueued'
+      : `${failed === 1 ? 'batch 1 stays' : `batches 1-${failed} stay`} enqueued (${accepted} accepted)`;
+  const after = total - failed - 1;
+  if (after === 0) return before;
+  const untried =
+    after === 1
+      ? `batch ${total} was not attempted`
+      : `batches ${failed + 2}-${total} were not attempted`;
+  return `${before}; ${untried}`;
+}
 
 function wholeFile(bytes: Uint8Array): Chunk {
   return { bytes, firstLine: 1, lastLine: 1 };
