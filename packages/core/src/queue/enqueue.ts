@@ -118,7 +118,6 @@ async function insertNew(
   return inserted;
 }
 
-
 function readStored(
   store: Store,
   x: Executor,

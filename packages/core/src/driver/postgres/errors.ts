@@ -181,6 +181,12 @@ export function isRetryable(error: unknown): boolean {
   return code === '40P01' || code === '40001' || code === '23505';
 }
 
+/** The statement named a table (42P01) or a column (42703) the database does not have. */
+export function isMissingTableOrColumn(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '42P01' || code === '42703';
+}
+
 /**
  * The server does not know a named statement the driver believes it prepared
  * (26000), or already has one of that name (42P05): a pooler in transaction mode handed
