@@ -105,8 +105,8 @@ async function withPostgresProbe<T>(
   read: (client: ProbeClient, schema: string) => Promise<T>,
 ): Promise<T> {
   assertSchemaName(schema);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({
+  const { ClosingClient } = await import('./driver/postgres/closing-client.ts');
+  const client = new ClosingClient({
     ...connectionSettings(url).driver,
     connectionTimeoutMillis: 10_000,
     application_name: 'onceq',

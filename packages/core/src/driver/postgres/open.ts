@@ -10,6 +10,7 @@ import { inCallerTransaction } from '../caller-transaction.ts';
 import type { Executor } from '../executor.ts';
 import { postgresDialect, type SqlText } from '../sql-text.ts';
 import { postgresCallerRunner } from './caller-transaction.ts';
+import { ClosingClient } from './closing-client.ts';
 import { completionTx, withSavepoint } from './completion-tx.ts';
 import { guardConnectionLoss } from './connection-loss.ts';
 import { connectFailure, isLostPreparedStatement, isRetryable, POOL_WAIT_MS } from './errors.ts';
@@ -71,6 +72,7 @@ export async function openPostgresStore(
 
   const pool = new pg.Pool({
     ...settings.driver,
+    Client: ClosingClient,
     types,
     max: settings.poolMax ?? DEFAULT_POOL_MAX,
     connectionTimeoutMillis: POOL_WAIT_MS,
