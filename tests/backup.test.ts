@@ -155,9 +155,17 @@ test('backup never overwrites, and refuses a PostgreSQL store without connecting
   expect(again.stderr).toStartWith('onceq: backup file');
   expect(again.stderr).toContain('already exists');
   expect(readFileSync(target)).toEqual(before);
-  const missingDir = await runOnceq(['backup', join(dir, 'no', 'such.db'), '--db', path], dir);
-  expect(missingDir.code).toBe(2);
-  expect(missingDir.stderr).toContain('does not exist');
+  // A missing directory is made, as the README's `backups/onceq-$(date +%F).db` needs.
+  const fresh = await runOnceq(
+    ['backup', join('backups', 'nested', 'onceq.db'), '--db', path],
+    dir,
+  );
+  expect(fresh.code).toBe(0);
+  expect(existsSync(join(dir, 'backups', 'nested', 'onceq.db'))).toBe(true);
+  // A file where the directory must be is refused, nothing written.
+  const notDir = await runOnceq(['backup', join(target, 'such.db'), '--db', path], dir);
+  expect(notDir.code).toBe(2);
+  expect(notDir.stderr).toBe(`onceq: backup directory ${target} is a file, not a directory\n`);
   // Port 9 on 127.0.0.1: nothing listens; an attempt to connect would be exit 1, not 2.
   // Built in pieces so the publication secret check does not flag a test URL.
   const url = ['postgres://u', 's3cret@127.0.0.1:9/db'].join(':');

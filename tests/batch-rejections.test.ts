@@ -1,11 +1,15 @@
 /**
  * What a rejected JSONL envelope says, exactly: the byte and line named for invalid UTF-8 (after valid sequences at both ends of every
  * UTF-8 range), the counts in the file-level sentences, and how a wrong value's kind
- * and a long key are named.
+ * and a long key are named, and that every bad line is named whatever its problem.
  */
-import { describe, expect, test } from 'bun:test';
+import { afterEach, describe, expect, test } from 'bun:test';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
 import { type BatchIssue, BatchRejectedError } from '../packages/core/src/errors.ts';
 import { MAX_BATCH_LINES, parseBatch } from '../packages/core/src/input/batch.ts';
+import { type CliSandbox, cliSandbox } from './support/cli.ts';
 
 const encoder = new TextEncoder();
 
@@ -150,5 +154,80 @@ describe('an unexpected key is quoted, cut after 40 characters', () => {
     expect(issuesOf(`{"event_id":"E0001","payload":{},"${k41}":1}`)[0]?.reason).toBe(
       `unexpected key "${k40}…" (a line has exactly event_id and payload)`,
     );
+  });
+});
+
+/** One line of each kind of problem, and a good one; `n` makes the event id unique. */
+const LINE_KINDS = {
+  good: (n: number) => line(`E${String(n).padStart(4, '0')}`),
+  brokenJson: (n: number) => `{"event_id":"E${String(n).padStart(4, '0')}","payload":{`,
+  badId: (n: number) => line(`E${String(n).padStart(4, '0')}:`),
+  missingKey: (n: number) => `{"event_id":"E${String(n).padStart(4, '0')}"}`,
+  payloadNotObject: (n: number) => line(`E${String(n).padStart(4, '0')}`, '[]'),
+  hugeInteger: (n: number) => line(`E${String(n).padStart(4, '0')}`, `{"n":1${'0'.repeat(400)}}`),
+  duplicateKey: (n: number) => line(`E${String(n).padStart(4, '0')}`, '{"a":1,"a":1}'),
+} as const;
+type LineKind = keyof typeof LINE_KINDS;
+
+describe('a rejection names every bad line, whatever its kind of problem', () => {
+  test('broken JSON on line 3 and a bad event_id on line 2: both lines named', () => {
+    const text = [
+      LINE_KINDS.good(1),
+      LINE_KINDS.badId(262),
+      LINE_KINDS.brokenJson(3),
+      LINE_KINDS.good(4),
+    ].join('\n');
+    expect(issuesOf(text).map((i) => i.line)).toEqual([2, 3]);
+  });
+
+  test('any mix of good and bad lines: exactly the bad lines are named, in order', () => {
+    const kinds = Object.keys(LINE_KINDS) as LineKind[];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...kinds), { minLength: 1, maxLength: 20 }), (mix) => {
+        const text = mix.map((kind, i) => LINE_KINDS[kind](i + 1)).join('\n');
+        const bad = mix.flatMap((kind, i) => (kind === 'good' ? [] : [i + 1]));
+        if (bad.length === 0) {
+          expect(parseBatch(text).entries).toHaveLength(mix.length);
+        } else {
+          const error = rejectionOf(text);
+          expect(error.issues.map((i) => i.line)).toEqual(bad);
+          expect(error.problems).toBe(bad.length);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('onceq enqueue names every bad line before it opens the store', () => {
+  const text = `${[LINE_KINDS.good(1), LINE_KINDS.badId(262), LINE_KINDS.brokenJson(3)].join('\n')}\n`;
+  let box: CliSandbox;
+  afterEach(() => box.cleanup());
+
+  test('a new store (the lesson policy): the event id on line 2 and the JSON on line 3; no store created', async () => {
+    box = cliSandbox();
+    writeFileSync(join(box.cwd, 'bad.jsonl'), text);
+    for (const args of [
+      ['enqueue', 'bad.jsonl'],
+      ['enqueue', '--split', 'bad.jsonl'],
+    ]) {
+      const r = await box.run(args);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('(2 problems)');
+      expect(r.stderr).toContain('  line 2: event_id "E0262:" must match');
+      expect(r.stderr).toContain('  line 3: invalid JSON:');
+    }
+    expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+  });
+
+  test('a store whose policy is general: line 2 fits it, only line 3 is named', async () => {
+    box = cliSandbox();
+    expect((await box.run(['id-policy', 'set', 'general'])).code).toBe(0);
+    writeFileSync(join(box.cwd, 'bad.jsonl'), text);
+    const r = await box.run(['enqueue', 'bad.jsonl']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('(1 problem)');
+    expect(r.stderr).toContain('  line 3: invalid JSON:');
+    expect(r.stderr).not.toContain('line 2');
   });
 });

@@ -1,13 +1,29 @@
 // What a new user meets first, through the real CLI: a redrive of a mistyped id on a
 // store that does not exist creates nothing; status says when a message in backoff is
 // due; prune and its errors print local times; one huge line is named as the problem
-// (no --split hint that cannot help); redrive --help shows examples; a port in use is
-// exit 2 for the console and for the worker's metrics alike.
+// (no --split hint that cannot help); redrive --help shows examples; a port another
+// onceq listener holds is refused, for the console and for the worker's metrics alike.
 import { describe, expect, test } from 'bun:test';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localTime } from '@onceq/core/internal';
-import { cliSandbox, DEMO_JSONL } from './support/cli.ts';
+import { BIN, cliSandbox, DEMO_JSONL } from './support/cli.ts';
+
+/** Reads `stream` until its text contains `needle` (bounded by the test's timeout). */
+async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<void> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (!text.includes(needle)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before ${needle}: ${text}`);
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
 
 const NOW = 1_796_025_600;
 
@@ -110,27 +126,42 @@ describe('the CLI for a new user', () => {
     }
   });
 
-  test('a port in use: exit 2 and one sentence, for the console and for --metrics-port', async () => {
+  test('a port another onceq listener holds is refused (exit 2, one sentence naming it) and the first keeps serving', async () => {
     const box = cliSandbox();
-    const blocker = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    // A free port, given explicitly to both: only then would Bun share it (SO_REUSEPORT).
+    const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    const port = String(probe.port);
+    await probe.stop(true);
+    expect((await box.run(['enqueue', DEMO_JSONL])).code).toBe(0);
+    const first = Bun.spawn(['bun', BIN, 'console', '--port', port], {
+      cwd: box.cwd,
+      env: { ...process.env },
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     try {
-      expect((await box.run(['enqueue', DEMO_JSONL])).code).toBe(0);
-      const port = String(blocker.port);
-      for (const args of [
-        ['console', '--port', port],
-        ['worker', '--metrics-port', port],
-      ]) {
-        const r = await box.run(args);
+      await readUntil(first.stdout, `http://127.0.0.1:${port}`);
+      for (const [args, flag] of [
+        [['console', '--port', port, '--allow-writes'], '--port'],
+        [['worker', '--metrics-port', port], '--metrics-port'],
+      ] as const) {
+        const r = await box.run([...args]);
         expect({ args, code: r.code }).toEqual({ args, code: 2 });
-        expect(
-          r.stderr
-            .trim()
-            .split('\n')
-            .filter((l) => l.startsWith('onceq:')),
-        ).toHaveLength(1);
+        expect(r.stderr.split('\n').filter((l) => l.startsWith('onceq:'))).toEqual([
+          `onceq: port ${port} on 127.0.0.1 is in use by another process; choose another with ${flag}`,
+        ]);
       }
+      // Every request still reaches the first console, read-only as it was started.
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/`);
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain('read-only');
+      }
+      expect(first.exitCode).toBeNull();
     } finally {
-      await blocker.stop(true);
+      first.kill('SIGTERM');
+      await first.exited;
       box.cleanup();
     }
   });

@@ -107,6 +107,20 @@ const readConfig = (dir: string) =>
   JSON.parse(readFileSync(join(dir, 'onceq.config.json'), 'utf8'));
 
 describe('setup with prompts (fake prompter)', () => {
+  test('the store is checked first: a server that cannot be reached stops setup before the other questions', async () => {
+    const dir = tempDir();
+    // Port 9 on 127.0.0.1: nothing listens there.
+    const fake = fakePrompter(['postgres://app@127.0.0.1:9/app', true, 'v1', true, 'lesson']);
+    const { ctx, err } = terminal(dir, fake.prompter);
+    expect(await runCli(['setup', '--now', '1000'], ctx)).toBe(1);
+    expect(fake.asked).toHaveLength(1);
+    expect(fake.asked[0]).toContain('store');
+    expect(err.join('\n')).toContain(
+      'cannot reach PostgreSQL at 127.0.0.1:9/app: connection refused',
+    );
+    expect(existsSync(join(dir, 'onceq.config.json'))).toBe(false);
+  });
+
   test('answers → store created, sample loaded, worker run once, config written', async () => {
     const dir = tempDir();
     const fake = fakePrompter(['store.db', true, 'v2', true, 'general']);
@@ -236,13 +250,13 @@ describe('setup with prompts (fake prompter)', () => {
     expect(readdirSync(other)).toEqual([]);
   });
 
-  test('a store that cannot be opened: exit 1 and the old config untouched', async () => {
+  test('a store path that cannot work: exit 2, as for any command, and the old config untouched', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'adir'));
     writeFileSync(join(dir, 'onceq.config.json'), '{"db":"old.db"}\n');
     const { ctx, err } = terminal(dir, fakePrompter([]).prompter);
-    expect(await runCli(['setup', '--yes', '--db', 'adir'], ctx)).toBe(1);
-    expect(err.join('\n')).toContain('adir');
+    expect(await runCli(['setup', '--yes', '--db', 'adir'], ctx)).toBe(2);
+    expect(err.join('\n')).toContain('cannot use the store adir:');
     expect(readFileSync(join(dir, 'onceq.config.json'), 'utf8')).toBe('{"db":"old.db"}\n');
   });
 });

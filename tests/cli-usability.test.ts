@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { splitOutcome } from '../apps/cli/src/commands/enqueue.ts';
 import { writeConfig } from '../apps/cli/src/config.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL, json } from './support/cli.ts';
 import { runProcess } from './support/spawn.ts';
@@ -229,10 +230,33 @@ describe('large batches: a hint, and enqueue --split', () => {
     const r = await box.run(['enqueue', '--split', 'big.jsonl']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(
-      'batch 2 of 3 (lines 1001-2000) rejected; batches 1-1 stay enqueued (1000 accepted), batches 3-3 were not attempted',
+      'onceq: batch 2 of 3 (lines 1001-2000) rejected; batch 1 stays enqueued (1000 accepted); batch 3 was not attempted\n',
     );
     const s = json<{ messages: { ready: number } }>(await box.run(['status', '--json']));
     expect(s.messages.ready).toBe(1001);
+  });
+
+  test('--split: the first batch conflicts: nothing was enqueued, the next batch not attempted', async () => {
+    writeFileSync(
+      join(box.cwd, 'one.jsonl'),
+      `${line(5, '{"category":"bag","amount_cents":5}')}\n`,
+    );
+    expect((await box.run(['enqueue', 'one.jsonl'])).code).toBe(0);
+    writeFileSync(join(box.cwd, 'big.jsonl'), big(1500));
+    const r = await box.run(['enqueue', '--split', 'big.jsonl']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toStartWith(
+      'onceq: batch 1 of 2 (lines 1-1000) rejected; nothing was enqueued; batch 2 was not attempted\n',
+    );
+  });
+
+  test('what stays after a rejected batch of --split, in words for every position', () => {
+    expect(splitOutcome(0, 1, 0)).toBe('nothing was enqueued');
+    expect(splitOutcome(0, 3, 0)).toBe('nothing was enqueued; batches 2-3 were not attempted');
+    expect(splitOutcome(1, 2, 1000)).toBe('batch 1 stays enqueued (1000 accepted)');
+    expect(splitOutcome(2, 5, 2000)).toBe(
+      'batches 1-2 stay enqueued (2000 accepted); batches 4-5 were not attempted',
+    );
   });
 
   test('--split: a bad line anywhere rejects the file before anything is written', async () => {

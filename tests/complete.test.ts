@@ -8,6 +8,7 @@
 import { describe, expect, test } from 'bun:test';
 import {
   apply,
+  type Completion,
   enqueue,
   type Handler,
   LeaseLostError,
@@ -18,6 +19,7 @@ import {
   work,
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { sql } from '../packages/core/node_modules/kysely';
 import {
   effectViolation,
   MAX_CATEGORY_LENGTH,
@@ -28,6 +30,7 @@ import { claimMany, complete, runHandler } from '../packages/core/src/internal.t
 import { effectsOf, freshStore, handleAll, mustClaim, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from './support/factories.ts';
+import { rawDb } from './support/raw-db.ts';
 
 const context = (eventId: string) => ({
   eventId,
@@ -166,6 +169,63 @@ function completeSuite(factory: BackendFactory): void {
       expect(effects).toHaveLength(24);
       expect(new Set(effects).size).toBe(24);
       expect((await show(store, 'E0004')).state).toBe('ready');
+    });
+
+    test("a completion naming a missing table or column is dead at once with the database's reason; a good one in the batch commits", async () => {
+      const { store } = env();
+      await rawDb(store, (db) =>
+        sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+          db,
+        ),
+      );
+      await enqueue(store, nEvents(5).jsonl);
+      const leases = await claimMany(store, { limit: 5 });
+      const handler: Handler = (_payload, context): Completion => {
+        switch (context.eventId) {
+          case 'E0001':
+            return { insert: { no_such_ledger: { event_id: context.eventId } } };
+          case 'E0002':
+            return { insert: { user_ledger: { event_id: context.eventId, nope: 1 } } };
+          case 'E0003':
+            return {
+              async write(tx) {
+                await tx.query('UPDATE no_such_ledger SET amount = 1');
+              },
+            };
+          case 'E0004':
+            return {
+              async write(tx) {
+                await tx.query('UPDATE user_ledger SET nope = 1');
+              },
+            };
+          default:
+            return { insert: { user_ledger: { event_id: context.eventId, amount: 5 } } };
+        }
+      };
+      const { outcomes, lost } = await handleAll(store, leases, handler);
+      expect(lost).toEqual([]);
+      expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([
+        ['E0001', 'dead'],
+        ['E0002', 'dead'],
+        ['E0003', 'dead'],
+        ['E0004', 'dead'],
+        ['E0005', 'done'],
+      ]);
+      for (const [id, named] of [
+        ['E0001', 'no_such_ledger'],
+        ['E0002', 'nope'],
+        ['E0003', 'no_such_ledger'],
+        ['E0004', 'nope'],
+      ]) {
+        const dead = await show(store, id as string);
+        expect([dead.state, dead.attempts, dead.lastErrorCode]).toEqual([
+          'dead',
+          1,
+          'write_failed',
+        ]);
+        expect(dead.lastErrorDetail).toStartWith("the store refused this message's ");
+        expect(dead.lastErrorDetail).toContain(named as string);
+      }
     });
   });
 }

@@ -563,7 +563,7 @@ describe('the onceq console process', () => {
         const res = await box.run(['console', '--port', String(blocker.port)]);
         expect(res.code).toBe(2);
         expect(res.stderr.trim()).toBe(
-          `onceq: cannot listen on 127.0.0.1:${blocker.port}: port ${blocker.port} is in use: pick another with --port`,
+          `onceq: port ${blocker.port} on 127.0.0.1 is in use by another process; choose another with --port`,
         );
       } finally {
         await blocker.stop(true);

@@ -274,8 +274,8 @@ function eventObjects(factory: BackendFactory) {
           ]),
           BatchRejectedError,
         );
-        expect(conflict.message).toContain(
-          'event 1: event_id E0001 is already stored with a different payload',
+        expect(conflict.message).toBe(
+          'event rejected, nothing was written: event_id E0001 is already stored with a different payload (a correction needs a new event id)',
         );
       });
     });
@@ -300,6 +300,21 @@ function eventObjects(factory: BackendFactory) {
         expect(error.message).toContain('event 3: payload field when is a Date, not a JSON value');
         expect(error.message).toContain('event 5: unexpected key "extra"');
         expect(error.message).toContain('event 6: event_id E0001 conflicts with event 1');
+        expect((await status(store)).messages.ready).toBe(0);
+      });
+    });
+
+    test('a single bad event is said of the event, not of a batch position', async () => {
+      await withCaller(factory, 'kysely', async (store) => {
+        for (const [event, reason] of [
+          [{ eventId: 'E0001', payload: { price: Number.NaN } }, 'payload field price is NaN'],
+          [{ eventId: 'E12', payload: BOOK }, 'event_id "E12" must match'],
+        ] as const) {
+          const error = await rejection(enqueue(store, [event]), BatchRejectedError);
+          expect(error.message).toStartWith(`event rejected, nothing was written: ${reason}`);
+          expect(error.message).not.toContain('event 1');
+          expect(error.issues.map((i) => i.line)).toEqual([1]);
+        }
         expect((await status(store)).messages.ready).toBe(0);
       });
     });

@@ -28,6 +28,8 @@ const key = fc.oneof(
   fc.constantFrom('__proto__', 'constructor', 'a', 'b'),
 );
 const safeInt = fc.maxSafeInteger().map((n) => (Object.is(n, -0) ? 0 : n));
+/** The largest double, exactly: the largest integer the parser keeps. */
+const MAX_DOUBLE = BigInt(Number.MAX_VALUE);
 /** Integers beyond 2^53 (both signs): kept exactly as bigint. */
 const bigInt = fc.bigInt({ min: 2n ** 53n, max: 10n ** 40n }).chain((b) => fc.constantFrom(b, -b));
 const float = fc
@@ -181,6 +183,18 @@ describe('canonical form (properties)', () => {
       RUNS,
     );
   });
+
+  test("integers up to a double's range are kept exactly, however many digits", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 2n ** 53n, max: MAX_DOUBLE }).chain((b) => fc.constantFrom(b, -b)),
+        (b) => {
+          expect(parseJson(b.toString())).toBe(b);
+        },
+      ),
+      RUNS,
+    );
+  });
 });
 
 describe('strict parser rejects (properties)', () => {
@@ -195,6 +209,19 @@ describe('strict parser rejects (properties)', () => {
       });
     fc.assert(
       fc.property(wrapped(duplicate), (t) => {
+        expect(rejects(t)).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
+  test("an integer beyond a double's range anywhere", () => {
+    const beyond = fc
+      .bigInt({ min: MAX_DOUBLE + 1n, max: 10n ** 1000n })
+      .chain((b) => fc.constantFrom(b, -b))
+      .map(String);
+    fc.assert(
+      fc.property(wrapped(beyond), (t) => {
         expect(rejects(t)).toBe(true);
       }),
       RUNS,

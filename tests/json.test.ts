@@ -115,15 +115,21 @@ describe('parseJson rejections', () => {
     expect(reasonOf('-1.5e309')).toBe('number -1.5e309 overflows a double');
   });
 
-  test('the boundary rule: an integer of any size is accepted exactly; a float is rejected only when it overflows a double', () => {
-    // The smallest integer above the largest double, as an integer lexeme: exact bigint.
+  test("the boundary rule: an integer is kept exactly within a double's range and refused beyond it; a float is refused only when it rounds to Infinity", () => {
+    // Beyond 2^53 but within a double's range: an exact bigint.
+    expect(parseJson('18446744073709551616')).toBe(2n ** 64n);
+    expect(canonicalJson('{"n":18446744073709551616}')).toBe('{"n":18446744073709551616}');
+    // The smallest integer above the largest double, and 1 followed by 400 zeros: refused.
     const justAbove = BigInt(Number.MAX_VALUE) + 1n;
-    expect(parseJson(justAbove.toString())).toBe(justAbove);
-    expect(parseJson(`-${justAbove}`)).toBe(-justAbove);
-    const huge = `1${'0'.repeat(400)}`;
-    expect(parseJson(huge)).toBe(10n ** 400n);
-    expect(canonicalJson(`{"n" : ${huge}}`)).toBe(`{"n":${huge}}`);
-    // The same value written as a float: a double. It rounds to Number.MAX_VALUE (finite),
+    expect(reasonOf(justAbove.toString())).toBe(
+      `number ${justAbove.toString().slice(0, 20)}…(309 characters) overflows a double`,
+    );
+    expect(reasonOf(`-${justAbove}`)).toContain('overflows a double');
+    expect(reasonOf(`1${'0'.repeat(400)}`)).toBe(
+      `number 10000000000000000000…(401 characters) overflows a double`,
+    );
+    expect(reasonOf(`{"a":[1,${'9'.repeat(309)}]}`)).toContain('overflows a double');
+    // The same digits written as a float: a double. It rounds to Number.MAX_VALUE (finite),
     // so it is accepted as that float; past the rounding threshold it overflows: rejected.
     const asFloat = parseJson(`${justAbove}.0`);
     expect(asFloat).toBeInstanceOf(JsonFloat);

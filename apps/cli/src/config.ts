@@ -27,8 +27,9 @@ function configSchema(z: typeof import('zod').z) {
     /** A SQLite file (relative to the config file's directory) or a `postgres://` URL. */
     db: z.string().trim().min(1, '"db" must be a non-empty string').optional(),
     /**
-     * The handler `work`, `worker`, `complete` and `redrive --dry-run` use by default: a
-     * version, or your own module (a path relative to the config file's directory).
+     * The handler `work`, `worker`, `complete`, `redrive --dry-run` and the console's
+     * redrive preview use by default: a version, or your own module (a path relative to
+     * the config file's directory).
      */
     handler: z
       .string()

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Handler, OnceqError, type Store } from '@onceq/core';
-import { printable } from '@onceq/core/internal';
+import { listenAlone, printable } from '@onceq/core/internal';
 import { handlers as builtInHandlers, LATEST_HANDLER } from '@onceq/handler';
 import { bareRefusal, consoleFetch } from './app.ts';
 import type { ConsoleState } from './context.ts';
@@ -66,16 +66,6 @@ export interface RunningConsole {
   stop(): Promise<void>;
 }
 
-/**
- * The port is taken, or the address cannot be bound: exit code 2, a usage error like a
- * taken `--metrics-port` (the operator picks another).
- */
-export class ConsoleListenError extends OnceqError {
-  constructor(message: string) {
-    super('listen_failed', 2, message);
-  }
-}
-
 /** The operator token is too easy to guess (see {@link tokenProblem}). Exit code 2. */
 export class WeakTokenError extends OnceqError {
   constructor(message: string) {
@@ -83,7 +73,10 @@ export class WeakTokenError extends OnceqError {
   }
 }
 
-/** Starts the console; resolves once it listens. Stop it with `stop()`. */
+/**
+ * Starts the console; resolves once it listens. Stop it with `stop()`.
+ * @throws ListenRefusedError when another process holds the port (never shared).
+ */
 export function startConsole(options: ConsoleOptions): RunningConsole {
   const host = options.host ?? DEFAULT_HOST;
   const allowWrites = options.allowWrites ?? false;
@@ -111,29 +104,22 @@ export function startConsole(options: ConsoleOptions): RunningConsole {
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
   const handle = consoleFetch(state);
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
+  // Never Bun's development page (working directory, source lines) for a request that
+  // breaks something: a plain 500 that says where the details went.
+  const server = listenAlone(
+    {
       hostname: host,
       port: options.port ?? DEFAULT_PORT,
       maxRequestBodySize: 1_000_000,
-      // Never Bun's development page (working directory, source lines) for a request
-      // that breaks something: a plain 500 that says where the details went.
       development: false,
       fetch: (req, srv) => handle(req, srv.requestIP(req)?.address ?? 'unknown'),
       error: (error) => {
         state.log(`onceq console: internal error: ${printable(error.message)}`);
         return bareRefusal(500, 'Internal error: the console logged it on its standard error.');
       },
-    });
-  } catch (error) {
-    const port = options.port ?? DEFAULT_PORT;
-    const why =
-      (error as { code?: string }).code === 'EADDRINUSE'
-        ? `port ${port} is in use: pick another with --port`
-        : (error as Error).message;
-    throw new ConsoleListenError(`cannot listen on ${host}:${port}: ${why}`);
-  }
+    },
+    '--port',
+  );
   const warnings: string[] = [];
   if (state.hostNames === null && operatorToken === null) {
     warnings.push(

@@ -20,6 +20,14 @@ export interface BatchIssue {
   reason: string;
 }
 
+/** What a rejection's issue numbers count, and how many events the batch held. */
+export interface RejectionUnit {
+  /** JSONL lines (default), or event objects' 1-based positions. */
+  unit?: 'line' | 'event';
+  /** How many event objects were given: a rejection of one is said of the event. */
+  events?: number;
+}
+
 /** The batch as a whole was refused: nothing of it was written. Exit code 3. */
 export class BatchRejectedError extends OnceqError {
   readonly issues: readonly BatchIssue[];
@@ -35,10 +43,14 @@ export class BatchRejectedError extends OnceqError {
   readonly unit: 'line' | 'event';
   constructor(
     issues: readonly BatchIssue[],
-    options?: ErrorOptions & { problems?: number; unit?: 'line' | 'event' },
+    options?: ErrorOptions & RejectionUnit & { problems?: number },
   ) {
     const unit = options?.unit ?? 'line';
-    super('batch_rejected', 3, describeIssues(issues, unit), options);
+    const message =
+      unit === 'event' && options?.events === 1
+        ? `event rejected, nothing was written: ${issues.map((i) => i.reason).join('; ')}`
+        : describeIssues(issues, unit);
+    super('batch_rejected', 3, message, options);
     this.issues = issues;
     this.problems = options?.problems ?? issues.length;
     this.unit = unit;

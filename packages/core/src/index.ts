@@ -127,6 +127,8 @@ export {
   /** A payload: a JSON object as onceq's strict parser read it (integers, bigints, {@link JsonFloat}). */
   type JsonObject,
 } from './input/json-value.ts';
+/** A listener (console, metrics) was refused its port: another process holds it. Exit code 2. */
+export { ListenRefusedError } from './listen.ts';
 export {
   /** `openStore`'s `idPolicy` differs from the store's and the store already holds messages. */
   IdPolicyRefusedError,

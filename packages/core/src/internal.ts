@@ -53,6 +53,7 @@ export {
 } from './input/id-policy.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
+export { listenAlone } from './listen.ts';
 export { duration, localTime, relativeTime } from './local-time.ts';
 export {
   BackupRefusedError,

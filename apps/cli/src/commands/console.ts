@@ -1,7 +1,9 @@
 import { DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, startConsole, tokenProblem } from '@onceq/console';
+import type { Handler } from '@onceq/core';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
+import { chooseHandler, describeChoice, type HandlerChoice } from '../handler-choice.ts';
 import { toJson } from '../output.ts';
 
 interface ConsoleArgs {
@@ -10,6 +12,8 @@ interface ConsoleArgs {
   allowWrites: boolean;
   token: string | null;
   hideFields: string[];
+  /** The handler redrive previews run; null: the built-in v1 and v2, v2 selected. */
+  handler: HandlerChoice | null;
 }
 
 export const consoleCommand = defineCommand<ConsoleArgs>({
@@ -19,7 +23,7 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
     port: {
       type: 'string',
       value: 'P',
-      help: `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`,
+      help: `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one); a port another process holds is refused`,
     },
     host: {
       type: 'string',
@@ -40,10 +44,19 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       value: 'a,b',
       help: 'payload field names shown as (hidden), at any depth',
     },
+    handler: {
+      type: 'string',
+      value: 'v1|v2|./file.ts',
+      help: 'the handler redrive previews run: a version, or your own module (default: config "handler", else v1 and v2)',
+    },
   },
-  examples: ['console', 'console --host 0.0.0.0 --allow-writes   (with ONCEQ_CONSOLE_TOKEN set)'],
+  examples: [
+    'console',
+    'console --handler ./my-handler.ts',
+    'console --host 0.0.0.0 --allow-writes   (with ONCEQ_CONSOLE_TOKEN set)',
+  ],
   opensStore: true,
-  parse({ values, positionals, ctx }) {
+  async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'console');
     const portText = stringFlag(values, 'port');
     const port = portText === undefined ? DEFAULT_PORT : Number(portText);
@@ -69,12 +82,15 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
     if (hideFields.some((f) => f === '')) {
       throw new UsageError('--hide-fields takes field names separated by commas, e.g. email,card');
     }
+    // The same resolution as work and worker: --handler, then the config's "handler".
+    const chosen = await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd);
     return {
       host,
       port,
       allowWrites: boolFlag(values, 'allow-writes') === true,
       token,
       hideFields,
+      handler: chosen.source === 'default' ? null : chosen,
     };
   },
   async run(args, { store, json, ctx }) {
@@ -92,6 +108,7 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       allowWrites: args.allowWrites,
       token: args.token,
       hideFields: args.hideFields,
+      ...previewHandlers(args.handler),
       log: (line) => ctx.err(line),
     });
     for (const line of running.warnings) ctx.err(line);
@@ -111,6 +128,7 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
       else if (running.tokenGenerated)
         ctx.out(`  writes allowed after sign-in; token (shown once): ${running.token}`);
       else ctx.out('  writes allowed after sign-in with your token');
+      if (args.handler !== null) ctx.out(`  redrive previews run ${describeChoice(args.handler)}`);
       ctx.out('  stop with Ctrl-C');
     }
     await stopped;
@@ -118,3 +136,18 @@ export const consoleCommand = defineCommand<ConsoleArgs>({
     return 0;
   },
 });
+
+/**
+ * What the redrive preview offers: your own module alone (the lesson's v1 and v2 know
+ * nothing of your payloads), or the built-in versions with the chosen one selected.
+ */
+function previewHandlers(choice: HandlerChoice | null): {
+  handlers?: Record<string, Handler>;
+  defaultHandler?: string;
+} {
+  if (choice === null) return {};
+  if (choice.kind === 'module') {
+    return { handlers: { [choice.name]: choice.handler }, defaultHandler: choice.name };
+  }
+  return { defaultHandler: choice.name };
+}

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { ParsedBatch } from '@onceq/core';
+import type { IdPolicy, ParsedBatch } from '@onceq/core';
 import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
   GENERAL_POLICY,
@@ -10,8 +10,10 @@ import {
   oversizedLine,
   parseBatch,
 } from '@onceq/core/internal';
-import { boolFlag, expectPositionals } from '../args.ts';
+import { probeIdPolicy } from '@onceq/core/schema-version';
+import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
+import { resolveDb } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { readStdinWithin } from '../stdin.ts';
@@ -56,7 +58,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   opensStore: true,
   examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
   // The whole envelope is read and validated before the store is even opened.
-  async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
+  async parse({ positionals, values, config, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const split = boolFlag(values, 'split') === true;
     if (file === '-' && ctx.stdinIsTerminal === true) {
@@ -71,17 +73,15 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
           ? await ctx.readStdin()
           : await readStdinWithin(MAX_BATCH_BYTES)
         : await readBatchFile(resolve(ctx.cwd, file), file, split);
-    if (!split)
-      return {
-        batches: [{ chunk: wholeFile(bytes), batch: parseBatch(bytes, GENERAL_POLICY) }],
-        split,
-      };
-    const chunks = splitBatch(bytes);
+    const chunks = split ? splitBatch(bytes) : [wholeFile(bytes)];
+    // The store's policy, read only for a rejected batch (without opening the store).
+    const storePolicy = () =>
+      probeIdPolicy(resolveDb(stringFlag(values, 'db'), ctx.env, ctx.cwd, config).target);
     return {
       split,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
-      batches: chunks.map((chunk) => ({ chunk, batch: parseChunk(chunk) })),
+      batches: await parseChunks(chunks, storePolicy),
     };
   },
   async run({ batches, split }, { store, json, ctx }) {
@@ -96,7 +96,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
         if (split && error instanceof BatchRejectedError) {
           // Batches before this one are committed and stay; later ones are not attempted.
           ctx.err(
-            `onceq: batch ${i + 1} of ${batches.length} (lines ${chunk.firstLine}-${chunk.lastLine}) rejected; batches 1-${i} stay enqueued (${accepted} accepted), batches ${i + 2}-${batches.length} were not attempted`,
+            `onceq: batch ${i + 1} of ${batches.length} (lines ${chunk.firstLine}-${chunk.lastLine}) rejected; ${splitOutcome(i, batches.length, accepted)}`,
           );
         }
         throw error;
@@ -122,15 +122,58 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   },
 });
 
+/**
+ * What stays after batch `failed` (0-based) of `total` was rejected: the batches before
+ * it are committed, the ones after it were not attempted. Ranges of one batch or none
+ * are said as such: `nothing was enqueued`, `batch 1 stays enqueued`.
+ */
+export function splitOutcome(failed: number, total: number, accepted: number): string {
+  const before =
+    failed === 0
+      ? 'nothing was enqueued'
+      : `${failed === 1 ? 'batch 1 stays' : `batches 1-${failed} stay`} enqueued (${accepted} accepted)`;
+  const after = total - failed - 1;
+  if (after === 0) return before;
+  const untried =
+    after === 1
+      ? `batch ${total} was not attempted`
+      : `batches ${failed + 2}-${total} were not attempted`;
+  return `${before}; ${untried}`;
+}
+
 function wholeFile(bytes: Uint8Array): Chunk {
   return { bytes, firstLine: 1, lastLine: 1 };
 }
 
+/**
+ * Each chunk's batch, parsed with the widest id envelope: enqueue checks the store's own
+ * id policy in its transaction. A rejected chunk is parsed again with the store's policy,
+ * so that its rejection names every bad line, an event id the store would refuse beside
+ * a line of broken JSON.
+ */
+async function parseChunks(
+  chunks: readonly Chunk[],
+  storePolicy: () => Promise<IdPolicy>,
+): Promise<EnqueueArgs['batches']> {
+  const batches: EnqueueArgs['batches'] = [];
+  for (const chunk of chunks) {
+    try {
+      batches.push({ chunk, batch: parseChunk(chunk, GENERAL_POLICY) });
+    } catch (error) {
+      if (!(error instanceof BatchRejectedError)) throw error;
+      // A store that cannot be read now is reported when enqueue opens it.
+      const policy = await storePolicy().catch(() => GENERAL_POLICY);
+      if (policy.kind !== 'general') parseChunk(chunk, policy);
+      throw error;
+    }
+  }
+  return batches;
+}
+
 /** A chunk's batch; its problems carry line numbers of the whole file. */
-function parseChunk(chunk: Chunk): ParsedBatch {
+function parseChunk(chunk: Chunk, policy: IdPolicy): ParsedBatch {
   try {
-    // The widest id envelope here; enqueue checks the store's own id policy in its transaction.
-    return parseBatch(chunk.bytes, GENERAL_POLICY);
+    return parseBatch(chunk.bytes, policy);
   } catch (error) {
     if (!(error instanceof BatchRejectedError)) throw error;
     const offset = chunk.firstLine - 1;

@@ -1,4 +1,6 @@
+import { resolve } from 'node:path';
 import { formatIdPolicy, parseIdPolicy } from '@onceq/core/internal';
+import { isPostgresUrl } from '@onceq/core/postgres';
 import { boolFlag, expectPositionals, GLOBAL_FLAGS, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { CONFIG_FILE, checkHandlerFlag, hasPassword, readConfig } from '../config.ts';
@@ -15,6 +17,7 @@ import {
   setupDefaults,
   unanswered,
 } from '../setup/steps.ts';
+import { storePathProblem } from '../store-path.ts';
 
 interface SetupArgs {
   flags: SetupFlags;
@@ -26,7 +29,10 @@ export const setupCommand = defineCommand<SetupArgs>({
   summary:
     'guided setup: store, schema, sample events, handler, first run; writes onceq.config.json',
   flags: {
-    db: { ...GLOBAL_FLAGS.db, help: 'the store (default: the current config, else ./onceq.db)' },
+    db: {
+      ...GLOBAL_FLAGS.db,
+      help: 'the store (default: the current config, else ./onceq.db); checked before the other questions',
+    },
     handler: {
       ...HANDLER_FLAG,
       help: 'the handler to write into the config: a version, or your own module (default: config "handler", then v1)',
@@ -103,6 +109,7 @@ export const setupCommand = defineCommand<SetupArgs>({
         prompting ? prompter : null,
         setupDefaults(existing),
         ctx.cwd,
+        (db) => checkStore(db, ctx.cwd),
       );
       const result = await performSetup(answers, {
         cwd: ctx.cwd,
@@ -144,3 +151,17 @@ export const setupCommand = defineCommand<SetupArgs>({
     }
   },
 });
+
+/**
+ * The store answer, checked before the other questions: a PostgreSQL server is reached
+ * (nothing created: the same read as `onceq --version`), a SQLite path must be writable.
+ */
+async function checkStore(db: string, cwd: string): Promise<void> {
+  if (isPostgresUrl(db)) {
+    const { probeSchemaVersion } = await import('@onceq/core/schema-version');
+    await probeSchemaVersion(db);
+    return;
+  }
+  const problem = storePathProblem(resolve(cwd, db), 'write');
+  if (problem !== null) throw new UsageError(`cannot use the store ${db}: ${problem}`);
+}

@@ -71,7 +71,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     'metrics-port': {
       type: 'string',
       value: 'P',
-      help: 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P',
+      help: 'serve /metrics (Prometheus) and /healthz on 127.0.0.1:P; a port another process holds is refused',
     },
     'log-format': {
       type: 'string',
@@ -129,13 +129,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     });
     let server: MetricsServer | undefined;
     if (args.metricsPort !== undefined) {
-      try {
-        server = serveMetrics(args.metricsPort, metrics, () => worker.health());
-      } catch (error) {
-        throw new UsageError(
-          `--metrics-port ${args.metricsPort}: cannot listen on 127.0.0.1 (${(error as Error).message})`,
-        );
-      }
+      server = serveMetrics(args.metricsPort, metrics, () => worker.health());
     }
     const stopped = stopOnSignals(worker, { timeoutMs: args.shutdownTimeout * 1000, log });
     await worker.start();

@@ -68,12 +68,17 @@ export function unanswered(flags: SetupFlags): (keyof SetupAnswers)[] {
   return (['db', 'handler', 'sample', 'run'] as const).filter((key) => flags[key] === undefined);
 }
 
-/** Each answer: the flag, else the prompt (when a prompter is given), else the default. */
+/**
+ * Each answer: the flag, else the prompt (when a prompter is given), else the default.
+ * The store comes first and `checkStore` checks it at once, before any other question:
+ * a server that cannot be reached stops setup before the user answers the rest.
+ */
 export async function resolveAnswers(
   flags: SetupFlags,
   prompter: Prompter | null,
   defaults: SetupAnswers,
   cwd = '.',
+  checkStore: (db: string) => Promise<void> = async () => {},
 ): Promise<SetupAnswers> {
   // Asked one after another, in this order; a flag skips its question.
   const answer = async <T>(given: T | undefined, fallback: T, ask: (p: Prompter) => Promise<T>) =>
@@ -91,6 +96,7 @@ export async function resolveAnswers(
       },
     }),
   );
+  await checkStore(db.trim() === '' ? defaults.db : db.trim());
   const sample = await answer(flags.sample, defaults.sample, (p) =>
     p.confirm({
       message: 'Load the 5 sample events of the demo story?',

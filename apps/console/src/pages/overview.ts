@@ -61,6 +61,18 @@ function deadCard(report: StatusReport, ages: OverviewData, now: number): Html {
 <p><a href="/dlq">Review and redrive →</a></p>`;
 }
 
+/**
+ * What was processed: every done message, whether its outcome is the lesson's money
+ * effect or a completion of your own handler (a done message has exactly one of them).
+ */
+function processed(report: StatusReport): string {
+  const done = report.messages.done;
+  const completions = Math.max(0, done - report.effects);
+  const parts = [`${report.effects} money effect${report.effects === 1 ? '' : 's'}`];
+  if (completions > 0) parts.push(`${completions} completion${completions === 1 ? '' : 's'}`);
+  return `${done} processed: ${parts.join(', ')}`;
+}
+
 /** The part of the overview that refreshes live. */
 export function overviewFragment(state: ConsoleState, data: OverviewData): Html {
   const { report, now } = data;
@@ -78,12 +90,12 @@ export function overviewFragment(state: ConsoleState, data: OverviewData): Html 
 <section class="card" aria-labelledby="h-totals"><h2 id="h-totals">Totals by category</h2>
 ${
   categories.length === 0
-    ? html`<p class="muted">no effects yet: nothing has been processed</p>`
+    ? html`<p class="muted">${report.messages.done === 0 ? 'nothing has been processed yet' : "no money effects: each done message recorded its own handler's outcome"}</p>`
     : html`<table><thead><tr><th scope="col">category</th><th scope="col" class="num">amount_cents</th></tr></thead><tbody>
 ${categories.map(([c, amount]) => html`<tr><th scope="row">${c}</th><td class="num" data-testid="total-${c}">${amount}</td></tr>`)}
 <tr><th scope="row">total</th><td class="num" data-testid="total-all">${report.total}</td></tr></tbody></table>`
 }
-<p class="muted">${report.effects} effects</p></section>
+<p class="muted" data-testid="processed">${processed(report)}</p></section>
 <section class="card wide" aria-labelledby="h-rate"><h2 id="h-rate">Throughput</h2>
 ${throughputChart(state.throughput.rates(), now, state.throughput.window)}</section>
 </div>`;

@@ -1,9 +1,10 @@
-import { TemporaryFailure } from '../errors.ts';
+import { PermanentFailure, TemporaryFailure } from '../errors.ts';
 import type { RowGroup } from '../handler/completion-rows.ts';
 import type { FailureMove } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { CompletionWrite } from './driver.ts';
 import type { Executor } from './executor.ts';
+import { writeRefusal } from './write-refusal.ts';
 
 export type UserWrite = Extract<CompletionWrite, { completion: unknown }>;
 
@@ -130,16 +131,18 @@ export async function insertValues(
   }
 }
 
-/** One message's `insert` rows; a row the database refuses is a temporary `write_failed`. */
+/**
+ * One message's `insert` rows; a row the database refuses is a `write_failed`, permanent
+ * when it names a missing table or column ({@link writeRefusal}).
+ */
 async function insertOwnRows(write: UserWrite, steps: CompletionSteps) {
   try {
     await insertRows(write.completion.rows, steps);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new TemporaryFailure(
-      'write_failed',
-      `the store refused this message's insert rows: ${reason}`,
-    );
+    const { kind, code, detail } = writeRefusal(error, 'insert rows');
+    throw kind === 'permanent'
+      ? new PermanentFailure(code, detail)
+      : new TemporaryFailure(code, detail);
   }
 }
 

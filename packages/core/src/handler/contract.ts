@@ -98,10 +98,11 @@ export interface CompletionParts {
  * A handler's own rows, written in the ACK's transaction after the fence check: what
  * `insert` names and what `write(tx)` writes commit if and only if the ACK commits (a
  * stale lease writes none of them). A row the database refuses fails its message alone
- * (temporary `write_failed`, the database's reason); a `write` that throws rolls back
- * everything of its message and fails it (a branded failure keeps its kind and code;
- * anything else is a temporary `handler_error`). At least one of `insert`, `write` and
- * `deliver`.
+ * (temporary `write_failed`, the database's reason; permanent when it names a missing
+ * table or column); a `write` that throws rolls back everything of its message and
+ * fails it (a branded failure keeps its kind and code; a missing table or column is a
+ * permanent `write_failed`; anything else is a temporary `handler_error`). At least one
+ * of `insert`, `write` and `deliver`.
  */
 export type Completion = CompletionParts &
   (

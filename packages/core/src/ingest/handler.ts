@@ -18,9 +18,9 @@ import { BatchRejectedError } from '../errors.ts';
 import type { BatchEntry, ParsedBatch } from '../input/batch.ts';
 import { MAX_BATCH_BYTES, MAX_BATCH_LINES } from '../input/batch.ts';
 import { parseEvents } from '../input/events.ts';
+import { GENERAL_POLICY } from '../input/id-policy.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { JsonParseError, parseJson } from '../input/parse-json.ts';
-import { GENERAL_POLICY } from '../input/id-policy.ts';
 import { enqueue } from '../queue/enqueue.ts';
 import {
   type IngestSource,

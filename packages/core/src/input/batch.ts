@@ -150,7 +150,7 @@ export class BatchCollector {
     if (issues.length > 0) {
       const options = {
         problems: issues.length,
-        ...(this.unit === 'event' ? { unit: this.unit } : {}),
+        ...(this.unit === 'event' ? { unit: this.unit, events: lines } : {}),
       };
       throw new BatchRejectedError(capIssues(issues), options);
     }

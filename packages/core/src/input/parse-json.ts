@@ -6,20 +6,22 @@
  * RFC 8259 JSON and additionally rejects:
  * - a repeated key in any object at any depth (compared after unescaping, whatever the values);
  * - the constants `NaN`, `Infinity`, `-Infinity` (they are not JSON, but say so clearly);
- * - a float lexeme (with `.` or an exponent) whose value overflows a double, i.e. that
- *   `Number()` would turn into ±Infinity;
+ * - a number too large for a double: a float lexeme (with `.` or an exponent) that
+ *   `Number()` would round to ±Infinity, or an integer lexeme whose exact value is beyond
+ *   ±`Number.MAX_VALUE`;
  * - lone UTF-16 surrogates in strings, written as `\ud800` escapes or present raw;
  * - nesting deeper than `maxDepth` (default 64) levels.
  *
  * It keeps the kind of every number: integers become a `number` (or a `bigint` beyond
  * `Number.MAX_SAFE_INTEGER`, exact), floats become a {@link JsonFloat}.
  *
- * The boundary rule: **an integer lexeme of any size is accepted and kept exact** (a
- * bigint; the 10,000-byte payload limit bounds it), **a float lexeme is a double** and is
- * rejected only when it overflows one. So `1` followed by 400 zeros is accepted while
- * `1e400` is rejected; an integer just above `Number.MAX_VALUE` is accepted exactly, and
- * the same digits written as a float are accepted when they round to a finite double. Objects have a null
- * prototype, so `"__proto__"` and `"constructor"` are ordinary own keys.
+ * The boundary rule: **an integer lexeme is kept exact** (a bigint beyond 2^53, such as
+ * 2^64) **within a double's range**, and refused beyond ±`Number.MAX_VALUE`, since a
+ * reader holding it as a double would get Infinity; **a float lexeme is a double** and is
+ * rejected only when it rounds to Infinity. So `1` followed by 400 zeros and `1e400` are
+ * both rejected; the integer one above `Number.MAX_VALUE` is rejected, while the same
+ * digits written as a float round to `Number.MAX_VALUE` and are accepted. Objects have a
+ * null prototype, so `"__proto__"` and `"constructor"` are ordinary own keys.
  *
  * The parser is iterative (an explicit stack, no recursion): a hostile 100k-deep `[[[[…`
  * gets a clean {@link JsonParseError}, never a stack overflow.
@@ -47,6 +49,7 @@ export interface ParseJsonOptions {
 export const DEFAULT_MAX_DEPTH = 64;
 
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
+const MAX_DOUBLE_BIG = BigInt(Number.MAX_VALUE);
 
 // Parser state. The parser is synchronous and never re-entered, so module state is safe and
 // avoids the cost of closures capturing a mutable cursor.
@@ -367,9 +370,12 @@ function readNumber(): JsonValue {
     for (let k = neg ? 1 : 0; k < lexeme.length; k++) v = v * 10 + (lexeme.charCodeAt(k) - 0x30);
     return neg && v !== 0 ? -v : v;
   }
-  // Integers of any size stay exact: no double is involved, so none can overflow.
+  // Integers stay exact; only one beyond the largest double (309 digits or more) is refused.
   const big = BigInt(lexeme);
   if (big <= MAX_SAFE_BIG && big >= -MAX_SAFE_BIG) return Number(big);
+  if (big > MAX_DOUBLE_BIG || big < -MAX_DOUBLE_BIG) {
+    throw new JsonParseError(`number ${shorten(lexeme)} overflows a double`, start + 1);
+  }
   return big;
 }
 

@@ -3,14 +3,14 @@
  * backed up with PostgreSQL's own tools (`pg_dump`), see docs/operations.md.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
-import { existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store } from '../driver/backend.ts';
 import { OnceqError } from '../errors.ts';
 import { MESSAGE_STATES, type MessageState } from '../states.ts';
 import type { StatusReport } from '../types.ts';
 
-/** The backup was refused before anything was written: exists, no directory, PostgreSQL. Exit code 2. */
+/** The backup was refused before anything was written: exists, not a directory, PostgreSQL. Exit code 2. */
 export class BackupRefusedError extends OnceqError {
   constructor(message: string) {
     super('backup_refused', 2, message);
@@ -35,8 +35,10 @@ export interface BackupResult {
  * Restore: stop the workers, move the copy into place (delete the old `-wal`/`-shm`
  * files next to it), run `onceq doctor`.
  *
- * @throws BackupRefusedError for a PostgreSQL store, an existing `file`, or a missing
- * directory; nothing is written then.
+ * A missing directory of `file` is made, with its parents.
+ *
+ * @throws BackupRefusedError for a PostgreSQL store, an existing `file`, or a directory
+ * that is a file or cannot be made; nothing is written then.
  */
 export async function backup(store: Store, file: string): Promise<BackupResult> {
   if (!store.driver.capabilities.backup) {
@@ -47,9 +49,18 @@ export async function backup(store: Store, file: string): Promise<BackupResult> 
   if (existsSync(file)) {
     throw new BackupRefusedError(`backup file ${file} already exists; onceq never overwrites one`);
   }
+  // A missing directory is made (`backups/onceq-$(date +%F).db` works the first time);
+  // a file standing where a directory must be is refused.
   const dir = dirname(file);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new BackupRefusedError(`backup directory ${dir} does not exist`);
+  if (existsSync(dir) && !statSync(dir).isDirectory()) {
+    throw new BackupRefusedError(`backup directory ${dir} is a file, not a directory`);
+  }
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new BackupRefusedError(
+      `cannot make the backup directory ${dir}: ${(error as Error).message}`,
+    );
   }
   const temporary = `${file}.partial-${process.pid}-${Date.now()}`;
   try {

@@ -1,6 +1,6 @@
 /** The id-policy and tombstone checks enqueue runs inside its transaction. */
 import { createHash } from 'node:crypto';
-import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { type BatchIssue, BatchRejectedError, type RejectionUnit } from '../errors.ts';
 import { type BatchEntry, MAX_BATCH_ISSUES } from '../input/batch.ts';
 import { idMatcher, idRefusal, LESSON_POLICY, parseIdPolicy } from '../input/id-policy.ts';
 import { localTime } from '../local-time.ts';
@@ -13,7 +13,7 @@ import { localTime } from '../local-time.ts';
 export function checkIds(
   entries: readonly BatchEntry[],
   policyText: string | undefined,
-  unit: 'line' | 'event' = 'line',
+  unit: RejectionUnit = {},
 ): void {
   const policy = policyText === undefined ? LESSON_POLICY : parseIdPolicy(policyText);
   const fits = idMatcher(policy);
@@ -29,7 +29,7 @@ export function checkIds(
       reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
     });
   }
-  if (issues.length > 0) throw new BatchRejectedError(issues, { unit });
+  if (issues.length > 0) throw new BatchRejectedError(issues, unit);
 }
 
 /** Hex SHA-256 of a canonical payload's UTF-8 bytes: what a tombstone keeps. */

@@ -5,6 +5,7 @@
  */
 import type { Store } from '../driver/backend.ts';
 import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver/driver.ts';
+import { completionFailureOf, writeRefusal } from '../driver/write-refusal.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import {
@@ -75,8 +76,8 @@ const NEVER = new AbortController().signal;
  * make a batch's write fail with a value it changes after the check. If the database
  * refuses a batch's write anyway (a trigger, a constraint of the user's), the batch is
  * recorded again one message at a time, so each gets its own outcome; a message whose
- * own write is refused fails temporarily with code `write_failed` and the database's
- * reason. A store that cannot be written at all (disk full, unreachable) throws.
+ * own write is refused fails with code `write_failed` and the database's reason
+ * (permanent for a missing table or column, see driver/write-refusal.ts). A store that cannot be written at all (disk full, unreachable) throws.
  *
  * Crash points: `after-handler` before the write, `after-effect-insert`,
  * `after-completion-write` and `after-ack` in it (before COMMIT, except PostgreSQL's one
@@ -159,7 +160,8 @@ function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite 
     return {
       lease,
       completion: result.completion,
-      failed: (error, now) => afterFailure(protocol, lease.attempt, failureOf(error), now),
+      failed: (error, now) =>
+        afterFailure(protocol, lease.attempt, completionFailureOf(error), now),
     };
   }
   return { lease, failure: (now) => afterFailure(protocol, lease.attempt, result.failure, now) };
@@ -213,8 +215,8 @@ async function oneByOne(
 }
 
 /**
- * One message whose write the database refused: its failure instead (temporary
- * `write_failed`, the database's reason as detail). When even that is refused, the
+ * One message whose write the database refused: its failure instead (`write_failed`,
+ * the database's reason as detail, permanent for a missing table or column). When even that is refused, the
  * original error is thrown: the lease then runs out and lazy recovery retries it.
  */
 async function refused(
@@ -223,12 +225,7 @@ async function refused(
   error: unknown,
   options: CompleteOptions,
 ): Promise<CompleteResult> {
-  const reason = error instanceof Error ? error.message : String(error);
-  const failure = {
-    kind: 'temporary' as const,
-    code: 'write_failed',
-    detail: `the store refused this message's completion: ${reason}`,
-  };
+  const failure = writeRefusal(error, 'completion');
   const instead: ClaimResult = { lease: only.lease, result: { failure } };
   let report: CompleteReport;
   try {

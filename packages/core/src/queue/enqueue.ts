@@ -2,7 +2,7 @@ import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/executor.ts';
-import { type BatchIssue, BatchRejectedError } from '../errors.ts';
+import { type BatchIssue, BatchRejectedError, type RejectionUnit } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
 import {
@@ -69,7 +69,8 @@ export async function enqueue(
     : within === undefined
       ? await parseWithPolicy(store, input)
       : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
-  const unit = batch.unit ?? 'line';
+  const unit: RejectionUnit =
+    batch.unit === 'event' ? { unit: 'event', events: batch.lines } : { unit: 'line' };
   return store.transact(async (x) => {
     const now = store.clock();
     const policyText = await store.driver.readIdPolicy(x);
@@ -107,7 +108,7 @@ async function insertNew(
   x: Executor,
   entries: readonly BatchEntry[],
   now: number,
-  unit: Unit,
+  unit: RejectionUnit,
 ): Promise<number> {
   if (entries.length === 0) return 0;
   const inserted = await store.driver.insertMessages(x, entries, now);
@@ -116,9 +117,6 @@ async function insertNew(
   }
   return inserted;
 }
-
-/** What a rejection's numbers count: JSONL lines, or positions of event objects. */
-type Unit = 'line' | 'event';
 
 function readStored(
   store: Store,
@@ -134,10 +132,10 @@ function readStored(
 function rejectConflicts(
   entries: readonly BatchEntry[],
   stored: readonly StoredForEnqueue[],
-  unit: Unit,
+  unit: RejectionUnit,
 ) {
   const conflicts = findConflicts(entries, stored);
-  if (conflicts.length > 0) throw new BatchRejectedError(conflicts, { unit });
+  if (conflicts.length > 0) throw new BatchRejectedError(conflicts, unit);
 }
 
 /**

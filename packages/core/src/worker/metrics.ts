@@ -1,6 +1,7 @@
 import type * as PromClient from 'prom-client';
 import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
+import { listenAlone } from '../listen.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
 import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
@@ -161,45 +162,50 @@ export interface MetricsServer {
  * Serves `/metrics` (Prometheus text format) and `/healthz` on 127.0.0.1 only.
  * `/healthz` is 200 `ok` while `healthy()` says so (the worker is running and its last
  * store round trip worked), else 503 with the reason. Port 0 picks a free port.
+ *
+ * @throws ListenRefusedError when another process holds the port (never shared).
  */
 export function serveMetrics(
   port: number,
   metrics: WorkerMetrics,
   healthy: () => string | true,
 ): MetricsServer {
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port,
-    // Never Bun's development page (working directory, source lines) nor its multi-line
-    // dump on stderr: a request that cannot be read is a plain 400.
-    development: false,
-    error: () => new Response('internal error\n', { status: 500 }),
-    async fetch(request) {
-      let path: string;
-      try {
-        path = new URL(request.url).pathname;
-      } catch {
-        return new Response('malformed request: it names no valid Host\n', { status: 400 });
-      }
-      if (path === '/metrics') {
+  const server = listenAlone(
+    {
+      hostname: '127.0.0.1',
+      port,
+      // Never Bun's development page (working directory, source lines) nor its multi-line
+      // dump on stderr: a request that cannot be read is a plain 400.
+      development: false,
+      error: () => new Response('internal error\n', { status: 500 }),
+      async fetch(request) {
+        let path: string;
         try {
-          return new Response(await metrics.render(), {
-            headers: { 'content-type': metrics.contentType },
-          });
-        } catch (error) {
-          const why = error instanceof Error ? error.message : String(error);
-          return new Response(`store unavailable: ${why}\n`, { status: 503 });
+          path = new URL(request.url).pathname;
+        } catch {
+          return new Response('malformed request: it names no valid Host\n', { status: 400 });
         }
-      }
-      if (path === '/healthz') {
-        const health = healthy();
-        return health === true
-          ? new Response('ok\n')
-          : new Response(`${health}\n`, { status: 503 });
-      }
-      return new Response('not found: try /metrics or /healthz\n', { status: 404 });
+        if (path === '/metrics') {
+          try {
+            return new Response(await metrics.render(), {
+              headers: { 'content-type': metrics.contentType },
+            });
+          } catch (error) {
+            const why = error instanceof Error ? error.message : String(error);
+            return new Response(`store unavailable: ${why}\n`, { status: 503 });
+          }
+        }
+        if (path === '/healthz') {
+          const health = healthy();
+          return health === true
+            ? new Response('ok\n')
+            : new Response(`${health}\n`, { status: 503 });
+        }
+        return new Response('not found: try /metrics or /healthz\n', { status: 404 });
+      },
     },
-  });
+    '--metrics-port',
+  );
   return {
     port: server.port ?? port,
     stop: async () => {

@@ -83,6 +83,11 @@ function messageOf(error: unknown): string {
   return (message.split('\n')[0] ?? '').trim().replace(/\.$/, '');
 }
 
+/** node-postgres' words when the server asks for a SCRAM password and the URL has none. */
+function asksForPassword(error: unknown): boolean {
+  return /client password must be a string/i.test(messageOf(error));
+}
+
 /** The reason part of a connection failure, in a few words, without any password. */
 function reasonOf(error: unknown, url: string): string {
   const code = codeOf(error);
@@ -97,6 +102,9 @@ function reasonOf(error: unknown, url: string): string {
   }
   if (/timeout/i.test(messageOf(error))) return 'connection timed out';
   if (code === '28P01') return 'password authentication failed';
+  if (asksForPassword(error)) {
+    return 'the server asks for a password and the URL has none; set it in ONCEQ_DB or ~/.pgpass';
+  }
   if (code === '53300') return 'the server refuses more connections (max_connections is reached)';
   return scrub(messageOf(error), url) || 'unknown error';
 }
@@ -107,7 +115,8 @@ function reasonOf(error: unknown, url: string): string {
  */
 export function connectFailure(error: unknown, url: string): StoreUnavailableError {
   const code = codeOf(error);
-  const verb = code in NETWORK_REASONS || code === '' ? 'cannot reach' : 'cannot connect to';
+  const reached = !(code in NETWORK_REASONS || code === '') || asksForPassword(error);
+  const verb = reached ? 'cannot connect to' : 'cannot reach';
   return new StoreUnavailableError(
     `${verb} PostgreSQL at ${describeTarget(url)}: ${reasonOf(error, url)}`,
     { cause: error },
@@ -179,6 +188,12 @@ export function mapQueryError(error: unknown, url: string): unknown {
 export function isRetryable(error: unknown): boolean {
   const code = codeOf(error);
   return code === '40P01' || code === '40001' || code === '23505';
+}
+
+/** The statement named a table (42P01) or a column (42703) the database does not have. */
+export function isMissingTableOrColumn(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '42P01' || code === '42703';
 }
 
 /**

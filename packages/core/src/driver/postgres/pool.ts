@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { ConnectionUse } from '../backend.ts';
+import { ClosingClient } from './closing-client.ts';
 
 /** How long growth pauses after a refused connection, ms; the next refusal waits longer. */
 const GROWTH_PAUSES_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -195,7 +196,7 @@ export class ConnectionPool {
 
   async #open(): Promise<pg.Client> {
     this.#opening++;
-    const client = new pg.Client(this.options);
+    const client = new ClosingClient(this.options);
     const lose = () => this.#lose(client);
     client.on('error', lose);
     client.on('end', lose);
