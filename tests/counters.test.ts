@@ -21,6 +21,7 @@ import {
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { sql } from '../packages/core/node_modules/kysely';
+import type { MessageState, StatusReport } from '../packages/core/src/internal.ts';
 import { prune, release } from '../packages/core/src/internal.ts';
 import { findCounterDrift } from '../packages/core/src/maintenance/counters.ts';
 import { enqueueDemo, freshStore } from './conformance/harness.ts';
@@ -48,8 +49,8 @@ async function counted(store: Store) {
       db,
     ),
   );
-  const messages: Record<string, number> = { ready: 0, leased: 0, done: 0, dead: 0 };
-  for (const r of states) messages[r.state] = Number(r.n);
+  const messages: StatusReport['messages'] = { ready: 0, leased: 0, done: 0, dead: 0 };
+  for (const r of states) messages[r.state as MessageState] = Number(r.n);
   const totals: Record<string, number> = {};
   for (const r of [...effects].sort((a, b) => (a.category < b.category ? -1 : 1)))
     totals[r.category] = Number(r.v);

@@ -80,7 +80,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0007_event_id_check_by_length');
+      expect(report.schemaVersion).toBe('0008_ordering_keys');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -193,6 +193,22 @@ function doctorSuite(factory: BackendFactory) {
         `UPDATE messages SET payload = NULL, pruned_at = 5, payload_sha256 = '${'a'.repeat(64)}' WHERE event_id = 'E0004'`,
       );
       expect(problems(await doctor(store))).toContain('tombstone_inconsistent');
+    });
+
+    test('an ordering key with two heads, and a waiting message with nothing before it', async () => {
+      const store = await worked();
+      const events = ['E0101', 'E0102', 'E0103'].map((eventId) => ({
+        eventId,
+        payload: { category: 'book', amount_cents: 1 },
+        key: 'K',
+      }));
+      await enqueue(store, events);
+      expect(problems(await doctor(store))).toEqual([]);
+      await run(store, "UPDATE messages SET state = 'ready' WHERE event_id = 'E0102'");
+      expect(problems(await doctor(store))).toContain('key_two_heads');
+      // Deleted behind the protocol's back: nothing before E0103 will ever release it.
+      await run(store, "DELETE FROM messages WHERE event_id IN ('E0101', 'E0102')");
+      expect(problems(await doctor(store))).toContain('key_stuck');
     });
 
     test('stored ids that do not fit the recorded id policy, and an unreadable policy', async () => {

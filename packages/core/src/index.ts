@@ -136,6 +136,7 @@ export {
    */
   redrive,
 } from './queue/redrive.ts';
+export { skip } from './queue/skip.ts';
 export type {
   /** The right to process one message, `(eventId, generation)`, valid while `now < leaseUntil`. */
   Lease,

@@ -42,6 +42,7 @@ export {
 } from './input/batch.ts';
 export { canonicalize, canonicalJson } from './input/canonical.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
+export { assignKeys, type KeyOptions } from './input/ordering-key.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
 export { localTime } from './local-time.ts';
 export {
@@ -86,6 +87,7 @@ export {
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
 export { type QueueAges, queueAges } from './queue/ages.ts';
+export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
 export {
   type ClaimedLease,
@@ -121,6 +123,7 @@ export {
   isMessageState,
   MESSAGE_STATES,
   type MessageState,
+  reportedStates,
 } from './states.ts';
 export { isPostgresUrl } from './target.ts';
 export {

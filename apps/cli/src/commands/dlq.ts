@@ -1,9 +1,10 @@
 import { dlq } from '@onceq/core';
-import { countDlq, MAX_PAGE, type MessageView, printable } from '@onceq/core/internal';
+import { blockedKeys, countDlq, MAX_PAGE, type MessageView, printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
 import { plural, RawJson, table, toJson, truncate } from '../output.ts';
+import { formatBlocked } from './status.ts';
 
 interface DlqArgs {
   limit: number | undefined;
@@ -36,6 +37,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
         toJson(
           dead.map((m) => ({
             event_id: m.eventId,
+            ...(m.key === null ? {} : { key: m.key }),
             attempts: m.attempts,
             generation: m.generation,
             last_error: m.lastErrorCode,
@@ -59,6 +61,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
     for (const m of dead) {
       if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
     }
+    for (const line of formatBlocked(await blockedKeys(store, { limit: 10 }))) ctx.out(line);
     return 0;
   },
 });

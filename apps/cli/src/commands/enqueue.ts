@@ -2,7 +2,9 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
+  assignKeys,
   GENERAL_POLICY,
+  type KeyOptions,
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
@@ -10,7 +12,7 @@ import {
   type ParsedBatch,
   parseBatch,
 } from '@onceq/core/internal';
-import { boolFlag, expectPositionals } from '../args.ts';
+import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
@@ -23,6 +25,22 @@ interface EnqueueArgs {
   split: boolean;
 }
 
+/** The ordering-key flags as enqueue's options; none when no key is asked for. */
+function keyOptions(values: Parameters<typeof stringFlag>[0]): KeyOptions {
+  const keyField = stringFlag(values, 'key-field');
+  const optional = boolFlag(values, 'key-field-optional') === true;
+  if (keyField === undefined) {
+    if (optional) throw new UsageError('--key-field-optional needs --key-field');
+    return {};
+  }
+  if (keyField.split('.').some((part) => part.length === 0)) {
+    throw new UsageError(
+      `--key-field needs a dotted path into the payload such as customer.id, got ${JSON.stringify(keyField)}`,
+    );
+  }
+  return { keyField, keyFieldOptional: optional };
+}
+
 const n = (value: number) => value.toLocaleString('en-US');
 
 export const enqueueCommand = defineCommand<EnqueueArgs>({
@@ -33,6 +51,15 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     help: [['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin']],
   },
   flags: {
+    'key-field': {
+      type: 'string',
+      value: 'PATH',
+      help: "each event's ordering key: a dotted path into its payload (customer.id); a line without it rejects the batch",
+    },
+    'key-field-optional': {
+      type: 'boolean',
+      help: 'with --key-field: a payload without the field gives an event without a key',
+    },
     split: {
       type: 'boolean',
       help: `enqueue a larger file as consecutive batches of up to ${n(MAX_BATCH_LINES)} lines, each all or nothing`,
@@ -54,11 +81,16 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     ],
   ],
   opensStore: true,
-  examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
+  examples: [
+    'enqueue events.jsonl',
+    'enqueue --key-field customer.id orders.jsonl',
+    'enqueue --split big.jsonl --json',
+  ],
   // The whole envelope is read and validated before the store is even opened.
   async parse({ positionals, values, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const split = boolFlag(values, 'split') === true;
+    const keys = keyOptions(values);
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
@@ -73,7 +105,9 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
         : await readBatchFile(resolve(ctx.cwd, file), file, split);
     if (!split)
       return {
-        batches: [{ chunk: wholeFile(bytes), batch: parseBatch(bytes, GENERAL_POLICY) }],
+        batches: [
+          { chunk: wholeFile(bytes), batch: assignKeys(parseBatch(bytes, GENERAL_POLICY), keys) },
+        ],
         split,
       };
     const chunks = splitBatch(bytes);
@@ -81,7 +115,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       split,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
-      batches: chunks.map((chunk) => ({ chunk, batch: parseChunk(chunk) })),
+      batches: chunks.map((chunk) => ({ chunk, batch: assignKeys(parseChunk(chunk), keys) })),
     };
   },
   async run({ batches, split }, { store, json, ctx }) {

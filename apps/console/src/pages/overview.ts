@@ -5,7 +5,7 @@
  * number of open pages polling every 2 s stay under one round a second.
  */
 import { status } from '@onceq/core';
-import { MESSAGE_STATES, type QueueAges, queueAges, type StatusReport } from '@onceq/core/internal';
+import { type QueueAges, queueAges, reportedStates, type StatusReport } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { duration, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
@@ -65,13 +65,14 @@ function deadCard(report: StatusReport, ages: QueueAges, now: number): Html {
 /** The part of the overview that refreshes live. */
 export function overviewFragment(state: ConsoleState, data: OverviewData): Html {
   const { report, ages, now } = data;
-  const total = MESSAGE_STATES.reduce((sum, s) => sum + report.messages[s], 0);
+  const states = reportedStates(report.messages);
+  const total = states.reduce((sum, s) => sum + (report.messages[s] ?? 0), 0);
   const categories = Object.entries(report.totals);
   return html`<div class="cards">
 <section class="card" aria-labelledby="h-states"><h2 id="h-states">Messages by state</h2>
-<table><tbody>${MESSAGE_STATES.map(
+<table><tbody>${states.map(
     (s) =>
-      html`<tr><th scope="row"><a href="/messages?state=${s}">${s}</a></th><td class="num" data-testid="count-${s}">${report.messages[s]}</td></tr>`,
+      html`<tr><th scope="row"><a href="/messages?state=${s}">${s}</a></th><td class="num" data-testid="count-${s}">${report.messages[s] ?? 0}</td></tr>`,
   )}<tr><th scope="row">total</th><td class="num">${total}</td></tr></tbody></table></section>
 <section class="card" aria-labelledby="h-ready"><h2 id="h-ready">Oldest ready message</h2>${readyAge(ages, now)}</section>
 <section class="card" aria-labelledby="h-dead"><h2 id="h-dead">Dead letters</h2>${deadCard(report, ages, now)}</section>

@@ -1,10 +1,11 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
-import type { StoredForEnqueue } from '../driver/driver.ts';
+import type { NewMessage, StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
+import { assignKeys, type KeyOptions } from '../input/ordering-key.ts';
 import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
 import {
   formatIdPolicy,
@@ -13,13 +14,14 @@ import {
   parseIdPolicy,
 } from '../maintenance/id-policy.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
+import { KEY_RELEASING_STATES, type MessageState } from '../states.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /** What {@link enqueue} stores: JSONL bytes or text, event objects, or a parsed batch. */
 export type EnqueueInput = Uint8Array | string | readonly EventInput[] | ParsedBatch;
 
-export interface EnqueueOptions {
+export interface EnqueueOptions extends KeyOptions {
   /**
    * A transaction the caller holds open on the store's database (a Kysely transaction on
    * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
@@ -69,13 +71,16 @@ export async function enqueue(
     : within === undefined
       ? await parseWithPolicy(store, input)
       : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
+  const keyed = assignKeys(batch, options);
   const unit = batch.unit ?? 'line';
   return store.transact(async (x) => {
     const now = store.clock();
     const policyText = await store.driver.readIdPolicy(x);
     remember(store, policyText);
-    checkIds(batch.entries, policyText, unit);
-    const accepted = await insertNew(store, x, batch.entries, now, unit);
+    checkIds(keyed.entries, policyText, unit);
+    const accepted = keyed.entries.some((entry) => entry.key !== undefined)
+      ? await insertKeyed(store, x, keyed.entries, now, unit)
+      : await insertNew(store, x, keyed.entries, now, unit);
     if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');
     return {
@@ -117,6 +122,58 @@ async function insertNew(
   return inserted;
 }
 
+/**
+ * {@link insertNew} for a batch with ordering keys (docs/ordering.md). Under the keys'
+ * locks (taken in sorted order, so two enqueues sharing keys never wait on each other
+ * in a cycle), and only then reading: the stored rows of the batch's ids (a duplicate is
+ * skipped, a conflict rejects the batch) and each key's last message. A new keyed
+ * message takes the next position in its key and is `ready` if its key has no unfinished
+ * message (it is the head), else `waiting`; a batch's messages of one key follow each
+ * other in batch order.
+ */
+async function insertKeyed(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+  unit: Unit,
+): Promise<number> {
+  const keys = [...new Set(entries.flatMap((entry) => entry.key ?? []))].sort();
+  await store.driver.lockKeys(x, keys);
+  const stored = await readStored(store, x, entries);
+  rejectConflicts(entries, stored, unit);
+  const storedIds = new Set(stored.map((row) => row.event_id));
+  const tails = new Map<string, { seq: number; state: MessageState }>();
+  for (const tail of await store.driver.keyTails(x, keys)) tails.set(tail.ordering_key, tail);
+  const rows: NewMessage[] = [];
+  for (const entry of entries) {
+    if (storedIds.has(entry.eventId)) continue;
+    if (entry.key === undefined) {
+      rows.push({ eventId: entry.eventId, payload: entry.payload });
+      continue;
+    }
+    const tail = tails.get(entry.key);
+    const seq = (tail?.seq ?? 0) + 1;
+    const state = tail === undefined || releasesKey(tail.state) ? 'ready' : 'waiting';
+    tails.set(entry.key, { seq, state });
+    rows.push({
+      eventId: entry.eventId,
+      payload: entry.payload,
+      ordering: { name: entry.key, seq, state },
+    });
+  }
+  const inserted = await store.driver.insertMessages(x, rows, now);
+  // A line stored by a concurrent enqueue since the read (PostgreSQL: the same id without
+  // this key; the same key waits on its lock): a conflict, or a duplicate without a key.
+  if (inserted < rows.length) rejectConflicts(entries, await readStored(store, x, entries), unit);
+  return inserted;
+}
+
+/** Whether a key whose last message is in `state` has nothing unfinished. */
+function releasesKey(state: MessageState): boolean {
+  return (KEY_RELEASING_STATES as readonly string[]).includes(state);
+}
+
 /** What a rejection's numbers count: JSONL lines, or positions of event objects. */
 type Unit = 'line' | 'event';
 
@@ -155,7 +212,12 @@ function findConflicts(
   for (const entry of entries) {
     const existing = byId.get(entry.eventId);
     if (existing === undefined) continue;
-    if (existing.payload === null) {
+    if ((existing.ordering_key ?? undefined) !== entry.key) {
+      conflicts.push({
+        line: entry.line,
+        reason: `event_id ${entry.eventId} is already stored ${existing.ordering_key === null ? 'without an ordering key' : `with ordering key ${JSON.stringify(existing.ordering_key)}`} (an event id names one event in the whole store)`,
+      });
+    } else if (existing.payload === null) {
       // Pruned: only the tombstone's hash is left to compare with.
       if (existing.payload_sha256 !== payloadSha256(entry.payload)) {
         conflicts.push(prunedConflict(entry, existing.pruned_at));

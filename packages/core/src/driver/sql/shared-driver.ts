@@ -30,6 +30,7 @@ import {
   readIdPolicyRow,
   writeIdPolicy,
 } from './meta.ts';
+import { blockedKeys, countBlockedKeys, keyTails } from './ordering.ts';
 import { prunableCount, prunePage, pruneRows } from './prune.ts';
 
 type SharedMethods =
@@ -54,7 +55,10 @@ type SharedMethods =
   | 'recount'
   | 'violations'
   | 'expiredLeases'
-  | 'appliedMigrations';
+  | 'appliedMigrations'
+  | 'keyTails'
+  | 'blockedKeys'
+  | 'countBlockedKeys';
 
 const count = (row: { n: unknown } | undefined) => Number(row?.n ?? 0);
 
@@ -131,4 +135,7 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
   expiredLeases,
   appliedMigrations: async (x) =>
     (await rowsOf<{ name: string }>(x, appliedMigrations)).map((r) => r.name),
+  keyTails,
+  blockedKeys,
+  countBlockedKeys,
 };

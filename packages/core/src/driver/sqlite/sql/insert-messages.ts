@@ -1,3 +1,4 @@
+import type { NewMessage } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
 import { statementFor } from '../../sql-text.ts';
 
@@ -27,6 +28,23 @@ VALUES ${rows.join(', ')}
 ON CONFLICT (event_id) DO NOTHING`;
 });
 
+/**
+ * {@link insertText} for messages with ordering keys: each row also binds its key, its
+ * `seq` and its state (`ready` for its key's head, else `waiting`).
+ */
+const insertKeyedText = statementFor('enqueue-insert-keyed', (_, n) => {
+  const rows = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const p = 5 * i + 2;
+    rows[i] = `(?${p}, ?${p + 1}, ?${p + 2}, 0, 0, ?1, NULL, ?1, ?1, ?${p + 3}, ?${p + 4})`;
+  }
+  return `INSERT INTO messages
+  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
+   ordering_key, seq)
+VALUES ${rows.join(', ')}
+ON CONFLICT (event_id) DO NOTHING`;
+});
+
 /** The next insert's row count: the full chunk, else the largest power of two that fits. */
 function insertSize(remaining: number): number {
   if (remaining >= INSERT_CHUNK) return INSERT_CHUNK;
@@ -40,9 +58,10 @@ function insertSize(remaining: number): number {
  */
 export async function insertMessages(
   x: Executor,
-  rows: readonly { eventId: string; payload: string }[],
+  rows: readonly NewMessage[],
   now: number,
 ): Promise<number> {
+  if (rows.some((row) => row.ordering !== undefined)) return insertKeyed(x, rows, now);
   let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
@@ -54,6 +73,27 @@ export async function insertMessages(
       values[2 * k + 2] = row.payload;
     }
     inserted += (await x.query(insertText(x.dialect, size), values)).changes;
+    i += size;
+  }
+  return inserted;
+}
+
+/** {@link insertMessages} of a batch holding keyed messages (unkeyed rows bind nulls). */
+async function insertKeyed(x: Executor, rows: readonly NewMessage[], now: number) {
+  let inserted = 0;
+  for (let i = 0; i < rows.length; ) {
+    const size = insertSize(rows.length - i);
+    const values = new Array<unknown>(5 * size + 1);
+    values[0] = now;
+    for (let k = 0; k < size; k++) {
+      const row = rows[i + k] as NewMessage;
+      values[5 * k + 1] = row.eventId;
+      values[5 * k + 2] = row.payload;
+      values[5 * k + 3] = row.ordering?.state ?? 'ready';
+      values[5 * k + 4] = row.ordering?.name ?? null;
+      values[5 * k + 5] = row.ordering?.seq ?? null;
+    }
+    inserted += (await x.query(insertKeyedText(x.dialect, size), values)).changes;
     i += size;
   }
   return inserted;
