@@ -6,6 +6,7 @@ import {
   type EventInput,
   enqueue,
   fail,
+  type Handler,
   NotDeadError,
   redrive,
   type Store,
@@ -190,6 +191,64 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
       await rejection(enqueue(store, keyed(undefined, 1, 1)), BatchRejectedError);
       expect(await snapshot(store)).toEqual(before);
       expect(await enqueue(store, keyed('A', 1, 1))).toEqual({ accepted: 0, duplicates: 1 });
+    });
+
+    test('enqueues racing with claims and ACKs on other connections: every key handled in order, one at a time, none left waiting', async () => {
+      const { store } = env();
+      const KEYS = 5;
+      const BATCHES = 12;
+      const next = new Map<string, number>();
+      const violations: string[] = [];
+      const inFlight = new Set<string>();
+      let handled = 0;
+      // The handler sees the key's messages strictly one after another, in enqueue order.
+      const handler: Handler = async (payload, context) => {
+        const key = String(payload.k);
+        const i = Number(payload.i);
+        if (inFlight.has(key)) violations.push(`${key}#${i} while another of ${key} ran`);
+        if ((next.get(key) ?? 0) !== i) violations.push(`${key}#${i} out of order`);
+        inFlight.add(key);
+        next.set(key, i + 1);
+        // Let other handlers run meanwhile: one of the same key would find it in flight.
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight.delete(key);
+        handled++;
+        return handlers.v1(payload, context);
+      };
+      let producing = true;
+      const produce = async () => {
+        for (let b = 0; b < BATCHES; b++) {
+          const events = Array.from({ length: KEYS * 2 }, (_, j) => {
+            const k = `K${j % KEYS}`;
+            const i = b * 2 + Math.floor(j / KEYS);
+            const n = b * KEYS * 2 + j + 1;
+            return {
+              eventId: `E${String(n).padStart(4, '0')}`,
+              payload: { category: 'book', amount_cents: n, k, i },
+            };
+          });
+          await enqueue(store, events, { keyField: 'k' });
+        }
+        producing = false;
+      };
+      const consume = async () => {
+        for (;;) {
+          const leases = await claimMany(store, { limit: 3 });
+          if (leases.length === 0 && !producing) return;
+          await Promise.all(leases.map((lease) => apply(store, lease, handler)));
+        }
+      };
+      await Promise.all([produce(), consume(), consume(), consume()]);
+      await drain(store);
+      expect(violations).toEqual([]);
+      expect(handled).toBe(KEYS * 2 * BATCHES);
+      expect((await status(store)).messages).toEqual({
+        ready: 0,
+        leased: 0,
+        done: KEYS * 2 * BATCHES,
+        dead: 0,
+      });
+      expect(await findCounterDrift(store)).toEqual([]);
     });
 
     test('keyField takes the key from the payload; a line without it rejects the batch naming it', async () => {
