@@ -80,3 +80,46 @@ test('--key-field-optional without --key-field, and an empty path part, are usag
   expect(empty.code).toBe(2);
   expect(empty.stderr).toContain('--key-field needs a dotted path');
 });
+
+test('enqueue --delay and --at hold new messages until their time; a bad time is a usage error', async () => {
+  box = cliSandbox();
+  writeFileSync(join(box.cwd, 'one.jsonl'), batch(line('E0001', order('book', 1))));
+  writeFileSync(join(box.cwd, 'two.jsonl'), batch(line('E0002', order('book', 2))));
+  expect((await box.run(['enqueue', 'one.jsonl', '--delay', '10m', '--now', '1000'])).code).toBe(0);
+  const at = await box.run([
+    'enqueue',
+    'two.jsonl',
+    '--at',
+    '1970-01-01T00:30:00Z',
+    '--now',
+    '1000',
+  ]);
+  expect(at.code).toBe(0);
+  const status = json<Record<string, unknown>>(
+    await box.run(['status', '--json', '--now', '1000']),
+  );
+  expect([status.oldest_ready_at, status.next_due_at]).toEqual([null, 1600]);
+  expect((await box.run(['claim', '--json', '--now', '1599'])).stdout.trim()).toBe('null');
+  expect(
+    json<{ event_id: string }>(
+      await box.run(['claim', '--json', '--lease', '1000', '--now', '1600']),
+    ).event_id,
+  ).toBe('E0001');
+  expect(
+    json<{ event_id: string }>(await box.run(['claim', '--json', '--now', '1800'])).event_id,
+  ).toBe('E0002');
+  const bad = await box.run(['enqueue', 'one.jsonl', '--at', 'tomorrow']);
+  expect([bad.code, bad.stderr]).toEqual([
+    2,
+    expect.stringContaining('--at needs an ISO 8601 time'),
+  ]);
+  const both = await box.run([
+    'enqueue',
+    'one.jsonl',
+    '--at',
+    '2026-01-01T00:00:00Z',
+    '--delay',
+    '1m',
+  ]);
+  expect([both.code, both.stderr.trim()]).toEqual([2, 'onceq: give --delay or --at, not both']);
+});

@@ -251,6 +251,23 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
       expect(await findCounterDrift(store)).toEqual([]);
     });
 
+    test('delayed events are claimable only from their time; a delayed head holds its key', async () => {
+      const { store, clock } = env();
+      await enqueue(store, keyed(undefined, 1, 1), { delaySeconds: 600 });
+      await enqueue(store, keyed('A', 2, 2), { availableAt: 1300 });
+      expect((await show(store, 'E0001')).availableAt).toBe(1600);
+      expect(await claimIds(store)).toEqual([]);
+      clock.set(1300);
+      const [head] = await claimMany(store, { limit: 10 });
+      expect(head?.eventId).toBe('E0002');
+      await apply(store, head as never, handlers.v1);
+      clock.set(1600);
+      expect(await claimIds(store)).toEqual(['E0003', 'E0001']);
+      await expect(enqueue(store, keyed(undefined, 9, 1), { delaySeconds: -1 })).rejects.toThrow(
+        RangeError,
+      );
+    });
+
     test('keyField takes the key from the payload; a line without it rejects the batch naming it', async () => {
       const { store } = env();
       const lines = [

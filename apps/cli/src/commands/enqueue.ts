@@ -14,6 +14,7 @@ import {
 } from '@onceq/core/internal';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
+import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { readStdinWithin } from '../stdin.ts';
@@ -23,6 +24,26 @@ interface EnqueueArgs {
   /** One batch, or with `--split` the consecutive batches of a larger file. */
   batches: { chunk: Chunk; batch: ParsedBatch }[];
   split: boolean;
+  /** `--delay` / `--at`: when the new messages become claimable. */
+  delay: { delaySeconds?: number; availableAt?: number };
+}
+
+/** `--delay DURATION` or `--at ISO-TIME` as enqueue's options. */
+function delayOptions(values: Parameters<typeof stringFlag>[0]): EnqueueArgs['delay'] {
+  const delay = stringFlag(values, 'delay');
+  const at = stringFlag(values, 'at');
+  if (delay !== undefined && at !== undefined) {
+    throw new UsageError('give --delay or --at, not both');
+  }
+  if (delay !== undefined) return { delaySeconds: parseDuration(delay, '--delay') };
+  if (at === undefined) return {};
+  const ms = Date.parse(at);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(at) || Number.isNaN(ms) || ms < 0) {
+    throw new UsageError(
+      `--at needs an ISO 8601 time such as 2026-12-01T09:30:00Z, got ${JSON.stringify(at)}`,
+    );
+  }
+  return { availableAt: Math.floor(ms / 1000) };
 }
 
 /** The ordering-key flags as enqueue's options; none when no key is asked for. */
@@ -51,6 +72,16 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     help: [['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin']],
   },
   flags: {
+    delay: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'the new messages become claimable this long after enqueue: 90s, 10m, 2h, 1d',
+    },
+    at: {
+      type: 'string',
+      value: 'TIME',
+      help: 'the new messages become claimable at this ISO 8601 time (2026-12-01T09:30:00Z)',
+    },
     'key-field': {
       type: 'string',
       value: 'PATH',
@@ -91,6 +122,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const split = boolFlag(values, 'split') === true;
     const keys = keyOptions(values);
+    const delay = delayOptions(values);
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
@@ -109,23 +141,25 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
           { chunk: wholeFile(bytes), batch: assignKeys(parseBatch(bytes, GENERAL_POLICY), keys) },
         ],
         split,
+        delay,
       };
     const chunks = splitBatch(bytes);
     return {
       split,
+      delay,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
       batches: chunks.map((chunk) => ({ chunk, batch: assignKeys(parseChunk(chunk), keys) })),
     };
   },
-  async run({ batches, split }, { store, json, ctx }) {
+  async run({ batches, split, delay }, { store, json, ctx }) {
     const reports: { batch: number; lines: string; accepted: number; duplicates: number }[] = [];
     let accepted = 0;
     let duplicates = 0;
     for (const [i, { chunk, batch }] of batches.entries()) {
       let result: { accepted: number; duplicates: number };
       try {
-        result = await enqueue(store, batch);
+        result = await enqueue(store, batch, delay);
       } catch (error) {
         if (split && error instanceof BatchRejectedError) {
           // Batches before this one are committed and stay; later ones are not attempted.

@@ -121,6 +121,15 @@ export interface StoredForEnqueue {
 }
 
 /**
+ * When new messages become claimable: at `max(now + seconds, at)`, the statement's now
+ * (on PostgreSQL the server's clock). None: now.
+ */
+export interface EnqueueDelay {
+  readonly seconds: number;
+  readonly at: number;
+}
+
+/**
  * A new message as enqueue stores it. Without a key it is `ready`; with one, enqueue
  * gives its position in the key and whether it is the key's head (`ready`) or held
  * behind it (`waiting`), decided under the key's lock (docs/ordering.md).
@@ -238,7 +247,12 @@ export interface Driver {
    * transaction. An id already stored (committed, or inserted earlier in this
    * transaction) is skipped, not an error; returns how many rows were inserted.
    */
-  insertMessages(x: Executor, rows: readonly NewMessage[], now: number): Promise<number>;
+  insertMessages(
+    x: Executor,
+    rows: readonly NewMessage[],
+    now: number,
+    delay?: EnqueueDelay,
+  ): Promise<number>;
   /**
    * Holds the named ordering keys until the caller's transaction ends, in the order
    * given (callers sort them): an enqueue deciding which of its messages head their key

@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
-import type { NewMessage, StoredForEnqueue } from '../driver/driver.ts';
+import type { EnqueueDelay, NewMessage, StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
@@ -22,6 +22,17 @@ import type { EnqueueResult } from '../types.ts';
 export type EnqueueInput = Uint8Array | string | readonly EventInput[] | ParsedBatch;
 
 export interface EnqueueOptions extends KeyOptions {
+  /**
+   * Delayed events: the batch's new messages become claimable no earlier than this Unix
+   * second. Default: now.
+   */
+  availableAt?: number;
+  /**
+   * Delayed events: the batch's new messages become claimable this many seconds after
+   * enqueue's now (on PostgreSQL the server's clock). Default 0. With
+   * {@link availableAt}, the later of the two.
+   */
+  delaySeconds?: number;
   /**
    * A transaction the caller holds open on the store's database (a Kysely transaction on
    * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
@@ -72,6 +83,7 @@ export async function enqueue(
       ? await parseWithPolicy(store, input)
       : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
   const keyed = assignKeys(batch, options);
+  const delay = delayOf(options);
   const unit = batch.unit ?? 'line';
   return store.transact(async (x) => {
     const now = store.clock();
@@ -79,8 +91,8 @@ export async function enqueue(
     remember(store, policyText);
     checkIds(keyed.entries, policyText, unit);
     const accepted = keyed.entries.some((entry) => entry.key !== undefined)
-      ? await insertKeyed(store, x, keyed.entries, now, unit)
-      : await insertNew(store, x, keyed.entries, now, unit);
+      ? await insertKeyed(store, x, keyed.entries, now, unit, delay)
+      : await insertNew(store, x, keyed.entries, now, unit, delay);
     if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');
     return {
@@ -113,9 +125,10 @@ async function insertNew(
   entries: readonly BatchEntry[],
   now: number,
   unit: Unit,
+  delay: EnqueueDelay | undefined,
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const inserted = await store.driver.insertMessages(x, entries, now);
+  const inserted = await store.driver.insertMessages(x, entries, now, delay);
   if (inserted < entries.length) {
     rejectConflicts(entries, await readStored(store, x, entries), unit);
   }
@@ -137,6 +150,7 @@ async function insertKeyed(
   entries: readonly BatchEntry[],
   now: number,
   unit: Unit,
+  delay: EnqueueDelay | undefined,
 ): Promise<number> {
   const keys = [...new Set(entries.flatMap((entry) => entry.key ?? []))].sort();
   await store.driver.lockKeys(x, keys);
@@ -162,11 +176,26 @@ async function insertKeyed(
       ordering: { name: entry.key, seq, state },
     });
   }
-  const inserted = await store.driver.insertMessages(x, rows, now);
+  const inserted = await store.driver.insertMessages(x, rows, now, delay);
   // A line stored by a concurrent enqueue since the read (PostgreSQL: the same id without
   // this key; the same key waits on its lock): a conflict, or a duplicate without a key.
   if (inserted < rows.length) rejectConflicts(entries, await readStored(store, x, entries), unit);
   return inserted;
+}
+
+/** The options' delay, checked; undefined when there is none. */
+function delayOf(options: EnqueueOptions): EnqueueDelay | undefined {
+  const { availableAt, delaySeconds } = options;
+  if (availableAt === undefined && delaySeconds === undefined) return undefined;
+  for (const [name, value] of [
+    ['availableAt', availableAt],
+    ['delaySeconds', delaySeconds],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new RangeError(`enqueue: ${name} must be a whole number of seconds >= 0, got ${value}`);
+    }
+  }
+  return { seconds: delaySeconds ?? 0, at: availableAt ?? 0 };
 }
 
 /** Whether a key whose last message is in `state` has nothing unfinished. */

@@ -25,6 +25,7 @@ import type {
   CompleteReport,
   CompletionWrite,
   Driver,
+  EnqueueDelay,
   FencedRow,
   NewMessage,
   SnapshotRow,
@@ -309,8 +310,9 @@ const insertMessagesText = statement(
     INSERT INTO ${d.table('messages')}
       (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
        ordering_key, seq)
-    SELECT input.event_id, input.payload, coalesce(input.state, 'ready'), 0, 0, clock.now, NULL,
-      clock.now, clock.now, input.ordering_key, input.seq
+    SELECT input.event_id, input.payload, coalesce(input.state, 'ready'), 0, 0,
+      greatest(clock.now + $7::bigint, $8::bigint), NULL, clock.now, clock.now,
+      input.ordering_key, input.seq
     FROM (SELECT ${d.now(1)} AS now OFFSET 0) AS clock,
       unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
         AS input(event_id, payload, state, ordering_key, seq)
@@ -318,13 +320,14 @@ const insertMessagesText = statement(
 );
 
 /**
- * New messages, one array per column. A batch without keys sends empty arrays for the
+ * New messages, one array per column, claimable at `max(now + $7, $8)`. A batch without keys sends empty arrays for the
  * key columns: `unnest` pads them with NULLs (a `ready` message without a key).
  */
 async function insertMessages(
   x: Executor,
   rows: readonly NewMessage[],
   now: number,
+  delay: EnqueueDelay = { seconds: 0, at: 0 },
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const n = rows.length;
@@ -345,7 +348,7 @@ async function insertMessages(
     }
   }
   const d = x.dialect;
-  const values = [d.nowValue(now), ids, payloads, states, keys, seqs];
+  const values = [d.nowValue(now), ids, payloads, states, keys, seqs, delay.seconds, delay.at];
   return (await x.query(insertMessagesText(d), values)).changes;
 }
 
