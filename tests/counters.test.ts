@@ -7,6 +7,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { MessageState, StatusReport } from '@onceq/core';
 import {
   claim,
   enqueue,
@@ -48,8 +49,8 @@ async function counted(store: Store) {
       db,
     ),
   );
-  const messages: Record<string, number> = { ready: 0, leased: 0, done: 0, dead: 0 };
-  for (const r of states) messages[r.state] = Number(r.n);
+  const messages: StatusReport['messages'] = { ready: 0, leased: 0, done: 0, dead: 0 };
+  for (const r of states) messages[r.state as MessageState] = Number(r.n);
   const totals: Record<string, number> = {};
   for (const r of [...effects].sort((a, b) => (a.category < b.category ? -1 : 1)))
     totals[r.category] = Number(r.v);

@@ -196,6 +196,22 @@ function doctorSuite(factory: BackendFactory) {
       expect(problems(await doctor(store))).toContain('tombstone_inconsistent');
     });
 
+    test('an ordering key with two heads, and a waiting message with nothing before it', async () => {
+      const store = await worked();
+      const events = ['E0101', 'E0102', 'E0103'].map((eventId) => ({
+        eventId,
+        payload: { category: 'book', amount_cents: 1 },
+        key: 'K',
+      }));
+      await enqueue(store, events);
+      expect(problems(await doctor(store))).toEqual([]);
+      await run(store, "UPDATE messages SET state = 'ready' WHERE event_id = 'E0102'");
+      expect(problems(await doctor(store))).toContain('key_two_heads');
+      // Deleted behind the protocol's back: nothing before E0103 will ever release it.
+      await run(store, "DELETE FROM messages WHERE event_id IN ('E0101', 'E0102')");
+      expect(problems(await doctor(store))).toContain('key_stuck');
+    });
+
     test('stored ids that do not fit the recorded id policy, and an unreadable policy', async () => {
       const store = await worked();
       await run(store, "UPDATE onceq_meta SET value = 'pattern:E000[12]' WHERE key = 'id_policy'");

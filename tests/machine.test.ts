@@ -8,6 +8,7 @@ import type { MessageState } from '../packages/core/src/index.ts';
 import { DEFAULT_PROTOCOL, MESSAGE_STATES } from '../packages/core/src/internal.ts';
 import {
   afterFailure,
+  ENQUEUED_STATES,
   fenceViolation,
   inClaimOrder,
   TRANSITIONS,
@@ -97,12 +98,15 @@ describe('claim order and the transition table', () => {
     expect(inClaimOrder(rows).map((r) => r.event_id)).toEqual(['E0001', 'E0003', 'E0002']);
   });
 
-  test('done is terminal, dead leaves only by redrive, and every state is reachable', () => {
+  test('done and skipped are terminal, dead leaves only by redrive or skip, and every state is reachable', () => {
     const moves: [string, { from: MessageState; to: readonly MessageState[] }][] =
       Object.entries(TRANSITIONS);
-    expect(moves.filter(([, t]) => t.from === 'done')).toEqual([]);
-    expect(moves.filter(([, t]) => t.from === 'dead').map(([name]) => name)).toEqual(['redrive']);
-    const reached = new Set(moves.flatMap(([, t]) => [...t.to]));
+    expect(moves.filter(([, t]) => t.from === 'done' || t.from === 'skipped')).toEqual([]);
+    expect(moves.filter(([, t]) => t.from === 'dead').map(([name]) => name)).toEqual([
+      'redrive',
+      'skip',
+    ]);
+    const reached = new Set([...ENQUEUED_STATES, ...moves.flatMap(([, t]) => [...t.to])]);
     expect(MESSAGE_STATES.filter((s) => !reached.has(s))).toEqual([]);
   });
 });

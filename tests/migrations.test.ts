@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  enqueue,
   type Handler,
   listDeliveries,
   openStore,
@@ -15,7 +16,7 @@ import {
   work,
 } from '@onceq/core';
 import { SQL } from 'bun';
-import { claimMany, formatIdPolicy, getIdPolicy } from '../packages/core/src/internal.ts';
+import { claimMany, doctor, formatIdPolicy, getIdPolicy } from '../packages/core/src/internal.ts';
 import { onPostgres } from './support/backends.ts';
 import { testClock } from './support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from './support/old-store.ts';
@@ -176,6 +177,8 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'trigger:messages_count_insert',
         'trigger:messages_count_update',
         'index:messages_dead',
+        'index:messages_key',
+        'trigger:messages_key_release',
         'index:messages_lease',
         'table:onceq_counts',
         'table:onceq_meta',
@@ -278,6 +281,68 @@ test("sqlite: the id CHECK keeps the same envelope as PostgreSQL's", async () =>
     raw.close();
   }
 });
+
+/**
+ * What a 0007 store must still be after 0008 (ordering keys): every row and the money
+ * intact, the counters right, the open lease recovered, the doctor clean; and keyed
+ * messages work on it.
+ */
+async function expectUpgraded0008(store: Store) {
+  expect(await status(store)).toEqual({
+    messages: { ready: 1, leased: 1, done: 1, dead: 1 },
+    effects: 1,
+    totals: { bag: 300 },
+    total: 300,
+  });
+  expect((await doctor(store)).findings).toEqual([]);
+  await enqueue(store, [
+    { eventId: 'E0010', payload: { category: 'book', amount_cents: 1 }, key: 'K' },
+    { eventId: 'E0011', payload: { category: 'book', amount_cents: 2 }, key: 'K' },
+  ]);
+  expect((await claimMany(store, { limit: 10 })).map((l) => l.eventId)).toEqual([
+    'E0002',
+    'E0001',
+    'E0010',
+  ]);
+  expect((await show(store, 'E0011')).state).toBe('waiting');
+}
+
+test('a store of 0007 gets ordering keys (0008) on open: data, counters, effects and completions intact', async () => {
+  const path = join(dir, 'old-0007.db');
+  await sqliteStoreAt(path, '0007_event_id_check_by_length', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectUpgraded0008(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0007 gets 0008', (target) =>
+  test('postgres: a schema of 0007 gets ordering keys (0008) on open: data and counters intact', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const admin = new SQL(target);
+    try {
+      await postgresStoreAt(target, schema, '0007_event_id_check_by_length', async (db) => {
+        // Since 0006 PostgreSQL's statements count effects themselves: a raw insert adds its count.
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002};
+          INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectUpgraded0008(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
 
 /** Each message delivers one webhook to `hooks`. */
 const delivering: Handler = (_payload, context) => ({

@@ -49,15 +49,17 @@ const rows = (n: number) =>
 
 describe('the enqueue INSERT on SQLite', () => {
   const dialect = sqliteDialect;
-  test('binds each row as two values plus one shared time, every state a literal', async () => {
+  test('binds each row as two values plus the shared time and availability, every state a literal', async () => {
     const { x, seen } = recording(dialect);
     await insertMessages(x, rows(4), 1000);
     expect(seen).toHaveLength(1);
     const [{ statement, parameters }] = seen as [(typeof seen)[number]];
-    expect(placeholders(statement.sql)).toEqual(Array.from({ length: 9 }, (_, i) => i + 1));
-    expect(statement.sql).toContain("(?2, ?3, 'ready', 0, 0, ?1, NULL, ?1, ?1)");
-    // The values sit where the text names them: now first, then id and payload per row.
+    expect(placeholders(statement.sql)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect(statement.sql).toContain("(?3, ?4, 'ready', 0, 0, ?2, NULL, ?1, ?1)");
+    // The values sit where the text names them: now and the time the rows become
+    // claimable (now: no delay), then id and payload per row.
     expect(parameters).toEqual([
+      1000,
       1000,
       'E0',
       '{"n":0}',
@@ -70,10 +72,10 @@ describe('the enqueue INSERT on SQLite', () => {
     ]);
   });
 
-  test('a 1000-row batch is two 500-row statements of 1001 values, one text', async () => {
+  test('a 1000-row batch is two 500-row statements of 1002 values, one text', async () => {
     const { x, seen } = recording(dialect);
     await insertMessages(x, rows(1000), 1000);
-    expect(seen.map((s) => s.parameters.length)).toEqual([1001, 1001]);
+    expect(seen.map((s) => s.parameters.length)).toEqual([1002, 1002]);
     expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
   });
 });
@@ -86,10 +88,20 @@ describe('the enqueue INSERT on PostgreSQL', () => {
     expect(seen).toHaveLength(2);
     expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
     const [first] = seen as [(typeof seen)[number]];
-    expect(placeholders(first.statement.sql)).toEqual([1, 2, 3]);
+    expect(placeholders(first.statement.sql)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(first.statement.sql).toContain('onceq.messages');
-    // NULL: the server's clock; then the ids and payloads in row order.
-    expect(first.parameters).toEqual([null, ['E0', 'E1', 'E2'], ['{"n":0}', '{"n":1}', '{"n":2}']]);
+    // NULL: the server's clock; then the ids and payloads in row order; no ordering keys
+    // (empty arrays, padded with NULLs by unnest); no delay.
+    expect(first.parameters).toEqual([
+      null,
+      ['E0', 'E1', 'E2'],
+      ['{"n":0}', '{"n":1}', '{"n":2}'],
+      [],
+      [],
+      [],
+      0,
+      0,
+    ]);
   });
 });
 
@@ -140,7 +152,7 @@ test('a SQLite store stores a full 1000-line batch with two INSERTs, every paylo
       (_, i) => `{"event_id":"${id(i)}","payload":{"n":${i}}}`,
     );
     expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 1000, duplicates: 0 });
-    expect(inserts).toEqual([1001, 1001]);
+    expect(inserts).toEqual([1002, 1002]);
     const stored = await rawDb(store, (db) =>
       db
         .selectFrom('messages')

@@ -19,6 +19,7 @@ import { fenceSuite } from './fence.ts';
 import { idPolicySuite } from './id-policy.ts';
 import { leaseServiceSuite } from './lease-service.ts';
 import { listSuite } from './list.ts';
+import { orderingSuite } from './ordering.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
 import { redriveSuite } from './redrive.ts';
@@ -40,6 +41,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   storySuite(name, factory);
   idPolicySuite(name, factory);
   pruneSuite(name, factory);
+  orderingSuite(name, factory);
 }
 
 /**

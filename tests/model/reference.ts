@@ -63,10 +63,16 @@ export function verdict(choice: HandlerChoice, canonical: string): Verdict {
   return { effect: { category, amountCents: Number(amount) } };
 }
 
+/** The ordering keys a step can give a batch (index 0: no key). */
+export const KEYS = [null, 'A', 'B'] as const;
+
 export interface ModelMessage {
   eventId: string;
   payload: string;
-  state: 'ready' | 'leased' | 'done' | 'dead';
+  state: 'ready' | 'leased' | 'done' | 'dead' | 'waiting' | 'skipped';
+  /** Ordering key and position in it (docs/ordering.md); null without a key. */
+  key: string | null;
+  seq: number | null;
   attempts: number;
   generation: number;
   availableAt: number;
@@ -88,16 +94,23 @@ export class Model {
     this.now = now;
   }
 
-  /** `'conflict'` (nothing written) or the counts; lines are [eventId, payload index]. */
+  /**
+   * `'conflict'` (nothing written) or the counts; lines are [eventId, payload index], all
+   * of ordering key `key`. A keyed message is ready only when no unfinished message of
+   * its key exists (it is the head), else waiting.
+   */
   enqueue(
     lines: readonly (readonly [string, number])[],
+    key: string | null = null,
   ): 'conflict' | { accepted: number; duplicates: number } {
     const seen = new Map<string, string>();
     let accepted = 0;
     let duplicates = 0;
     for (const [id, p] of lines) {
       const canonical = (PAYLOADS[p] as (typeof PAYLOADS)[number]).canonical;
-      const known = seen.get(id) ?? this.messages.get(id)?.payload;
+      const stored = this.messages.get(id);
+      if (stored !== undefined && stored.key !== key) return 'conflict';
+      const known = seen.get(id) ?? stored?.payload;
       if (known === undefined) {
         seen.set(id, canonical);
         accepted++;
@@ -106,10 +119,14 @@ export class Model {
     }
     for (const [id, canonical] of seen) {
       if (this.messages.has(id)) continue;
+      const ofKey = key === null ? [] : this.ofKey(key);
+      const head = !ofKey.some((m) => m.state !== 'done' && m.state !== 'skipped');
       this.messages.set(id, {
         eventId: id,
         payload: canonical,
-        state: 'ready',
+        state: head ? 'ready' : 'waiting',
+        key,
+        seq: key === null ? null : ofKey.length + 1,
         attempts: 0,
         generation: 0,
         availableAt: this.now,
@@ -148,6 +165,31 @@ export class Model {
     });
   }
 
+  /** The messages of `key`, by position. */
+  ofKey(key: string): ModelMessage[] {
+    return [...this.messages.values()]
+      .filter((m) => m.key === key)
+      .sort((a, b) => (a.seq as number) - (b.seq as number));
+  }
+
+  /** A keyed message finished (done or skipped): its key's next waiting message is ready. */
+  release(m: ModelMessage): void {
+    if (m.key === null) return;
+    const next = this.ofKey(m.key).find((w) => w.state === 'waiting');
+    if (next !== undefined) next.state = 'ready';
+  }
+
+  /** `'refused'` when some id is unknown or not dead (nothing changes); else the ids skipped. */
+  skip(ids: readonly string[]): 'refused' | string[] {
+    if (ids.some((id) => this.messages.get(id)?.state !== 'dead')) return 'refused';
+    for (const id of ids) {
+      const m = this.messages.get(id) as ModelMessage;
+      m.state = 'skipped';
+      this.release(m);
+    }
+    return [...ids].sort();
+  }
+
   /** Whether `lease` still holds now: leased, same generation, now < leaseUntil. */
   holds(lease: ModelLease): boolean {
     const m = this.messages.get(lease.eventId);
@@ -167,6 +209,7 @@ export class Model {
       m.state = 'done';
       m.leaseUntil = null;
       m.effect = v.effect;
+      this.release(m);
       return 'done';
     }
     return this.fail(lease, v.fail, v.code);

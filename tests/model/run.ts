@@ -17,6 +17,7 @@ import {
   PermanentFailure,
   redrive,
   type Store,
+  skip,
   status,
   TemporaryFailure,
 } from '@onceq/core';
@@ -29,6 +30,7 @@ import type { TestClock } from '../support/factories.ts';
 import { line } from '../support/factories.ts';
 import {
   type HandlerChoice,
+  KEYS,
   MAX_ATTEMPTS,
   type Model,
   type ModelLease,
@@ -90,11 +92,12 @@ export async function runStep(run: Run, step: Step): Promise<void> {
       const text = lines
         .map(([id, p]) => line(id, (PAYLOADS[p] as (typeof PAYLOADS)[number]).text))
         .join('\n');
-      const expected = model.enqueue(lines);
+      const key = KEYS[step.key] ?? null;
+      const expected = model.enqueue(lines, key);
       if (expected === 'conflict') {
-        await expect(enqueueOn(store, text)).rejects.toBeInstanceOf(BatchRejectedError);
+        await expect(enqueueOn(store, text, key)).rejects.toBeInstanceOf(BatchRejectedError);
       } else {
-        expect(await enqueueOn(store, text)).toEqual(expected);
+        expect(await enqueueOn(store, text, key)).toEqual(expected);
       }
       return;
     }
@@ -159,11 +162,25 @@ export async function runStep(run: Run, step: Step): Promise<void> {
       }
       return;
     }
+    case 'skip': {
+      const ids = step.ids.map((i) => IDS[i] as string);
+      const expected = model.skip(ids);
+      if (expected === 'refused') {
+        const error = await skip(store, ids).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error instanceof NotFoundError || error instanceof NotDeadError).toBe(true);
+      } else {
+        expect(await skip(store, ids)).toEqual(expected);
+      }
+      return;
+    }
   }
 }
 
-function enqueueOn(store: Store, text: string) {
-  return enqueue(store, `${text}\n`);
+function enqueueOn(store: Store, text: string, key: string | null) {
+  return enqueue(store, `${text}\n`, key === null ? {} : { key });
 }
 
 async function applyStep(
@@ -271,6 +288,7 @@ export async function checkInvariants(run: Run): Promise<void> {
     if (m === undefined) return;
     const real = {
       eventId: row.event_id,
+      key: row.ordering_key,
       state: row.state,
       attempts: Number(row.attempts),
       generation: Number(row.generation),
@@ -290,6 +308,7 @@ export async function checkInvariants(run: Run): Promise<void> {
     // The payload (a DLQ message's too) is kept byte for byte, and all the rest agrees.
     expect(real).toEqual({
       eventId: m.eventId,
+      key: m.key,
       state: m.state,
       attempts: m.attempts,
       generation: m.generation,
@@ -301,6 +320,22 @@ export async function checkInvariants(run: Run): Promise<void> {
     });
   }
   expect(messages.length).toBe(model.messages.size);
+  // Per key, on what the store holds: the finished messages (done, skipped) are a prefix
+  // in enqueue order, and at most one message is its head (ready, leased or dead).
+  const byKey = new Map<string, typeof messages>();
+  for (const row of messages) {
+    if (row.ordering_key === null) continue;
+    byKey.set(row.ordering_key, [...(byKey.get(row.ordering_key) ?? []), row]);
+  }
+  for (const rows of byKey.values()) {
+    const states = rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.state);
+    const finished = (s: string) => s === 'done' || s === 'skipped';
+    const firstOpen = states.findIndex((s) => !finished(s));
+    if (firstOpen >= 0) {
+      expect(states.slice(firstOpen + 1).every((s) => s === 'waiting')).toBe(true);
+      expect(states[firstOpen]).not.toBe('waiting');
+    }
+  }
   const report = await status(store);
   const expected = model.totals();
   expect({ effects: report.effects, totals: report.totals, total: report.total }).toEqual(expected);

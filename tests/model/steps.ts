@@ -4,10 +4,10 @@
  * handed out so far), so one generated sequence runs on the real store and on the model.
  */
 import fc from 'fast-check';
-import { type HandlerChoice, PAYLOADS } from './reference.ts';
+import { type HandlerChoice, KEYS, PAYLOADS } from './reference.ts';
 
 /** A small id space, so duplicates, conflicts and re-claims happen often. */
-export const IDS = ['E0001', 'E0002', 'E0003', 'E0004'] as const;
+export const IDS = ['E0001', 'E0002', 'E0003', 'E0004', 'E0005', 'E0006'] as const;
 
 /**
  * How an apply ends: normally; with a crash before COMMIT (a throw inside the
@@ -17,7 +17,7 @@ export const IDS = ['E0001', 'E0002', 'E0003', 'E0004'] as const;
 export type Crash = 'none' | 'before-commit' | 'reply-lost';
 
 export type Step =
-  | { t: 'enqueue'; lines: [number, number][] }
+  | { t: 'enqueue'; lines: [number, number][]; key: number }
   | { t: 'claim'; limit: number; lease: number }
   | { t: 'apply'; lease: number; handler: HandlerChoice; crash: Crash }
   | { t: 'completeMany'; leases: number[]; handlers: HandlerChoice[]; crash: Crash }
@@ -27,7 +27,8 @@ export type Step =
       to: 'plus1' | 'plus2' | 'lease-boundary' | 'lease-boundary-1' | 'available';
       pick: number;
     }
-  | { t: 'redrive'; ids: number[] | 'all' };
+  | { t: 'redrive'; ids: number[] | 'all' }
+  | { t: 'skip'; ids: number[] };
 
 const handler = fc.constantFrom<HandlerChoice>('v1', 'v2', 'temporary', 'permanent', 'throw');
 const crash = fc.constantFrom<Crash>('none', 'none', 'before-commit', 'reply-lost');
@@ -43,6 +44,7 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
         minLength: 1,
         maxLength: 3,
       }),
+      key: fc.nat({ max: KEYS.length - 1 }),
     }),
   },
   {
@@ -93,6 +95,13 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
         fc.constant('all' as const),
         fc.uniqueArray(id, { minLength: 1, maxLength: 2 }),
       ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('skip' as const),
+      ids: fc.uniqueArray(id, { minLength: 1, maxLength: 2 }),
     }),
   },
 );

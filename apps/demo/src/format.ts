@@ -1,6 +1,6 @@
 /** Plain aligned tables for the demo's snapshots. */
 import type { StatusReport } from '@onceq/core';
-import { MESSAGE_STATES } from '@onceq/core/internal';
+import { reportedStates } from '@onceq/core/internal';
 
 /** Aligns `rows` under `header`: the first column left, the others right. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
@@ -18,7 +18,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
 export function snapshotLines(title: string, report: StatusReport): string[] {
   const states = table(
     ['state', 'messages'],
-    MESSAGE_STATES.map((s) => [s, String(report.messages[s])]),
+    reportedStates(report.messages).map((s) => [s, String(report.messages[s])]),
   );
   const categories = Object.keys(report.totals).sort();
   const money = table(

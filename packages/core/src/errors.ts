@@ -85,12 +85,16 @@ export class NotFoundError extends OnceqError {
 /** Redrive was asked for messages that are not dead; nothing changed. Exit code 4. */
 export class NotDeadError extends OnceqError {
   readonly eventIds: readonly string[];
-  constructor(found: readonly { eventId: string; state: string }[]) {
+  constructor(
+    found: readonly { eventId: string; state: string }[],
+    operation: 'redrive' | 'skip' = 'redrive',
+  ) {
     const list = found.map((f) => `${f.eventId} is ${f.state}`).join(', ');
+    const done = operation === 'redrive' ? 'redriven' : 'skipped';
     super(
       'not_dead',
       4,
-      `redrive refused, only dead messages can be redriven (${list}); nothing changed`,
+      `${operation} refused, only dead messages can be ${done} (${list}); nothing changed`,
     );
     this.eventIds = found.map((f) => f.eventId);
   }

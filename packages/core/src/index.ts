@@ -199,6 +199,7 @@ export {
    */
   redrive,
 } from './queue/redrive.ts';
+export { skip } from './queue/skip.ts';
 export type {
   /** How a failure counts: `temporary` (retried) or `permanent` (dead at once). */
   FailureKind,

@@ -52,6 +52,7 @@ export {
   parseIdPolicy,
 } from './input/id-policy.ts';
 export { canonicalFloat, isJsonObject, type JsonValue } from './input/json-value.ts';
+export { assignKeys, type KeyOptions } from './input/ordering-key.ts';
 export { JsonParseError, parseJson } from './input/parse-json.ts';
 export { listenAlone } from './listen.ts';
 export { duration, localTime, relativeTime } from './local-time.ts';
@@ -83,7 +84,8 @@ export {
 } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
-export { claimMany } from './queue/claim.ts';
+export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';
+export { type ClaimOptions, claimMany } from './queue/claim.ts';
 export {
   type ClaimedLease,
   type ClaimResult,
@@ -109,6 +111,11 @@ export {
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
 export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
-export { FAILURE_KINDS, isMessageState, MESSAGE_STATES } from './states.ts';
+export {
+  FAILURE_KINDS,
+  isMessageState,
+  MESSAGE_STATES,
+  reportedStates,
+} from './states.ts';
 export { DEFAULT_PROTOCOL } from './types.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './worker/worker.ts';

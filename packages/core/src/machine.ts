@@ -24,9 +24,22 @@ export const TRANSITIONS = Object.freeze({
   release: { from: 'leased', to: ['ready'] },
   /** dead → ready for a new cycle: attempts reset, generation and payload kept. */
   redrive: { from: 'dead', to: ['ready'] },
+  /** dead → skipped on purpose: final, never done; releases the message's ordering key. */
+  skip: { from: 'dead', to: ['skipped'] },
+  /**
+   * waiting → ready: the key's next message, in the transaction that made the one before
+   * it done or skipped (docs/ordering.md).
+   */
+  releaseKey: { from: 'waiting', to: ['ready'] },
 } as const satisfies Record<string, { from: MessageState; to: readonly MessageState[] }>);
 
 export type TransitionName = keyof typeof TRANSITIONS;
+
+/**
+ * The states enqueue writes: `ready`, or `waiting` for a keyed message behind an
+ * unfinished one of its key.
+ */
+export const ENQUEUED_STATES = ['ready', 'waiting'] as const satisfies readonly MessageState[];
 
 /** The `last_error_detail` lazy recovery writes while the cycle has attempts left. */
 export const RECOVERED_DETAIL = 'the lease expired before an ACK; retried';

@@ -22,6 +22,10 @@ export interface MessagesTable {
   payload_sha256: string | null;
   /** When `onceq prune` removed the payload; `null` while the payload is stored. */
   pruned_at: number | null;
+  /** The message's ordering key (migration 0008), `null` for a message without one. */
+  ordering_key: string | null;
+  /** Its position in its key, from 1 in enqueue order; set exactly when the key is. */
+  seq: number | null;
 }
 
 export interface EffectsTable {

@@ -1,6 +1,6 @@
 import type { Effect } from './handler/contract.ts';
 import type { JsonObject } from './input/json-value.ts';
-import type { FailureKind, MessageState } from './states.ts';
+import type { FailureKind, LESSON_STATES, MessageState } from './states.ts';
 
 /** Protocol knobs. Defaults come from docs/protocol.md §5. */
 export interface ProtocolOptions {
@@ -84,10 +84,19 @@ export interface MessageView {
   prunedAt: number | null;
   /** Hex SHA-256 of the pruned canonical payload (what dedup compares), else `null`. */
   payloadSha256: string | null;
+  /** The message's ordering key (docs/ordering.md), else `null`. */
+  key: string | null;
 }
 
+/**
+ * Messages by state: the lesson's four always; `waiting` and `skipped` (ordering keys,
+ * docs/ordering.md) once the store has held a message in them.
+ */
+export type StateCounts = Record<(typeof LESSON_STATES)[number], number> &
+  Partial<Record<MessageState, number>>;
+
 export interface StatusReport {
-  messages: Record<MessageState, number>;
+  messages: StateCounts;
   effects: number;
   totals: Record<string, number>;
   total: number;

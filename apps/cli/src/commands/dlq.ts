@@ -1,10 +1,11 @@
 import type { MessageView } from '@onceq/core';
 import { dlq } from '@onceq/core';
-import { countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
+import { blockedKeys, countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
 import { plural, RawJson, table, toJson, truncate } from '../output.ts';
+import { formatBlocked } from './status.ts';
 
 interface DlqArgs {
   limit: number | undefined;
@@ -37,6 +38,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
         toJson(
           dead.map((m) => ({
             event_id: m.eventId,
+            ...(m.key === null ? {} : { key: m.key }),
             attempts: m.attempts,
             generation: m.generation,
             last_error_code: m.lastErrorCode,
@@ -60,6 +62,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
     for (const m of dead) {
       if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
     }
+    for (const line of formatBlocked(await blockedKeys(store, { limit: 10 }))) ctx.out(line);
     return 0;
   },
 });

@@ -3,6 +3,7 @@ import cli from '../../../../docs/cli.md' with { type: 'text' };
 import consoleGuide from '../../../../docs/console.md' with { type: 'text' };
 import handlers from '../../../../docs/handlers.md' with { type: 'text' };
 import operations from '../../../../docs/operations.md' with { type: 'text' };
+import ordering from '../../../../docs/ordering.md' with { type: 'text' };
 import packages from '../../../../docs/packages.md' with { type: 'text' };
 import postgres from '../../../../docs/postgres.md' with { type: 'text' };
 import protocol from '../../../../docs/protocol.md' with { type: 'text' };
@@ -23,10 +24,14 @@ export const DOC_TOPICS = {
     summary: 'input format, states, fencing, retries and the guarantees',
     text: protocol,
   },
-  tutorial: { summary: 'eleven experiments, each showing a guarantee at work', text: tutorial },
+  tutorial: { summary: 'twelve experiments, each showing a guarantee at work', text: tutorial },
   handlers: {
     summary: 'writing your own handler, and enqueueing in your transaction',
     text: handlers,
+  },
+  ordering: {
+    summary: 'ordering keys: one at a time per key, in order; blocked keys, skip',
+    text: ordering,
   },
   worker: { summary: 'the worker as a service: loop, signals, metrics, logs', text: worker },
   operations: {

@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import type { IdPolicy, ParsedBatch } from '@onceq/core';
 import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
+  assignKeys,
   GENERAL_POLICY,
+  type KeyOptions,
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
@@ -14,6 +16,7 @@ import { probeIdPolicy } from '@onceq/core/schema-version';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveDb } from '../config.ts';
+import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';
 import { readStdinWithin } from '../stdin.ts';
@@ -23,6 +26,42 @@ interface EnqueueArgs {
   /** One batch, or with `--split` the consecutive batches of a larger file. */
   batches: { chunk: Chunk; batch: ParsedBatch }[];
   split: boolean;
+  /** `--delay` / `--at`: when the new messages become claimable. */
+  delay: { delaySeconds?: number; availableAt?: number };
+}
+
+/** `--delay DURATION` or `--at ISO-TIME` as enqueue's options. */
+function delayOptions(values: Parameters<typeof stringFlag>[0]): EnqueueArgs['delay'] {
+  const delay = stringFlag(values, 'delay');
+  const at = stringFlag(values, 'at');
+  if (delay !== undefined && at !== undefined) {
+    throw new UsageError('give --delay or --at, not both');
+  }
+  if (delay !== undefined) return { delaySeconds: parseDuration(delay, '--delay') };
+  if (at === undefined) return {};
+  const ms = Date.parse(at);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(at) || Number.isNaN(ms) || ms < 0) {
+    throw new UsageError(
+      `--at needs an ISO 8601 time such as 2026-12-01T09:30:00Z, got ${JSON.stringify(at)}`,
+    );
+  }
+  return { availableAt: Math.floor(ms / 1000) };
+}
+
+/** The ordering-key flags as enqueue's options; none when no key is asked for. */
+function keyOptions(values: Parameters<typeof stringFlag>[0]): KeyOptions {
+  const keyField = stringFlag(values, 'key-field');
+  const optional = boolFlag(values, 'key-field-optional') === true;
+  if (keyField === undefined) {
+    if (optional) throw new UsageError('--key-field-optional needs --key-field');
+    return {};
+  }
+  if (keyField.split('.').some((part) => part.length === 0)) {
+    throw new UsageError(
+      `--key-field needs a dotted path into the payload such as customer.id, got ${JSON.stringify(keyField)}`,
+    );
+  }
+  return { keyField, keyFieldOptional: optional };
 }
 
 const n = (value: number) => value.toLocaleString('en-US');
@@ -35,6 +74,25 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     help: [['<file|->', 'the JSONL batch, relative to the current directory; - reads stdin']],
   },
   flags: {
+    delay: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'the new messages become claimable this long after enqueue: 90s, 10m, 2h, 1d',
+    },
+    at: {
+      type: 'string',
+      value: 'TIME',
+      help: 'the new messages become claimable at this ISO 8601 time (2026-12-01T09:30:00Z)',
+    },
+    'key-field': {
+      type: 'string',
+      value: 'PATH',
+      help: "each event's ordering key: a dotted path into its payload (customer.id); a line without it rejects the batch",
+    },
+    'key-field-optional': {
+      type: 'boolean',
+      help: 'with --key-field: a payload without the field gives an event without a key',
+    },
     split: {
       type: 'boolean',
       help: `enqueue a larger file as consecutive batches of up to ${n(MAX_BATCH_LINES)} lines, each all or nothing`,
@@ -56,11 +114,17 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     ],
   ],
   opensStore: true,
-  examples: ['enqueue events.jsonl', 'enqueue --split big.jsonl --json'],
+  examples: [
+    'enqueue events.jsonl',
+    'enqueue --key-field customer.id orders.jsonl',
+    'enqueue --split big.jsonl --json',
+  ],
   // The whole envelope is read and validated before the store is even opened.
   async parse({ positionals, values, config, ctx }): Promise<EnqueueArgs> {
     const [file] = expectPositionals(positionals, ['<file|->'], 'enqueue') as [string];
     const split = boolFlag(values, 'split') === true;
+    const keys = keyOptions(values);
+    const delay = delayOptions(values);
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
@@ -79,19 +143,20 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       probeIdPolicy(resolveDb(stringFlag(values, 'db'), ctx.env, ctx.cwd, config).target);
     return {
       split,
+      delay,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
-      batches: await parseChunks(chunks, storePolicy),
+      batches: await parseChunks(chunks, keys, storePolicy),
     };
   },
-  async run({ batches, split }, { store, json, ctx }) {
+  async run({ batches, split, delay }, { store, json, ctx }) {
     const reports: { batch: number; lines: string; accepted: number; duplicates: number }[] = [];
     let accepted = 0;
     let duplicates = 0;
     for (const [i, { chunk, batch }] of batches.entries()) {
       let result: { accepted: number; duplicates: number };
       try {
-        result = await enqueue(store, batch);
+        result = await enqueue(store, batch, delay);
       } catch (error) {
         if (split && error instanceof BatchRejectedError) {
           // Batches before this one are committed and stay; later ones are not attempted.
@@ -153,27 +218,28 @@ function wholeFile(bytes: Uint8Array): Chunk {
  */
 async function parseChunks(
   chunks: readonly Chunk[],
+  keys: KeyOptions,
   storePolicy: () => Promise<IdPolicy>,
 ): Promise<EnqueueArgs['batches']> {
   const batches: EnqueueArgs['batches'] = [];
   for (const chunk of chunks) {
     try {
-      batches.push({ chunk, batch: parseChunk(chunk, GENERAL_POLICY) });
+      batches.push({ chunk, batch: parseChunk(chunk, GENERAL_POLICY, keys) });
     } catch (error) {
       if (!(error instanceof BatchRejectedError)) throw error;
       // A store that cannot be read now is reported when enqueue opens it.
       const policy = await storePolicy().catch(() => GENERAL_POLICY);
-      if (policy.kind !== 'general') parseChunk(chunk, policy);
+      if (policy.kind !== 'general') parseChunk(chunk, policy, keys);
       throw error;
     }
   }
   return batches;
 }
 
-/** A chunk's batch; its problems carry line numbers of the whole file. */
-function parseChunk(chunk: Chunk, policy: IdPolicy): ParsedBatch {
+/** A chunk's batch with its ordering keys; its problems carry line numbers of the whole file. */
+function parseChunk(chunk: Chunk, policy: IdPolicy, keys: KeyOptions): ParsedBatch {
   try {
-    return parseBatch(chunk.bytes, policy);
+    return assignKeys(parseBatch(chunk.bytes, policy), keys);
   } catch (error) {
     if (!(error instanceof BatchRejectedError)) throw error;
     const offset = chunk.firstLine - 1;

@@ -27,6 +27,7 @@ export const showCommand = defineCommand<string>({
 export function messageJson(view: MessageView): Record<string, unknown> {
   return {
     event_id: view.eventId,
+    ...(view.key === null ? {} : { key: view.key }),
     state: view.state,
     attempts: view.attempts,
     generation: view.generation,
@@ -54,6 +55,7 @@ function formatMessage(view: MessageView, now: number): string[] {
   const time = (value: number | null) => (value === null ? '-' : humanTime(value, now));
   return table([
     ['event_id', view.eventId],
+    ...(view.key === null ? [] : [['key', view.key]]),
     ['state', view.state],
     ['attempts', view.attempts],
     ['generation', view.generation],

@@ -1,5 +1,12 @@
 import type { StatusReport } from '@onceq/core';
-import { MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
+import {
+  type BlockedKeys,
+  blockedKeys,
+  printable,
+  type QueueSnapshot,
+  queueSnapshot,
+  reportedStates,
+} from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, table, toJson } from '../output.ts';
@@ -19,10 +26,12 @@ export const statusCommand = defineCommand<null>({
     const snapshot = await queueSnapshot(store);
     const { report } = snapshot;
     const ages = queueAges(snapshot);
+    const blocked = await blockedKeys(store, { limit: 10 });
     if (json) {
       ctx.out(
         toJson({
           ...report,
+          ...(blocked.count === 0 ? {} : { blocked_keys: blockedJson(blocked) }),
           // Times, not ages: the same store prints the same document whenever it is read.
           oldest_ready_at: snapshot.oldestReadyAt,
           next_due_at: snapshot.nextDueAt,
@@ -39,6 +48,7 @@ export const statusCommand = defineCommand<null>({
           : `oldest ready  ${formatAge(ages.ready)}`,
       );
       ctx.out(`oldest dead   ${formatAge(ages.dead)}`);
+      for (const line of formatBlocked(blocked)) ctx.out(line);
     }
     return 0;
   },
@@ -61,12 +71,13 @@ function formatAge(seconds: number | null): string {
 export function formatStatus(report: StatusReport, location?: string): string[] {
   const lines: string[] = [];
   if (location !== undefined) lines.push(`store  ${location}`, '');
-  const messages = MESSAGE_STATES.reduce((sum, state) => sum + report.messages[state], 0);
+  const states = reportedStates(report.messages);
+  const messages = states.reduce((sum, state) => sum + (report.messages[state] ?? 0), 0);
   lines.push(
     ...table(
       [
         ['state', 'messages'],
-        ...MESSAGE_STATES.map((state) => [state, report.messages[state]]),
+        ...states.map((state) => [state, report.messages[state] ?? 0]),
         ['total', messages],
       ],
       ['left', 'right'],
@@ -86,4 +97,37 @@ export function formatStatus(report: StatusReport, location?: string): string[] 
   if (completions > 0)
     lines.push(`completions  ${completions} (the handler's own rows; not in the totals)`);
   return lines;
+}
+
+/** The blocked keys as JSON: how many, and the first ones with their dead heads. */
+export function blockedJson(blocked: BlockedKeys) {
+  return {
+    count: blocked.count,
+    keys: blocked.keys.map((k) => ({
+      key: k.key,
+      dead_head: k.eventId,
+      dead_since: k.deadSince,
+      waiting: k.waiting,
+    })),
+  };
+}
+
+/**
+ * Ordering keys held by a dead head, for people (nothing when none): each waits for
+ * `onceq redrive` (the key resumes in order) or `onceq skip`.
+ */
+export function formatBlocked(blocked: BlockedKeys): string[] {
+  if (blocked.count === 0) return [];
+  const more = blocked.count > blocked.keys.length ? `, the first ${blocked.keys.length}` : '';
+  return [
+    '',
+    `blocked keys  ${blocked.count}${more} (a dead head holds each key: redrive or skip it)`,
+    ...table(
+      [
+        ['key', 'dead head', 'waiting'],
+        ...blocked.keys.map((k) => [printable(k.key), k.eventId, k.waiting]),
+      ],
+      ['left', 'left', 'right'],
+    ).map((line) => `  ${line}`),
+  ];
 }

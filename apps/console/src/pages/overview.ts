@@ -7,7 +7,7 @@
  */
 
 import type { StatusReport } from '@onceq/core';
-import { duration, MESSAGE_STATES, type QueueSnapshot, queueSnapshot } from '@onceq/core/internal';
+import { duration, type QueueSnapshot, queueSnapshot, reportedStates } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
@@ -77,13 +77,14 @@ function processed(report: StatusReport): string {
 export function overviewFragment(state: ConsoleState, data: OverviewData): Html {
   const { report, now } = data;
   const ages = data;
-  const total = MESSAGE_STATES.reduce((sum, s) => sum + report.messages[s], 0);
+  const states = reportedStates(report.messages);
+  const total = states.reduce((sum, s) => sum + (report.messages[s] ?? 0), 0);
   const categories = Object.entries(report.totals);
   return html`<div class="cards">
 <section class="card" aria-labelledby="h-states"><h2 id="h-states">Messages by state</h2>
-<table><tbody>${MESSAGE_STATES.map(
+<table><tbody>${states.map(
     (s) =>
-      html`<tr><th scope="row"><a href="/messages?state=${s}">${s}</a></th><td class="num" data-testid="count-${s}">${report.messages[s]}</td></tr>`,
+      html`<tr><th scope="row"><a href="/messages?state=${s}">${s}</a></th><td class="num" data-testid="count-${s}">${report.messages[s] ?? 0}</td></tr>`,
   )}<tr><th scope="row">total</th><td class="num">${total}</td></tr></tbody></table></section>
 <section class="card" aria-labelledby="h-ready"><h2 id="h-ready">Oldest ready message</h2>${readyAge(ages, now)}</section>
 <section class="card" aria-labelledby="h-dead"><h2 id="h-dead">Dead letters</h2>${deadCard(report, ages, now)}</section>

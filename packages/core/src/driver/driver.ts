@@ -26,6 +26,7 @@ import type { Executor } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
+import type { BlockedKeyRow, KeyTail } from './sql/ordering.ts';
 
 /** The finished states prune touches. */
 export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
@@ -116,6 +117,31 @@ export interface StoredForEnqueue {
   payload: string | null;
   payload_sha256: string | null;
   pruned_at: number | null;
+  ordering_key: string | null;
+}
+
+/**
+ * When new messages become claimable: at `max(now + seconds, at)`, the statement's now
+ * (on PostgreSQL the server's clock). None: now.
+ */
+export interface EnqueueDelay {
+  readonly seconds: number;
+  readonly at: number;
+}
+
+/**
+ * A new message as enqueue stores it. Without a key it is `ready`; with one, enqueue
+ * gives its position in the key and whether it is the key's head (`ready`) or held
+ * behind it (`waiting`), decided under the key's lock (docs/ordering.md).
+ */
+export interface NewMessage {
+  readonly eventId: string;
+  readonly payload: string;
+  readonly ordering?: {
+    readonly name: string;
+    readonly seq: number;
+    readonly state: 'ready' | 'waiting';
+  };
 }
 
 /** A message as redrive's check sees it. */
@@ -227,9 +253,29 @@ export interface Driver {
    */
   insertMessages(
     x: Executor,
-    rows: readonly { eventId: string; payload: string }[],
+    rows: readonly NewMessage[],
     now: number,
+    delay?: EnqueueDelay,
   ): Promise<number>;
+  /**
+   * Holds the named ordering keys until the caller's transaction ends, in the order
+   * given (callers sort them): an enqueue deciding which of its messages head their key
+   * and the release of a key's next message (migration 0008's trigger) never
+   * interleave. PostgreSQL: transaction-scoped advisory locks; SQLite: nothing, its
+   * write lock already serialises them.
+   */
+  lockKeys(x: Executor, keys: readonly string[]): Promise<void>;
+  /** The last message (highest `seq`) of each of `keys` that has one. */
+  keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]>;
+  /**
+   * dead → skipped for the named dead messages; returns the ids moved, sorted. Each
+   * skipped message with a key releases its key's next message in the same transaction.
+   */
+  skip(x: Executor, ids: readonly string[], now: number): Promise<string[]>;
+  /** The keys whose head is dead, by key, at most `limit`, with the count behind each. */
+  blockedKeys(x: Executor, limit: number): Promise<BlockedKeyRow[]>;
+  /** How many keys are blocked by a dead head. */
+  countBlockedKeys(x: Executor): Promise<number>;
   /**
    * Wakes sleeping workers of this store when the caller's transaction commits
    * (PostgreSQL `NOTIFY`, never delivered on rollback); nothing where workers poll.

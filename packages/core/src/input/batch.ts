@@ -23,6 +23,8 @@ export interface BatchEntry {
   eventId: string;
   /** The payload's canonical JSON text. */
   payload: string;
+  /** The ordering key (docs/ordering.md); absent for an event without one. */
+  key?: string;
 }
 
 export interface ParsedBatch {
@@ -121,16 +123,22 @@ export class BatchCollector {
   constructor(readonly unit: 'line' | 'event') {}
 
   /** Adds what line (or event) `line` came to: a valid entry, or the reason it is invalid. */
-  add(line: number, parsed: { eventId: string; payload: string } | string): void {
+  add(line: number, parsed: { eventId: string; payload: string; key?: string } | string): void {
     if (typeof parsed === 'string') {
       this.#issues.push({ line, reason: parsed });
       return;
     }
     const first = this.#seen.get(parsed.eventId);
     if (first === undefined) {
-      const entry = { line, eventId: parsed.eventId, payload: parsed.payload };
+      const entry: BatchEntry = { line, eventId: parsed.eventId, payload: parsed.payload };
+      if (parsed.key !== undefined) entry.key = parsed.key;
       this.#seen.set(parsed.eventId, entry);
       this.#entries.push(entry);
+    } else if (first.key !== parsed.key) {
+      this.#issues.push({
+        line,
+        reason: `event_id ${parsed.eventId} conflicts with ${this.unit} ${first.line}: same event_id, different ordering key`,
+      });
     } else if (first.payload === parsed.payload) {
       this.#duplicates++;
     } else {

@@ -16,12 +16,18 @@ import { BatchCollector, MAX_BATCH_LINES, MAX_PAYLOAD_BYTES, type ParsedBatch } 
 import { canonicalize } from './canonical.ts';
 import { type IdPolicy, idMatcher, idRefusal, LESSON_POLICY } from './id-policy.ts';
 import { JsonFloat, type JsonObject, type JsonValue } from './json-value.ts';
+import { keyRefusal } from './ordering-key.ts';
 
 /** One event as an object: what a JSONL line `{"event_id":…,"payload":…}` says. */
 export interface EventInput {
   readonly eventId: string;
   /** A plain object; see the module's note on numbers. */
   readonly payload: { readonly [key: string]: unknown };
+  /**
+   * The event's ordering key (docs/ordering.md): events of one key are handed out one at
+   * a time, in enqueue order. 1 to 200 characters. None: the event has no order.
+   */
+  readonly key?: string;
 }
 
 /** In `u` mode a surrogate pair is one code point: this matches only a lone half. */
@@ -72,16 +78,25 @@ function eventEntry(
   event: unknown,
   fits: (id: string) => boolean,
   idPolicy: IdPolicy,
-): { eventId: string; payload: string } | string {
+): { eventId: string; payload: string; key?: string } | string {
   if (!isPlainObject(event)) return 'an event must be an object { eventId, payload }';
   for (const key of Object.keys(event)) {
-    if (key !== 'eventId' && key !== 'payload') {
-      return `unexpected key ${JSON.stringify(key)} (an event has exactly eventId and payload)`;
+    if (key !== 'eventId' && key !== 'payload' && key !== 'key') {
+      return `unexpected key ${JSON.stringify(key)} (an event has eventId, payload and an optional key)`;
     }
   }
-  const { eventId, payload } = event as { eventId?: unknown; payload?: unknown };
+  const { eventId, payload, key } = event as {
+    eventId?: unknown;
+    payload?: unknown;
+    key?: unknown;
+  };
   if (typeof eventId !== 'string') return `eventId must be a string, not ${kindOf(eventId)}`;
   if (!fits(eventId)) return idRefusal(eventId, idPolicy);
+  if (key !== undefined) {
+    if (typeof key !== 'string') return `key must be a string, not ${kindOf(key)}`;
+    const refused = keyRefusal(key);
+    if (refused !== null) return refused;
+  }
   if (!isPlainObject(payload)) return `payload must be a plain object, not ${kindOf(payload)}`;
   const value = jsonValue(payload, 1);
   if (typeof value === 'string') return `payload ${value}`;
@@ -92,7 +107,7 @@ function eventEntry(
       return `payload is ${bytes} bytes in canonical form, the limit is ${MAX_PAYLOAD_BYTES}`;
     }
   }
-  return { eventId, payload: text };
+  return key === undefined ? { eventId, payload: text } : { eventId, payload: text, key };
 }
 
 /** `value` as a {@link JsonValue}, or why it is not one (a phrase naming the path). */

@@ -7,8 +7,8 @@ import { existsSync, linkSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Store } from '../driver/backend.ts';
 import { OnceqError } from '../errors.ts';
-import { MESSAGE_STATES, type MessageState } from '../states.ts';
-import type { StatusReport } from '../types.ts';
+import { LESSON_STATES, type MessageState } from '../states.ts';
+import type { StateCounts, StatusReport } from '../types.ts';
 
 /** The backup was refused before anything was written: exists, not a directory, PostgreSQL. Exit code 2. */
 export class BackupRefusedError extends OnceqError {
@@ -85,10 +85,7 @@ export async function backup(store: Store, file: string): Promise<BackupResult> 
 export function statusOfFile(file: string): StatusReport {
   const db = new BunDatabase(file, { readonly: true });
   try {
-    const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
-      MessageState,
-      number
-    >;
+    const messages = Object.fromEntries(LESSON_STATES.map((s) => [s, 0])) as StateCounts;
     for (const row of db
       .query<{ state: MessageState; n: number }, []>(
         'SELECT state, count(*) AS n FROM messages GROUP BY state',

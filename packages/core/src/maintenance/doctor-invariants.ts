@@ -52,7 +52,17 @@ export const INVARIANTS: readonly Invariant[] = [
   {
     check: 'tombstone_inconsistent',
     noun: 'message',
-    what: 'with an inconsistent tombstone (pruned: no payload, a 64-hex SHA-256, done or dead; else a payload, no hash)',
+    what: 'with an inconsistent tombstone (pruned: no payload, a 64-hex SHA-256, done, dead or skipped; else a payload, no hash)',
+  },
+  {
+    check: 'key_two_heads',
+    noun: 'message',
+    what: 'ready, leased or dead beside another such message of its ordering key (a key has one head at a time)',
+  },
+  {
+    check: 'key_stuck',
+    noun: 'message',
+    what: 'waiting with nothing unfinished before it in its ordering key (it would never be handed out)',
   },
 ];
 

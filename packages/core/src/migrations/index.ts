@@ -9,6 +9,7 @@ import { countersSchema } from './0004_counters.ts';
 import { completionsSchema } from './0005_completions.ts';
 import { countsInStatements } from './0006_counts_in_statements.ts';
 import { eventIdCheckByLength } from './0007_event_id_check_by_length.ts';
+import { orderingKeysSchema } from './0008_ordering_keys.ts';
 import { deliveriesSchema } from './0009_deliveries.ts';
 
 /**
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly {
   { name: '0005_completions', statements: completionsSchema },
   { name: '0006_counts_in_statements', statements: countsInStatements },
   { name: '0007_event_id_check_by_length', statements: eventIdCheckByLength },
+  { name: '0008_ordering_keys', statements: orderingKeysSchema },
   { name: '0009_deliveries', statements: deliveriesSchema },
 ];
 

@@ -9,7 +9,6 @@ import { completionFailureOf, writeRefusal } from '../driver/write-refusal.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import {
-  failureOf,
   type HandlerResult,
   handlerStore,
   runHandler,

@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
 import type { CallerTransaction } from '../driver/caller-transaction.ts';
-import type { StoredForEnqueue } from '../driver/driver.ts';
+import type { EnqueueDelay, NewMessage, StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError, type RejectionUnit } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
@@ -11,15 +11,28 @@ import {
   type IdPolicy,
   parseIdPolicy,
 } from '../input/id-policy.ts';
+import { assignKeys, type KeyOptions } from '../input/ordering-key.ts';
 import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
+import { KEY_RELEASING_STATES, type MessageState } from '../states.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
 
 /** What {@link enqueue} stores: JSONL bytes or text, event objects, or a parsed batch. */
 export type EnqueueInput = Uint8Array | string | readonly EventInput[] | ParsedBatch;
 
-export interface EnqueueOptions {
+export interface EnqueueOptions extends KeyOptions {
+  /**
+   * Delayed events: the batch's new messages become claimable no earlier than this Unix
+   * second. Default: now.
+   */
+  availableAt?: number;
+  /**
+   * Delayed events: the batch's new messages become claimable this many seconds after
+   * enqueue's now (on PostgreSQL the server's clock). Default 0. With
+   * {@link availableAt}, the later of the two.
+   */
+  delaySeconds?: number;
   /**
    * A transaction the caller holds open on the store's database (a Kysely transaction on
    * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
@@ -71,12 +84,16 @@ export async function enqueue(
       : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
   const unit: RejectionUnit =
     batch.unit === 'event' ? { unit: 'event', events: batch.lines } : { unit: 'line' };
+  const keyed = assignKeys(batch, options);
+  const delay = delayOf(options);
   return store.transact(async (x) => {
     const now = store.clock();
     const policyText = await store.driver.readIdPolicy(x);
     remember(store, policyText);
-    checkIds(batch.entries, policyText, unit);
-    const accepted = await insertNew(store, x, batch.entries, now, unit);
+    checkIds(keyed.entries, policyText, unit);
+    const accepted = keyed.entries.some((entry) => entry.key !== undefined)
+      ? await insertKeyed(store, x, keyed.entries, now, unit, delay)
+      : await insertNew(store, x, keyed.entries, now, unit, delay);
     if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');
     return {
@@ -109,13 +126,82 @@ async function insertNew(
   entries: readonly BatchEntry[],
   now: number,
   unit: RejectionUnit,
+  delay: EnqueueDelay | undefined,
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const inserted = await store.driver.insertMessages(x, entries, now);
+  const inserted = await store.driver.insertMessages(x, entries, now, delay);
   if (inserted < entries.length) {
     rejectConflicts(entries, await readStored(store, x, entries), unit);
   }
   return inserted;
+}
+
+/**
+ * {@link insertNew} for a batch with ordering keys (docs/ordering.md). Under the keys'
+ * locks (taken in sorted order, so two enqueues sharing keys never wait on each other
+ * in a cycle), and only then reading: the stored rows of the batch's ids (a duplicate is
+ * skipped, a conflict rejects the batch) and each key's last message. A new keyed
+ * message takes the next position in its key and is `ready` if its key has no unfinished
+ * message (it is the head), else `waiting`; a batch's messages of one key follow each
+ * other in batch order.
+ */
+async function insertKeyed(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  now: number,
+  unit: RejectionUnit,
+  delay: EnqueueDelay | undefined,
+): Promise<number> {
+  const keys = [...new Set(entries.flatMap((entry) => entry.key ?? []))].sort();
+  await store.driver.lockKeys(x, keys);
+  const stored = await readStored(store, x, entries);
+  rejectConflicts(entries, stored, unit);
+  const storedIds = new Set(stored.map((row) => row.event_id));
+  const tails = new Map<string, { seq: number; state: MessageState }>();
+  for (const tail of await store.driver.keyTails(x, keys)) tails.set(tail.ordering_key, tail);
+  const rows: NewMessage[] = [];
+  for (const entry of entries) {
+    if (storedIds.has(entry.eventId)) continue;
+    if (entry.key === undefined) {
+      rows.push({ eventId: entry.eventId, payload: entry.payload });
+      continue;
+    }
+    const tail = tails.get(entry.key);
+    const seq = (tail?.seq ?? 0) + 1;
+    const state = tail === undefined || releasesKey(tail.state) ? 'ready' : 'waiting';
+    tails.set(entry.key, { seq, state });
+    rows.push({
+      eventId: entry.eventId,
+      payload: entry.payload,
+      ordering: { name: entry.key, seq, state },
+    });
+  }
+  const inserted = await store.driver.insertMessages(x, rows, now, delay);
+  // A line stored by a concurrent enqueue since the read (PostgreSQL: the same id without
+  // this key; the same key waits on its lock): a conflict, or a duplicate without a key.
+  if (inserted < rows.length) rejectConflicts(entries, await readStored(store, x, entries), unit);
+  return inserted;
+}
+
+/** The options' delay, checked; undefined when there is none. */
+function delayOf(options: EnqueueOptions): EnqueueDelay | undefined {
+  const { availableAt, delaySeconds } = options;
+  if (availableAt === undefined && delaySeconds === undefined) return undefined;
+  for (const [name, value] of [
+    ['availableAt', availableAt],
+    ['delaySeconds', delaySeconds],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new RangeError(`enqueue: ${name} must be a whole number of seconds >= 0, got ${value}`);
+    }
+  }
+  return { seconds: delaySeconds ?? 0, at: availableAt ?? 0 };
+}
+
+/** Whether a key whose last message is in `state` has nothing unfinished. */
+function releasesKey(state: MessageState): boolean {
+  return (KEY_RELEASING_STATES as readonly string[]).includes(state);
 }
 
 function readStored(
@@ -153,7 +239,12 @@ function findConflicts(
   for (const entry of entries) {
     const existing = byId.get(entry.eventId);
     if (existing === undefined) continue;
-    if (existing.payload === null) {
+    if ((existing.ordering_key ?? undefined) !== entry.key) {
+      conflicts.push({
+        line: entry.line,
+        reason: `event_id ${entry.eventId} is already stored ${existing.ordering_key === null ? 'without an ordering key' : `with ordering key ${JSON.stringify(existing.ordering_key)}`} (an event id names one event in the whole store)`,
+      });
+    } else if (existing.payload === null) {
       // Pruned: only the tombstone's hash is left to compare with.
       if (existing.payload_sha256 !== payloadSha256(entry.payload)) {
         conflicts.push(prunedConflict(entry, existing.pruned_at));

@@ -37,6 +37,7 @@ export function toView(row: MessageRow): MessageView {
     completion: row.completion_id === null ? null : { summary: row.completion_summary },
     prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
     payloadSha256: row.payload_sha256,
+    key: row.ordering_key,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
-import { MESSAGE_STATES, type MessageState } from '../states.ts';
-import type { StatusReport } from '../types.ts';
+import { isMessageState, LESSON_STATES, type MessageState } from '../states.ts';
+import type { StateCounts, StatusReport } from '../types.ts';
 
 /** {@link StatusReport} plus the ages an operator (and `/metrics`) watches. */
 export interface QueueSnapshot {
@@ -35,10 +35,8 @@ export interface QueueSnapshot {
 export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   const now = store.clock();
   const rows = await store.driver.snapshot(store, now);
-  const messages = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<
-    MessageState,
-    number
-  >;
+  // The lesson's states always; `waiting` and `skipped` only when some message is in one.
+  const messages = Object.fromEntries(LESSON_STATES.map((s) => [s, 0])) as StateCounts;
   const totals: Record<string, number> = {};
   let effects = 0;
   let total = 0;
@@ -47,9 +45,10 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
   let nextDueAt: number | null = null;
   const categories = rows.filter((r) => r.kind === 'effect').sort((a, b) => cmp(a.k, b.k));
   for (const row of rows) {
-    if (row.kind === 'state' && row.k !== null && row.k in messages)
-      messages[row.k as MessageState] = Number(row.n);
-    else if (row.kind === 'ready' && row.v !== null) oldestReadyAt = Number(row.v);
+    if (row.kind === 'state' && row.k !== null && isMessageState(row.k)) {
+      const n = Number(row.n);
+      if (n !== 0 || row.k in messages) messages[row.k as MessageState] = n;
+    } else if (row.kind === 'ready' && row.v !== null) oldestReadyAt = Number(row.v);
     else if (row.kind === 'due' && row.v !== null) nextDueAt = Number(row.v);
     else if (row.kind === 'dead' && row.v !== null) oldestDeadAt = Number(row.v);
   }

@@ -141,7 +141,8 @@ export class WorkerMetrics implements MetricsRecorder {
   /** The text exposition: reads the queue gauges from the store (one statement), then renders. */
   async render(): Promise<string> {
     const snap = await queueSnapshot(this.#store);
-    for (const state of MESSAGE_STATES) this.#messages.set({ state }, snap.report.messages[state]);
+    for (const state of MESSAGE_STATES)
+      this.#messages.set({ state }, snap.report.messages[state] ?? 0);
     this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
     this.#dlq.set(snap.report.messages.dead);
     this.#dlqOldest.set(snap.oldestDeadAt === null ? 0 : snap.now - snap.oldestDeadAt);

@@ -25,11 +25,14 @@ import type {
   CompleteReport,
   CompletionWrite,
   Driver,
+  EnqueueDelay,
   FencedRow,
+  NewMessage,
   SnapshotRow,
 } from '../driver.ts';
 import type { Executor } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
+import * as ordering from '../sql/ordering.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { type SqlDialect, statement, statementFor } from '../sql-text.ts';
 import { completeRowsAlone, insertRows } from './completion-rows.ts';
@@ -306,29 +309,55 @@ const insertMessagesText = statement(
   'enqueue-insert-array',
   (d) => `
     INSERT INTO ${d.table('messages')}
-      (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
-    SELECT input.event_id, input.payload, 'ready', 0, 0, clock.now, NULL, clock.now, clock.now
+      (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
+       ordering_key, seq)
+    SELECT input.event_id, input.payload, coalesce(input.state, 'ready'), 0, 0,
+      greatest(clock.now + $7::bigint, $8::bigint), NULL, clock.now, clock.now,
+      input.ordering_key, input.seq
     FROM (SELECT ${d.now(1)} AS now OFFSET 0) AS clock,
-      unnest($2::text[], $3::text[]) AS input(event_id, payload)
+      unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+        AS input(event_id, payload, state, ordering_key, seq)
     ON CONFLICT (event_id) DO NOTHING`,
 );
 
+/**
+ * New messages, one array per column, claimable at `max(now + $7, $8)`. A batch without keys sends empty arrays for the
+ * key columns: `unnest` pads them with NULLs (a `ready` message without a key).
+ */
 async function insertMessages(
   x: Executor,
-  rows: readonly { eventId: string; payload: string }[],
+  rows: readonly NewMessage[],
   now: number,
+  delay: EnqueueDelay = { seconds: 0, at: 0 },
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const ids = new Array<string>(rows.length);
-  const payloads = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i] as { eventId: string; payload: string };
+  const n = rows.length;
+  const ids = new Array<string>(n);
+  const payloads = new Array<string>(n);
+  const keyed = rows.some((row) => row.ordering !== undefined);
+  const states = new Array<string | null>(keyed ? n : 0);
+  const keys = new Array<string | null>(keyed ? n : 0);
+  const seqs = new Array<number | null>(keyed ? n : 0);
+  for (let i = 0; i < n; i++) {
+    const row = rows[i] as NewMessage;
     ids[i] = row.eventId;
     payloads[i] = row.payload;
+    if (keyed) {
+      states[i] = row.ordering?.state ?? null;
+      keys[i] = row.ordering?.name ?? null;
+      seqs[i] = row.ordering?.seq ?? null;
+    }
   }
   const d = x.dialect;
-  return (await x.query(insertMessagesText(d), [d.nowValue(now), ids, payloads])).changes;
+  const values = [d.nowValue(now), ids, payloads, states, keys, seqs, delay.seconds, delay.at];
+  return (await x.query(insertMessagesText(d), values)).changes;
 }
+
+/** Takes the keys' advisory locks (migration 0008's `onceq_lock_keys`), in the order given. */
+const lockKeysText = statement(
+  'lock-keys',
+  (d) => `SELECT ${d.schema}.onceq_lock_keys($1::text[])`,
+);
 
 /**
  * The status counters' deltas (migration 0006) of a write that does not count itself in
@@ -562,6 +591,14 @@ export const postgresDriver: Driver = {
   },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
+  lockKeys: async (x, keys) => {
+    if (keys.length > 0) await x.query(lockKeysText(x.dialect), [keys]);
+  },
+  skip: async (x, ids, now) => {
+    const skipped = await ordering.skip(x, ids, now);
+    await moved(x, 'dead', 'skipped', skipped.length);
+    return skipped;
+  },
   wake: async (x) => {
     await x.query(notifyText(x.dialect));
   },

@@ -25,12 +25,14 @@ export type MessageRow = MessagesTable & {
   amount_cents: EffectsTable['amount_cents'] | null;
   completion_id: CompletionsTable['event_id'] | null;
   completion_summary: CompletionsTable['summary'] | null;
+  ordering_key: string | null;
 };
 
 const MESSAGE_COLUMNS = `messages.event_id, messages.payload, messages.state, messages.attempts, messages.generation,
   messages.available_at, messages.lease_until, messages.last_error_code, messages.last_error_detail, messages.enqueued_at,
   messages.updated_at, messages.pruned_at, messages.payload_sha256, effects.category, effects.amount_cents,
-  completions.event_id AS completion_id, completions.summary AS completion_summary`;
+  completions.event_id AS completion_id, completions.summary AS completion_summary,
+  messages.ordering_key`;
 
 /** Every message joined with its recorded outcome. */
 function messagesWithOutcome(d: SqlDialect): string {

@@ -54,9 +54,17 @@ export const INVARIANT_ROWS = {
   // A 64-character lowercase hex digest: ltrim removes every hex digit, leaving ''.
   tombstone_inconsistent: (t: Tables) => `select event_id from ${t.messages}
     where (pruned_at is not null and (payload is not null or payload_sha256 is null
-        or state not in ('done', 'dead') or length(payload_sha256) <> 64
+        or state not in ('done', 'dead', 'skipped') or length(payload_sha256) <> 64
         or ltrim(payload_sha256, '0123456789abcdef') <> ''))
       or (pruned_at is null and (payload is null or payload_sha256 is not null))`,
+  key_two_heads: (t: Tables) => `select m.event_id from ${t.messages} m
+    where m.ordering_key is not null and m.state in ('ready', 'leased', 'dead')
+      and exists (select 1 from ${t.messages} o where o.ordering_key = m.ordering_key
+        and o.event_id <> m.event_id and o.state in ('ready', 'leased', 'dead'))`,
+  key_stuck: (t: Tables) => `select w.event_id from ${t.messages} w
+    where w.state = 'waiting' and not exists (select 1 from ${t.messages} h
+      where h.ordering_key = w.ordering_key and h.seq < w.seq
+        and h.state in ('ready', 'leased', 'dead', 'waiting'))`,
 } as const;
 
 export type InvariantCheck = keyof typeof INVARIANT_ROWS;

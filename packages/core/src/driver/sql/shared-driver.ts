@@ -29,6 +29,7 @@ import {
   readIdPolicyRow,
   writeIdPolicy,
 } from './meta.ts';
+import { blockedKeys, countBlockedKeys, keyTails } from './ordering.ts';
 import { prunableCount, prunePage, pruneRows } from './prune.ts';
 
 type SharedMethods =
@@ -52,7 +53,10 @@ type SharedMethods =
   | 'recount'
   | 'violations'
   | 'expiredLeases'
-  | 'appliedMigrations';
+  | 'appliedMigrations'
+  | 'keyTails'
+  | 'blockedKeys'
+  | 'countBlockedKeys';
 
 const count = (row: { n: unknown } | undefined) => Number(row?.n ?? 0);
 
@@ -124,4 +128,7 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
   expiredLeases,
   appliedMigrations: async (x) =>
     (await rowsOf<{ name: string }>(x, appliedMigrations)).map((r) => r.name),
+  keyTails,
+  blockedKeys,
+  countBlockedKeys,
 };

@@ -35,6 +35,7 @@ import type {
 } from '../driver.ts';
 import type { Executor } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
+import * as ordering from '../sql/ordering.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { sqliteDialect, sqlText } from '../sql-text.ts';
 import { type SqliteExecutor, sqliteExecutor } from './executor.ts';
@@ -238,6 +239,9 @@ export const sqliteDriver: Driver = {
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
+  // One writer at a time: the write lock already serialises enqueues and releases.
+  lockKeys: async () => {},
+  skip: ordering.skip,
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   // No BEGIN: a read takes no write lock.

@@ -1,3 +1,4 @@
+import type { EnqueueDelay, NewMessage } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
 import { statementFor } from '../../sql-text.ts';
 
@@ -10,7 +11,8 @@ import { statementFor } from '../../sql-text.ts';
 const INSERT_CHUNK = 500;
 
 /**
- * The multi-row INSERT of `n` new messages: ?1 now, then each row's id and payload.
+ * The multi-row INSERT of `n` new messages: ?1 now, ?2 when they become claimable, then
+ * each row's id and payload.
  * `ON CONFLICT (event_id) DO NOTHING`: an id already stored is skipped, not an error, and
  * the statement's change count says how many rows were new, so enqueue reads stored
  * rows only when some were skipped. Only the `event_id` key is named: a failed CHECK
@@ -19,13 +21,32 @@ const INSERT_CHUNK = 500;
 const insertText = statementFor('enqueue-insert', (_, n) => {
   const rows = new Array<string>(n);
   for (let i = 0; i < n; i++) {
-    rows[i] = `(?${2 * i + 2}, ?${2 * i + 3}, 'ready', 0, 0, ?1, NULL, ?1, ?1)`;
+    rows[i] = `(?${2 * i + 3}, ?${2 * i + 4}, 'ready', 0, 0, ?2, NULL, ?1, ?1)`;
   }
   return `INSERT INTO messages
   (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
 VALUES ${rows.join(', ')}
 ON CONFLICT (event_id) DO NOTHING`;
 });
+
+/**
+ * {@link insertText} for messages with ordering keys: each row also binds its key, its
+ * `seq` and its state (`ready` for its key's head, else `waiting`).
+ */
+const insertKeyedText = statementFor('enqueue-insert-keyed', (_, n) => {
+  const rows = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const p = 5 * i + 3;
+    rows[i] = `(?${p}, ?${p + 1}, ?${p + 2}, 0, 0, ?2, NULL, ?1, ?1, ?${p + 3}, ?${p + 4})`;
+  }
+  return `INSERT INTO messages
+  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
+   ordering_key, seq)
+VALUES ${rows.join(', ')}
+ON CONFLICT (event_id) DO NOTHING`;
+});
+
+const NO_DELAY: EnqueueDelay = Object.freeze({ seconds: 0, at: 0 });
 
 /** The next insert's row count: the full chunk, else the largest power of two that fits. */
 function insertSize(remaining: number): number {
@@ -40,20 +61,53 @@ function insertSize(remaining: number): number {
  */
 export async function insertMessages(
   x: Executor,
-  rows: readonly { eventId: string; payload: string }[],
+  rows: readonly NewMessage[],
   now: number,
+  delay: EnqueueDelay = NO_DELAY,
 ): Promise<number> {
+  const availableAt = Math.max(now + delay.seconds, delay.at);
+  if (rows.some((row) => row.ordering !== undefined)) {
+    return insertKeyed(x, rows, now, availableAt);
+  }
   let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
-    const values = new Array<unknown>(2 * size + 1);
+    const values = new Array<unknown>(2 * size + 2);
     values[0] = now;
+    values[1] = availableAt;
     for (let k = 0; k < size; k++) {
       const row = rows[i + k] as { eventId: string; payload: string };
-      values[2 * k + 1] = row.eventId;
-      values[2 * k + 2] = row.payload;
+      values[2 * k + 2] = row.eventId;
+      values[2 * k + 3] = row.payload;
     }
     inserted += (await x.query(insertText(x.dialect, size), values)).changes;
+    i += size;
+  }
+  return inserted;
+}
+
+/** {@link insertMessages} of a batch holding keyed messages (unkeyed rows bind nulls). */
+async function insertKeyed(
+  x: Executor,
+  rows: readonly NewMessage[],
+  now: number,
+  availableAt: number,
+) {
+  let inserted = 0;
+  for (let i = 0; i < rows.length; ) {
+    const size = insertSize(rows.length - i);
+    const values = new Array<unknown>(5 * size + 2);
+    values[0] = now;
+    values[1] = availableAt;
+    for (let k = 0; k < size; k++) {
+      const row = rows[i + k] as NewMessage;
+      values[5 * k + 2] = row.eventId;
+      values[5 * k + 3] = row.payload;
+      values[5 * k + 4] = row.ordering?.state ?? 'ready';
+      values[5 * k + 5] = row.ordering?.name ?? null;
+      values[5 * k + 6] = row.ordering?.seq ?? null;
+    }
+    inserted += (await x.query(insertKeyedText(x.dialect, size), values)).changes;
     i += size;
   }
   return inserted;

@@ -1,0 +1,108 @@
+/**
+ * The statements of ordering keys (migration 0008, docs/ordering.md) both backends run
+ * with the same words: a key's last message for enqueue, skip, and the blocked keys.
+ * Releasing a key's next message is no statement here: the `messages_key_release`
+ * trigger does it in the transaction that finishes the key's head, whatever statement
+ * wrote that state.
+ */
+import type { MessageState } from '../../states.ts';
+import type { Executor } from '../executor.ts';
+import { params, statement, statementFor } from '../sql-text.ts';
+
+/** A key's last message (highest `seq`): its position and state. */
+export interface KeyTail {
+  ordering_key: string;
+  seq: number;
+  state: MessageState;
+}
+
+/** Keys per tail statement (padded with repeats: one text for any batch). */
+const TAIL_CHUNK = 100;
+
+/**
+ * For each key, its message with the highest `seq`: the lookup of the unique
+ * `messages_key (ordering_key, seq)` at that key's last entry, one index probe per key
+ * however long its history.
+ */
+const tailsText = statementFor(
+  'key-tails',
+  (d, n) => `
+    WITH k(name) AS (VALUES ${Array.from({ length: n }, (_, i) => `(${d.param(i + 1)})`).join(', ')})
+    SELECT m.ordering_key, m.seq, m.state FROM k
+    JOIN ${d.table('messages')} m ON m.ordering_key = k.name
+      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x WHERE x.ordering_key = k.name)`,
+);
+
+/** The last message of each of `keys` that has any (a new key has no row). */
+export async function keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]> {
+  const found = new Map<string, KeyTail>();
+  const text = tailsText(x.dialect, TAIL_CHUNK);
+  for (let i = 0; i < keys.length; i += TAIL_CHUNK) {
+    const chunk = keys.slice(i, i + TAIL_CHUNK);
+    while (chunk.length < TAIL_CHUNK) chunk.push(chunk[0] as string);
+    for (const row of (await x.query<KeyTail>(text, chunk)).rows) {
+      found.set(row.ordering_key, { ...row, seq: Number(row.seq) });
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * dead → skipped for the named dead messages (a pruned one included: skipping needs no
+ * payload); returns the ids moved. The key's next message is released by the trigger.
+ */
+const skipText = statementFor(
+  'skip',
+  (d, n) => `UPDATE ${d.table('messages')} SET state = 'skipped', updated_at = ${d.now(1)}
+WHERE state = 'dead' AND event_id IN (${params(d, 2, n)})
+RETURNING event_id`,
+);
+
+export async function skip(x: Executor, ids: readonly string[], now: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const d = x.dialect;
+  const { rows } = await x.query<{ event_id: string }>(skipText(d, ids.length), [
+    d.nowValue(now),
+    ...ids,
+  ]);
+  return rows.map((r) => r.event_id).sort();
+}
+
+/** A key held by its dead head: the head, and how many messages wait behind it. */
+export interface BlockedKeyRow {
+  ordering_key: string;
+  event_id: string;
+  updated_at: unknown;
+  behind: unknown;
+}
+
+/**
+ * The keys whose head is dead, by key, at most ?1; with the messages behind each (every
+ * later message of a blocked key is waiting: a key finishes in order).
+ */
+const blockedText = statement(
+  'blocked-keys',
+  (d) => `
+    SELECT m.ordering_key, m.event_id, m.updated_at,
+      (SELECT count(*) FROM ${d.table('messages')} w
+        WHERE w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
+    FROM ${d.table('messages')} m
+    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL
+    ORDER BY m.ordering_key
+    LIMIT ${d.param(1)}`,
+);
+
+export async function blockedKeys(x: Executor, limit: number): Promise<BlockedKeyRow[]> {
+  return (await x.query<BlockedKeyRow>(blockedText(x.dialect), [limit])).rows;
+}
+
+const blockedCountText = statement(
+  'blocked-key-count',
+  (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
+    WHERE state = 'dead' AND ordering_key IS NOT NULL`,
+);
+
+export async function countBlockedKeys(x: Executor): Promise<number> {
+  const { rows } = await x.query<{ n: unknown }>(blockedCountText(x.dialect));
+  return Number(rows[0]?.n ?? 0);
+}

@@ -1,0 +1,44 @@
+import type { Store } from '../driver/backend.ts';
+
+/** One ordering key held by its dead head (docs/ordering.md). */
+export interface BlockedKey {
+  /** The ordering key. */
+  key: string;
+  /** Its dead head: redrive it (the key resumes in order) or skip it. */
+  eventId: string;
+  /** When the head died (its `updated_at`). */
+  deadSince: number;
+  /** Messages of the key waiting behind the head. */
+  waiting: number;
+}
+
+/** The blocked keys: how many, and the first `limit` by key (default 20). */
+export interface BlockedKeys {
+  count: number;
+  keys: BlockedKey[];
+}
+
+/**
+ * The ordering keys whose head is dead, so nothing more of the key is handed out until
+ * it is redriven or skipped. One read snapshot on both backends.
+ */
+export async function blockedKeys(
+  store: Store,
+  options: { limit?: number } = {},
+): Promise<BlockedKeys> {
+  const limit = options.limit ?? 20;
+  return store.read(async (x) => {
+    const count = await store.driver.countBlockedKeys(x);
+    if (count === 0 || limit === 0) return { count, keys: [] };
+    const rows = await store.driver.blockedKeys(x, limit);
+    return {
+      count,
+      keys: rows.map((row) => ({
+        key: row.ordering_key,
+        eventId: row.event_id,
+        deadSince: Number(row.updated_at),
+        waiting: Number(row.behind),
+      })),
+    };
+  });
+}
