@@ -13,6 +13,8 @@ import {
   v2,
 } from '@onceq/handler';
 import { failingOnce } from '../apps/demo/src/failing-once.ts';
+import { recordRows } from '../packages/core/src/handler/completion-rows.ts';
+import { effectResult } from '../packages/core/src/handler/run.ts';
 import {
   JsonFloat,
   type JsonObject,
@@ -195,9 +197,9 @@ describe('registry', () => {
         ...ctx,
         signal: new AbortController().signal,
       });
-    expect(await dryRun('v1', pay('book', 5))).toEqual({
-      effect: { category: 'book', amountCents: 5 },
-    });
+    expect(await dryRun('v1', pay('book', 5))).toEqual(
+      effectResult({ category: 'book', amountCents: 5 }),
+    );
     expect(await dryRun('v1', pay('toy', 5))).toEqual({
       failure: {
         kind: 'permanent',
@@ -205,9 +207,9 @@ describe('registry', () => {
         detail: 'category "toy" is not known to handler v1 (book, pen, bag)',
       },
     });
-    expect(await dryRun('v2', pay('toy', 5))).toEqual({
-      effect: { category: 'toy', amountCents: 5 },
-    });
+    expect(await dryRun('v2', pay('toy', 5))).toEqual(
+      effectResult({ category: 'toy', amountCents: 5 }),
+    );
     expect(await dryRun('v2', pay('toy', new JsonFloat(5)))).toMatchObject({
       failure: { kind: 'permanent', code: 'invalid_payload' },
     });
@@ -356,6 +358,8 @@ describe("a completion's insert", () => {
             ],
             json: [null, null],
             key: '"shop"."ledger_entries" "amount_cents","currency","event_id"',
+            owner: null,
+            stamp: null,
           },
           {
             table: '"audit"',
@@ -364,10 +368,14 @@ describe("a completion's insert", () => {
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
             json: [[true, false, false, false]],
             key: '"audit" "data","event_id","note","ok"',
+            owner: null,
+            stamp: null,
           },
+          recordRows(null),
         ],
         write: null,
         summary: null,
+        effect: null,
       },
     });
   });
@@ -444,10 +452,14 @@ describe("a completion's insert", () => {
             rows: [[5]],
             json: [null],
             key: '"ledger" "amount"',
+            owner: null,
+            stamp: null,
           },
+          recordRows(null),
         ],
         write: null,
         summary: null,
+        effect: null,
       },
     });
   });

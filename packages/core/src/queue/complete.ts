@@ -33,7 +33,7 @@ export interface CompleteResult {
   lost: LeaseLostError[];
   /**
    * The leases claimed by the write itself ({@link CompleteOptions.claimNext}), in claim
-   * order; undefined when the backend did not claim (the caller claims as usual).
+   * order; defined whenever `claimNext` was given (unless the write threw).
    */
   claimed?: Lease[];
 }
@@ -142,8 +142,6 @@ export async function apply(
 }
 
 function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite {
-  // An effect (every message of the lesson) needs no closure: only a failure computes a move.
-  if ('effect' in result) return { lease, effect: result.effect };
   const { protocol } = store;
   if ('completion' in result) {
     return {
@@ -166,11 +164,13 @@ function reported(
     const move = report.written.get(lease.eventId);
     if (move === undefined) missed.push(lease);
     else if (move !== null) outcomes.push(failed(lease.eventId, move));
-    else if ('effect' in result) {
-      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: result.effect });
-    } else if ('completion' in result) {
-      const { summary } = result.completion;
-      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: null, summary });
+    else if ('completion' in result) {
+      const { effect, summary } = result.completion;
+      outcomes.push(
+        effect === null
+          ? { eventId: lease.eventId, outcome: 'done', effect: null, summary }
+          : { eventId: lease.eventId, outcome: 'done', effect },
+      );
     }
   }
   if (missed.length === 0) return { outcomes, lost: [] };
@@ -186,7 +186,10 @@ function failed(eventId: string, move: FailureMove): ApplyOutcome {
     : { eventId, outcome: 'retry', code, detail, availableAt: move.availableAt };
 }
 
-/** A batch the database refused as a whole, recorded one message at a time. */
+/**
+ * A batch the database refused as a whole, recorded one message at a time; the last one
+ * carries the claim of {@link CompleteOptions.claimNext}, if asked.
+ */
 async function oneByOne(
   store: Store,
   results: readonly ClaimResult[],
@@ -194,12 +197,16 @@ async function oneByOne(
 ): Promise<CompleteResult> {
   const outcomes: ApplyOutcome[] = [];
   const lost: LeaseLostError[] = [];
-  for (const result of results) {
-    const one = await complete(store, [result], options);
+  const { claimNext, ...alone } = options;
+  let claimed: Lease[] | undefined;
+  for (const [i, result] of results.entries()) {
+    const last = i === results.length - 1;
+    const one = await complete(store, [result], last ? options : alone);
     outcomes.push(...one.outcomes);
     lost.push(...one.lost);
+    if (last) claimed = one.claimed;
   }
-  return { outcomes, lost };
+  return claimed === undefined ? { outcomes, lost } : { outcomes, lost, claimed };
 }
 
 /**
@@ -217,7 +224,7 @@ async function refused(
   const failure = {
     kind: 'temporary' as const,
     code: 'write_failed',
-    detail: `the store refused this message's completion: ${reason}`,
+    detail: `the store refused this message's rows: ${reason}`,
   };
   const instead: ClaimResult = { lease: only.lease, result: { failure } };
   let report: CompleteReport;
@@ -227,7 +234,10 @@ async function refused(
     throw error;
   }
   crashPoint('after-commit');
-  return reported(store, [instead], report);
+  const done = await reported(store, [instead], report);
+  if (report.claimed === undefined) return done;
+  crashPoint('after-claim');
+  return { ...done, claimed: toLeases(report.claimed) };
 }
 
 /** The store itself cannot take writes now (full disk, read-only, busy, unreachable). */
