@@ -423,7 +423,7 @@ describe("a completion's insert", () => {
 
   test('a column list once found valid lets through only the very same names', () => {
     expect(resultOf({ insert: { ledger: { a: 1, b: 2 } } })).toMatchObject({
-      completion: { rows: [{ columns: ['"a"', '"b"'] }] },
+      completion: { rows: [{ columns: ['"a"', '"b"'] }, recordRows(null)] },
     });
     expect(resultOf({ insert: { ledger: { 'a,b': 1 } } })).toEqual(
       sentence(

@@ -15,14 +15,33 @@
 import type { RowGroup } from '../../../handler/completion-rows.ts';
 import type { FailureMove } from '../../../machine.ts';
 import type { ResultTemplate } from '../../completion-write.ts';
-import * as shared from '../../shared-statements.ts';
-import { type SqlText, sqliteDialect, sqlText } from '../../sql-text.ts';
+import { type SqlText, sqlText } from '../../sql-text.ts';
 import { type SqliteExecutor, sqliteExecutor } from '../executor.ts';
 import { claimRows } from './claim.ts';
 
-/** The statements SQLite shares with PostgreSQL, in SQLite's words. */
-const ACK = shared.ackText(sqliteDialect);
-const FAIL = shared.failText(sqliteDialect);
+/**
+ * leased → done for one `(event_id, generation)` still validly leased at now: the one
+ * text on this backend that moves `leased → done`. ?1 now, ?2 the id, ?3 the generation.
+ */
+const ACK = sqlText(
+  'ack',
+  1,
+  `UPDATE messages SET state = 'done', lease_until = NULL, updated_at = ?1
+WHERE event_id = ?2 AND generation = ?3 AND state = 'leased' AND lease_until > ?1`,
+);
+
+/**
+ * leased → ready or dead after a failure, fenced on the one lease: ?1 the state, ?2
+ * available at, ?3 the code, ?4 the detail, ?5 now, ?6 the id, ?7 the generation.
+ */
+const FAIL = sqlText(
+  'fail',
+  1,
+  `UPDATE messages SET
+  state = ?1, available_at = ?2, lease_until = NULL,
+  last_error_code = ?3, last_error_detail = ?4, updated_at = ?5
+WHERE event_id = ?6 AND generation = ?7 AND state = 'leased' AND lease_until > ?5`,
+);
 
 /** The one-row INSERT of each table and column list, written once. */
 const inserts = new Map<string, SqlText>();
@@ -64,13 +83,14 @@ export const sqliteTemplate: ResultTemplate = async (executor, writes, now, clai
   for (const write of writes) {
     const { lease } = write;
     if ('move' in write) {
-      const params = shared.failParams(sqliteDialect, lease, write.move, now);
-      if (x.run(FAIL, params as never[]) === 1) written.set(lease.eventId, write.move);
+      const { state, availableAt, code, detail } = write.move;
+      const params = [state, availableAt, code, detail, now, lease.eventId, lease.generation];
+      if (x.run(FAIL, params) === 1) written.set(lease.eventId, write.move);
       continue;
     }
     // The fenced ACK first: a lost lease then writes nothing at all (no row INSERT to
     // roll back, no duplicate key against a row another claim committed).
-    if (x.run(ACK, shared.ackParams(sqliteDialect, lease, now) as never[]) === 0) continue;
+    if (x.run(ACK, [now, lease.eventId, lease.generation]) === 0) continue;
     for (const group of write.completion.rows) insertRows(x, group, lease.eventId, now);
     written.set(lease.eventId, null);
   }
