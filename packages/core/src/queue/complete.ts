@@ -42,8 +42,9 @@ export interface CompleteResult {
 const NEVER = new AbortController().signal;
 
 /**
- * Records the handler results of claimed messages: for each, the money effect or the
- * user's completion **with its ACK, in one transaction**, or the failure (permanent →
+ * Records the handler results of claimed messages: for each, the completion's rows (the
+ * money effect's `effects` row, or a handler's own rows and `write(tx)`) **with its
+ * ACK, in one transaction**, or the failure (permanent →
  * `dead`; temporary → `ready` after backoff, or `dead` on the last attempt).
  *
  * Every write is fenced in its SQL `WHERE`: state `leased`, the lease's generation,
@@ -74,8 +75,8 @@ const NEVER = new AbortController().signal;
  *
  * Crash points: `after-handler` before the write, `after-effect-insert`,
  * `after-completion-write` and `after-ack` in it (before COMMIT, except PostgreSQL's one
- * statement for money effects alone or for completions with `insert` rows only, which
- * has committed by then), `after-commit` after it.
+ * statement for a batch without `write(tx)`, which has committed by then),
+ * `after-commit` after it, `after-claim` once a `claimNext` claim is in hand.
  */
 export async function complete(
   store: Store,
