@@ -20,8 +20,7 @@ import type { FailureMove } from '../machine.ts';
 import type { Finding } from '../maintenance/doctor-types.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
-import type { Store } from './backend.ts';
-import type { Executor } from './executor.ts';
+import type { Executor, StatementRunner } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
@@ -170,7 +169,7 @@ export interface Driver {
    * the hot path of `claim` and every worker. (PostgreSQL: one statement that commits by
    * itself.)
    */
-  claim(store: Store, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
+  claim(store: StatementRunner, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
   /**
    * Reads the named messages for apply, fail and the lease service, in the caller's
    * write transaction; a missing id has no row. The rows stay locked until COMMIT where
@@ -196,7 +195,7 @@ export interface Driver {
    * database refuses the write; then nothing of `writes` was written.
    */
   complete(
-    store: Store,
+    store: StatementRunner,
     writes: readonly CompletionWrite[],
     options?: CompleteOptions,
   ): Promise<CompleteReport>;
@@ -241,7 +240,7 @@ export interface Driver {
    * effect category (migration 0004), the oldest `available_at` of a message claimable
    * at `now`, and the oldest `updated_at` of a dead one.
    */
-  snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
+  snapshot(store: StatementRunner, now: number): Promise<SnapshotRow[]>;
 
   /**
   // The read-only views (queue/inspect, list, due, ages; redrive's preview): one

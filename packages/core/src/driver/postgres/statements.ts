@@ -8,7 +8,6 @@
  * write lock serializes writers.
  */
 import type { MessageState } from '../../states.ts';
-import type { Store } from '../backend.ts';
 import { needsTransaction, recordResults } from '../completion-write.ts';
 import type {
   CompleteOptions,
@@ -18,7 +17,7 @@ import type {
   FencedRow,
   SnapshotRow,
 } from '../driver.ts';
-import type { Executor } from '../executor.ts';
+import type { Executor, StatementRunner } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
 import { statement } from '../sql-text.ts';
@@ -114,7 +113,7 @@ const foldCountsText = statement(
  */
 const FOLD_EVERY = 32;
 
-async function sometimesFold(store: Store): Promise<void> {
+async function sometimesFold(store: StatementRunner): Promise<void> {
   if (Math.random() * FOLD_EVERY >= 1) return;
   await store.read((x) => x.query(foldCountsText(x.dialect)));
 }
@@ -126,7 +125,7 @@ async function sometimesFold(store: Store): Promise<void> {
  * transaction (completion-write.ts), as with `explicitTransaction`.
  */
 async function complete(
-  store: Store,
+  store: StatementRunner,
   writes: readonly CompletionWrite[],
   options: CompleteOptions = {},
 ): Promise<CompleteReport> {
