@@ -5,7 +5,9 @@
  * row type, so no column type has to be known here. A value reaches its column as the
  * text PostgreSQL would get for it as a bound parameter (a string's contents, a number's
  * digits, a plain array's or object's JSON text), except that a `json`/`jsonb` column
- * keeps a JSON value as the value it is (a string stays a string). The result template
+ * keeps a JSON value as the value it is (a string stays a string). The rows of onceq's
+ * own tables (`effects`, `completions`), whose column types onceq knows, go as one typed
+ * array per column instead (`unnest`: no JSON to build or read). The result template
  * (sql/complete.ts) joins each table's rows to the ACKs that matched.
  */
 import type { RowGroup } from '../../handler/completion-rows.ts';
@@ -20,6 +22,32 @@ export interface Rows {
   readonly json: (readonly boolean[] | null)[];
   /** Whether a row holds a value `JSON.stringify` would not write as PostgreSQL gets it. */
   special: boolean;
+}
+
+/** The column types of onceq's own tables, by quoted name: their rows go as typed arrays. */
+const OWN_TABLES: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map([
+  [
+    '"effects"',
+    new Map([
+      ['"amount_cents"', 'integer'],
+      ['"category"', 'text'],
+    ]),
+  ],
+  ['"completions"', new Map([['"summary"', 'text']])],
+]);
+
+/** The SQL types of `group`'s columns when it is one of onceq's own tables, else null. */
+function typesOf(group: RowGroup): string[] | null {
+  if (group.qualified || group.owner === null) return null;
+  const known = OWN_TABLES.get(group.table);
+  if (known === undefined) return null;
+  const types = group.columns.map((column) => known.get(column));
+  return types.every((type) => type !== undefined) ? (types as string[]) : null;
+}
+
+/** How many parameters the rows of `rows` take: one JSON text, or one array per column and the owners. */
+export function parameterCount(rows: Rows): number {
+  return typesOf(rows.group) === null ? 1 : rows.group.columns.length + 1;
 }
 
 /** Adds the rows of `groups` (one message's, owned by `owner`) to `byTable`. */
@@ -54,7 +82,13 @@ function isBigint(value: unknown): boolean {
  * whose text PostgreSQL gets for it as a parameter (a string's contents, a number's
  * lexeme, a bigint's digits, a plain array's or object's JSON text).
  */
-export function parameter(rows: Rows): string {
+export function parameters(rows: Rows): unknown[] {
+  if (typesOf(rows.group) === null) return [parameter(rows)];
+  const columns = rows.group.columns.map((_, c) => rows.values.map((values) => values[c]));
+  return [rows.owners, ...columns];
+}
+
+function parameter(rows: Rows): string {
   const names = rows.group.columns.map((quoted) => quoted.slice(1, -1));
   // (A column named __proto__ would set an object literal's prototype, not a key.)
   if (!rows.special && !names.includes('__proto__')) {
@@ -117,12 +151,19 @@ export function insertSql(rows: Rows, d: SqlDialect, position: number, returning
     columns.push(group.stamp);
     values.push(d.now(1));
   }
-  return `INSERT INTO ${table} (${columns.join(', ')})
-    SELECT ${values.join(', ')}
-    FROM json_array_elements($${position}::json) WITH ORDINALITY AS e(v, i)
+  const types = typesOf(group);
+  const from =
+    types === null
+      ? `json_array_elements($${position}::json) WITH ORDINALITY AS e(v, i)
     JOIN acked ON acked.event_id = e.v->>0
     CROSS JOIN LATERAL json_populate_record(NULL::${table}, e.v->1) AS r
-    ORDER BY e.i${returning === '' ? '' : `\n    RETURNING ${returning}`}`;
+    ORDER BY e.i`
+      : `unnest($${position}::text[], ${types.map((type, c) => `$${position + 1 + c}::${type}[]`).join(', ')})
+      AS r(onceq_owner, ${group.columns.join(', ')})
+    JOIN acked ON acked.event_id = r.onceq_owner`;
+  return `INSERT INTO ${table} (${columns.join(', ')})
+    SELECT ${values.join(', ')}
+    FROM ${from}${returning === '' ? '' : `\n    RETURNING ${returning}`}`;
 }
 
 /** Whether `group` is onceq's own `effects` table (its rows move the effect counters). */

@@ -27,7 +27,14 @@ import { type FailureMove, inClaimOrder } from '../../../machine.ts';
 import type { ResultTemplate, TemplateWrite } from '../../completion-write.ts';
 import type { ClaimedRow } from '../../driver.ts';
 import { type SqlDialect, type SqlText, sqlText } from '../../sql-text.ts';
-import { collect, insertSql, isEffects, parameter, type Rows } from '../completion-rows.ts';
+import {
+  collect,
+  insertSql,
+  isEffects,
+  parameterCount,
+  parameters,
+  type Rows,
+} from '../completion-rows.ts';
 import { claimSteps } from './claim.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
@@ -36,11 +43,12 @@ const CLAIM_PARAMETERS = 2;
 
 /**
  * The fence every move out of `leased` of the template takes: the row named by the input
- * pair, by primary key from `ids` (joined on `input` alone, a small table is scanned
- * whole and hashed), leased at the pair's generation with time left at now.
+ * pair, by primary key from the array `ids` (joined on `input` alone, a small table is
+ * scanned whole and hashed), leased at the pair's generation with time left at now. The
+ * ACK looks up every id of the batch (failures are few), the failure step only its own.
  */
 function fence(d: SqlDialect, ids: string): string {
-  return `m.event_id = ANY(ARRAY(${ids}))
+  return `m.event_id = ANY(${ids})
         AND m.event_id = input.event_id
         AND m.generation = input.generation
         AND ${d.liveLease(1, 'm.')}`;
@@ -52,6 +60,7 @@ function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): st
   const now = d.now(1);
   const first = RESULT_PARAMETERS + (claim === null ? 0 : CLAIM_PARAMETERS) + 1;
   let effects = '';
+  let position = first;
   const inserts = tables.map((rows, i) => {
     const counted = isEffects(rows.group);
     if (counted) {
@@ -60,7 +69,9 @@ function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): st
         GROUP BY category`;
     }
     const returning = counted ? 'category, amount_cents' : '';
-    return `, rows_${i} AS (${insertSql(rows, d, first + i, returning)})`;
+    const step = `, rows_${i} AS (${insertSql(rows, d, position, returning)})`;
+    position += parameterCount(rows);
+    return step;
   });
   const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9)}`;
   const claimRows =
@@ -78,7 +89,7 @@ function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): st
       SET state = 'done', lease_until = NULL, updated_at = ${now}
       FROM input
       WHERE input.outcome = 'done'
-        AND ${fence(d, "SELECT event_id FROM input WHERE outcome = 'done'")}
+        AND ${fence(d, '$2::text[]')}
       RETURNING m.event_id
     ), failed AS (
       UPDATE ${messages} AS m SET
@@ -86,7 +97,7 @@ function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): st
         last_error_code = input.code, last_error_detail = input.detail, updated_at = ${now}
       FROM input
       WHERE input.outcome <> 'done'
-        AND ${fence(d, "SELECT event_id FROM input WHERE outcome <> 'done'")}
+        AND ${fence(d, "ARRAY(SELECT event_id FROM input WHERE outcome <> 'done')")}
       RETURNING m.event_id, m.state
     )${inserts.join('')}, counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
@@ -157,7 +168,7 @@ export const postgresTemplate: ResultTemplate = async (x, writes, now, claim) =>
   const tables = [...byTable.values()];
   const values: unknown[] = [d.nowValue(now), ids, generations, outcomes, delays, codes, details];
   if (claim !== undefined) values.push(claim.leaseSeconds, claim.maxAttempts);
-  for (const rows of tables) values.push(parameter(rows));
+  for (const rows of tables) values.push(...parameters(rows));
   const text = textFor(d, tables, claim === undefined ? null : claim.limit);
   const { rows } = await x.query<TemplateRow>(text, values);
   const written = new Map<string, FailureMove | null>();
