@@ -6,7 +6,8 @@
  *   failure's backoff in seconds after now, $6 its code, $7 its detail; $1 now).
  * - `acked`: leased → done for every `done` pair still validly leased at now (the fenced
  *   ACK, the one text on this backend that moves `leased → done`).
- * - `failed`: leased → ready or dead for every failure pair still validly leased at now.
+ * - `failed`: leased → ready or dead for every failure pair still validly leased at now
+ *   (only in the text of a batch that holds a failure).
  * - `rows_<i>`: one `INSERT … SELECT` per table and column list of the completions' rows
  *   (the money effect's `effects` row, onceq's `completions` record, a handler's own
  *   rows), each row joined to the ACK of its own message: a lost lease inserts nothing.
@@ -55,7 +56,12 @@ function fence(d: SqlDialect, ids: string): string {
 }
 
 /** The template's text for a list of tables and column lists, and a claim of `claim` rows. */
-function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): string {
+function write(
+  d: SqlDialect,
+  tables: readonly Rows[],
+  claim: number | null,
+  failures: boolean,
+): string {
   const messages = d.table('messages');
   const now = d.now(1);
   const first = RESULT_PARAMETERS + (claim === null ? 0 : CLAIM_PARAMETERS) + 1;
@@ -91,38 +97,57 @@ function write(d: SqlDialect, tables: readonly Rows[], claim: number | null): st
       WHERE input.outcome = 'done'
         AND ${fence(d, '$2::text[]')}
       RETURNING m.event_id
-    ), failed AS (
-      UPDATE ${messages} AS m SET
+    )${failures ? failedStep(d) : ''}${inserts.join('')}, counted AS (
+      INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+      SELECT 'state', key, sum(n), 0 FROM (
+        SELECT 'leased' AS key, -1 AS n FROM acked
+        UNION ALL SELECT 'done', 1 FROM acked${
+          failures
+            ? `
+        UNION ALL SELECT 'leased', -1 FROM failed
+        UNION ALL SELECT state, 1 FROM failed`
+            : ''
+        }
+      ) AS moves
+      GROUP BY key HAVING sum(n) <> 0${effects}
+    )${claimed}
+    SELECT 'done' AS outcome, event_id, NULL::integer AS generation, NULL::integer AS attempts,
+      NULL::bigint AS lease_until, NULL::text AS payload, NULL::bigint AS available_at
+    FROM acked${
+      failures
+        ? `
+    UNION ALL SELECT 'failed', event_id, NULL, NULL, NULL, NULL, NULL FROM failed`
+        : ''
+    }${claimRows}`;
+}
+
+/** The failure step, only in a text for a batch that holds a failure. */
+function failedStep(d: SqlDialect): string {
+  const now = d.now(1);
+  return `, failed AS (
+      UPDATE ${d.table('messages')} AS m SET
         state = input.outcome, available_at = ${now} + input.delay, lease_until = NULL,
         last_error_code = input.code, last_error_detail = input.detail, updated_at = ${now}
       FROM input
       WHERE input.outcome <> 'done'
         AND ${fence(d, "ARRAY(SELECT event_id FROM input WHERE outcome <> 'done')")}
       RETURNING m.event_id, m.state
-    )${inserts.join('')}, counted AS (
-      INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-      SELECT 'state', key, sum(n), 0 FROM (
-        SELECT 'leased' AS key, -1 AS n FROM acked
-        UNION ALL SELECT 'done', 1 FROM acked
-        UNION ALL SELECT 'leased', -1 FROM failed
-        UNION ALL SELECT state, 1 FROM failed
-      ) AS moves
-      GROUP BY key HAVING sum(n) <> 0${effects}
-    )${claimed}
-    SELECT 'done' AS outcome, event_id, NULL::integer AS generation, NULL::integer AS attempts,
-      NULL::bigint AS lease_until, NULL::text AS payload, NULL::bigint AS available_at
-    FROM acked
-    UNION ALL SELECT 'failed', event_id, NULL, NULL, NULL, NULL, NULL FROM failed${claimRows}`;
+    )`;
 }
 
 /** The texts already written, by dialect, tables and claim (a handler names few tables). */
 const texts = new Map<string, SqlText>();
 
-function textFor(d: SqlDialect, tables: readonly Rows[], claim: number | null): SqlText {
-  const key = `${d.key} ${claim ?? '-'} ${tables.map((rows) => rows.group.key).join(' ')}`;
+function textFor(
+  d: SqlDialect,
+  tables: readonly Rows[],
+  claim: number | null,
+  failures: boolean,
+): SqlText {
+  const key = `${d.key} ${claim ?? '-'} ${failures} ${tables.map((rows) => rows.group.key).join(' ')}`;
   const known = texts.get(key);
   if (known !== undefined) return known;
-  const text = sqlText('complete', claim ?? 0, write(d, tables, claim));
+  const text = sqlText('complete', claim ?? 0, write(d, tables, claim, failures));
   if (texts.size >= 200) texts.clear();
   texts.set(key, text);
   return text;
@@ -169,7 +194,7 @@ export const postgresTemplate: ResultTemplate = async (x, writes, now, claim) =>
   const values: unknown[] = [d.nowValue(now), ids, generations, outcomes, delays, codes, details];
   if (claim !== undefined) values.push(claim.leaseSeconds, claim.maxAttempts);
   for (const rows of tables) values.push(...parameters(rows));
-  const text = textFor(d, tables, claim === undefined ? null : claim.limit);
+  const text = textFor(d, tables, claim === undefined ? null : claim.limit, moves.size > 0);
   const { rows } = await x.query<TemplateRow>(text, values);
   const written = new Map<string, FailureMove | null>();
   const claimed: ClaimedRow[] = [];
