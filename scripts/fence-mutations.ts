@@ -12,79 +12,93 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const T = 'packages/core/src/driver/shared-statements.ts';
 const P = 'packages/core/src/driver/postgres/statements.ts';
-/** The WHERE of the fail statement (`settle-failure`), from the end of its SET. */
-const FAIL_WHERE = [
-  "      last_error_detail: p.value<string>('detail'),",
-  "      updated_at: p.value<number>('now'),",
-  '    })',
-  "    .where('event_id', '=', p.value<string>('id'))",
-  "    .where('generation', '=', p.value<number>('generation'))",
-  "    .where('state', '=', stateLiteral('leased'))",
-  "    .where('lease_until', '>', p.value<number>('now'));",
-].join('\n');
-const S = 'packages/core/src/driver/sqlite/statements.ts';
+/** The result templates: the one place each backend moves a message out of `leased` with a result. */
+const S = 'packages/core/src/driver/sqlite/sql/complete.ts';
+const Q = 'packages/core/src/driver/postgres/sql/complete.ts';
 const W = 'packages/core/src/driver/completion-write.ts';
 const R = 'packages/core/src/driver/postgres/completion-rows.ts';
+
+const SQLITE_ACK =
+  "WHERE event_id = ?2 AND generation = ?3 AND state = 'leased' AND lease_until > ?1";
+const SQLITE_FAIL =
+  "WHERE event_id = ?6 AND generation = ?7 AND state = 'leased' AND lease_until > ?5";
+// biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
+const PG_LIVE = "AND ${d.liveLease(1, 'm.')}";
 
 /** [what, file, text deleted or replaced, replacement] */
 const MUTATIONS: readonly [string, string, string, string][] = [
   [
-    'SQLite ACK (`ack`): `generation = ?` deleted',
-    T,
-    "eb.and([eb('event_id', '=', id), eb('generation', '=', generations[i] as number)]),",
-    "eb.and([eb('event_id', '=', id)]),",
+    'SQLite template ACK (`ack`): `generation = ?` deleted',
+    S,
+    SQLITE_ACK,
+    SQLITE_ACK.replace(' AND generation = ?3', ''),
   ],
   [
-    "SQLite ACK (`ack`): `state = 'leased'` deleted",
-    T,
-    "updated_at: p.value<number>('now') })\n    .where('state', '=', stateLiteral('leased'))",
-    "updated_at: p.value<number>('now') })",
+    "SQLite template ACK (`ack`): `state = 'leased'` deleted",
+    S,
+    SQLITE_ACK,
+    SQLITE_ACK.replace(" AND state = 'leased'", ''),
   ],
   [
-    'SQLite ACK (`ack`): `lease_until > now` deleted',
-    T,
-    "    .where('lease_until', '>', p.value<number>('now'))\n    .where('event_id', 'in', ids)",
-    "    .where('event_id', 'in', ids)",
+    'SQLite template ACK (`ack`): `lease_until > now` deleted',
+    S,
+    SQLITE_ACK,
+    SQLITE_ACK.replace(' AND lease_until > ?1', ''),
   ],
   [
-    'PostgreSQL ACK+effects (`ack-with-effects`): `generation = ?` deleted',
-    P,
+    'SQLite template failure (`fail`): `generation = ?` deleted',
+    S,
+    SQLITE_FAIL,
+    SQLITE_FAIL.replace(' AND generation = ?7', ''),
+  ],
+  [
+    "SQLite template failure (`fail`): `state = 'leased'` deleted",
+    S,
+    SQLITE_FAIL,
+    SQLITE_FAIL.replace(" AND state = 'leased'", ''),
+  ],
+  [
+    'SQLite template failure (`fail`): `lease_until > now` deleted',
+    S,
+    SQLITE_FAIL,
+    SQLITE_FAIL.replace(' AND lease_until > ?5', ''),
+  ],
+  [
+    'SQLite template: the rows written although the fenced ACK matched no row',
+    S,
+    'if (x.run(ACK, [now, lease.eventId, lease.generation]) === 0) continue;',
+    'x.run(ACK, [now, lease.eventId, lease.generation]);',
+  ],
+  [
+    'PostgreSQL template (`complete`, acked and failed steps): `generation = ?` deleted',
+    Q,
     '        AND m.generation = input.generation\n',
     '',
   ],
   [
-    "PostgreSQL ACK+effects (`ack-with-effects`): `state = 'leased'` deleted",
-    P,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
-    "        AND m.state = ${stateLiteral('leased')}\n",
+    "PostgreSQL template (`complete`, acked and failed steps): `state = 'leased'` deleted",
+    Q,
+    PG_LIVE,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, written verbatim
+    'AND m.lease_until > ${d.now(1)}',
+  ],
+  [
+    'PostgreSQL template (`complete`, acked and failed steps): `lease_until > now` deleted',
+    Q,
+    PG_LIVE,
+    "AND m.state = 'leased'",
+  ],
+  [
+    "PostgreSQL template: a row inserted although its message's fenced ACK matched no row",
+    R,
+    'JOIN acked ON acked.event_id = e.v->>0',
+    'JOIN input AS acked ON acked.event_id = e.v->>0',
+  ],
+  [
+    "a user's completion: its write runs although its fenced ACK matched no row",
+    W,
+    '      if (result !== null) return result;\n',
     '',
-  ],
-  [
-    'PostgreSQL ACK+effects (`ack-with-effects`): `lease_until > now` deleted',
-    P,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
-    "        AND m.lease_until > ${p.value<number>('now')}\n",
-    '',
-  ],
-  // The fail statement's WHERE, told apart from extend's and release's (which share its
-  // predicates) by the end of its SET.
-  [
-    'fail (`settle-failure`): `generation = ?` deleted',
-    T,
-    FAIL_WHERE,
-    FAIL_WHERE.replace("    .where('generation', '=', p.value<number>('generation'))\n", ''),
-  ],
-  [
-    "fail (`settle-failure`): `state = 'leased'` deleted",
-    T,
-    FAIL_WHERE,
-    FAIL_WHERE.replace("    .where('state', '=', stateLiteral('leased'))\n", ''),
-  ],
-  [
-    'fail (`settle-failure`): `lease_until > now` deleted',
-    T,
-    FAIL_WHERE,
-    FAIL_WHERE.replace("\n    .where('lease_until', '>', p.value<number>('now'))", ''),
   ],
   [
     'PostgreSQL fence read (`read-fenced-array`): `FOR UPDATE` deleted',
@@ -93,41 +107,24 @@ const MUTATIONS: readonly [string, string, string, string][] = [
     '::text[])`,',
   ],
   [
-    "redrive statement (`redriveUpdate`): `state = 'dead'` deleted",
+    "redrive statement (`redrive`): `state = 'dead'` deleted",
     T,
-    "updated_at: now })\n    .where('state', '=', stateLiteral('dead'))",
-    'updated_at: now })',
-  ],
-  [
-    'SQLite completion: the effect row written although its fenced ACK matched no row',
-    S,
-    '      if (ackRow(x, lease, now) === 0) continue;\n',
-    '      ackRow(x, lease, now);\n',
-  ],
-  [
-    "a user's completion: its write runs although its fenced ACK matched no row",
-    W,
-    '      if ((await steps.ack()) === 0) return undefined;\n',
-    '      await steps.ack();\n',
-  ],
-  [
-    "PostgreSQL insert rows: a row inserted although its message's fenced ACK matched no row",
-    R,
-    'JOIN acked ON acked.event_id = e.v->>0',
-    '',
+    "WHERE state = 'dead' AND pruned_at IS NULL",
+    'WHERE pruned_at IS NULL',
   ],
   [
     'redrive: `FOR UPDATE` of the checked rows deleted (PostgreSQL)',
     T,
-    "      .where('event_id', 'in', p.list<string>('ids', n))\n      .forUpdate(),",
-    "      .where('event_id', 'in', p.list<string>('ids', n)),",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text, matched verbatim
+    "${d.rowLocks ? ' FOR UPDATE' : ''}",
+    '',
   ],
 ];
 
 const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
 const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what|one fenced write';
 
-const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, W, R])
+const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, Q, W, R])
   .stdout.toString()
   .trim();
 if (dirty !== '') {

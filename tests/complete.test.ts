@@ -25,7 +25,7 @@ import {
   MAX_CATEGORY_LENGTH,
   MAX_EFFECT_CENTS,
 } from '../packages/core/src/handler/effect-rules.ts';
-import { handlerInput } from '../packages/core/src/handler/run.ts';
+import { effectResult, handlerInput } from '../packages/core/src/handler/run.ts';
 import { claimMany, complete, runHandler } from '../packages/core/src/internal.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, rejection } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
@@ -91,8 +91,8 @@ function completeSuite(factory: BackendFactory): void {
       clock.set(1002);
       const effect = { category: 'book', amountCents: 100 };
       const { outcomes, lost } = await complete(store, [
-        { lease: first, result: { effect } },
-        { lease: second, result: { effect } },
+        { lease: first, result: effectResult(effect) },
+        { lease: second, result: effectResult(effect) },
       ]);
       expect(lost.map((l) => [l.eventId, l.code])).toEqual([['E0001', 'lease_lost']]);
       expect(outcomes.map((o) => [o.eventId, o.outcome])).toEqual([['E0002', 'done']]);

@@ -177,9 +177,9 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
 
     // Inside the apply transaction (or right after the claim): nothing of the apply
     // survives, the claim does. Recovery claims again: attempt 2, generation 2.
-    // PostgreSQL writes a batch's effects and ACKs as one statement committing by itself
-    // (queue/complete.ts): there `after-effect-insert` and `after-ack` come after that
-    // commit, and the store looks as at `after-commit`.
+    // PostgreSQL writes a batch without write(tx) with its result template, one statement
+    // committing by itself (driver/postgres/sql/complete.ts): there `after-effect-insert`
+    // and `after-ack` come after that commit, and the store looks as at `after-commit`.
     const writtenAlone: FaultPoint[] = ['after-effect-insert', 'after-ack'];
     const beforeCommit: FaultPoint[] = [
       'after-claim',
@@ -326,9 +326,10 @@ forEachBackend('a real onceq process dies at each crash point', ({ name: backend
     ];
 
     for (const [how, module] of OWN_ROW_HANDLERS) {
-      // PostgreSQL records a batch of completions with `insert` rows only as one statement
-      // committing by itself (driver/postgres/completion-rows.ts): there the point comes
-      // after that commit, as `after-effect-insert` does for money effects.
+      // PostgreSQL records a batch of completions with `insert` rows only with its result
+      // template, one statement committing by itself (driver/postgres/sql/complete.ts):
+      // there the point comes after that commit, as `after-effect-insert` does for money
+      // effects.
       const oneStatement = backend === 'postgres' && how === 'insert';
       const title = oneStatement
         ? " (PostgreSQL: after the batch's one statement committed): done with one row each; a later run doubles nothing"

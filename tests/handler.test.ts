@@ -13,6 +13,8 @@ import {
   v2,
 } from '@onceq/handler';
 import { failingOnce } from '../apps/demo/src/failing-once.ts';
+import { recordRows } from '../packages/core/src/handler/completion-rows.ts';
+import { effectResult } from '../packages/core/src/handler/run.ts';
 import {
   JsonFloat,
   type JsonObject,
@@ -196,9 +198,9 @@ describe('registry', () => {
         ...ctx,
         signal: new AbortController().signal,
       });
-    expect(await dryRun('v1', pay('book', 5))).toEqual({
-      effect: { category: 'book', amountCents: 5 },
-    });
+    expect(await dryRun('v1', pay('book', 5))).toEqual(
+      effectResult({ category: 'book', amountCents: 5 }),
+    );
     expect(await dryRun('v1', pay('toy', 5))).toEqual({
       failure: {
         kind: 'permanent',
@@ -206,9 +208,9 @@ describe('registry', () => {
         detail: 'category "toy" is not known to handler v1 (book, pen, bag)',
       },
     });
-    expect(await dryRun('v2', pay('toy', 5))).toEqual({
-      effect: { category: 'toy', amountCents: 5 },
-    });
+    expect(await dryRun('v2', pay('toy', 5))).toEqual(
+      effectResult({ category: 'toy', amountCents: 5 }),
+    );
     expect(await dryRun('v2', pay('toy', new JsonFloat(5)))).toMatchObject({
       failure: { kind: 'permanent', code: 'invalid_payload' },
     });
@@ -356,6 +358,9 @@ describe("a completion's insert", () => {
             ],
             json: [null, null],
             key: '"shop"."ledger_entries" "amount_cents","currency","event_id"',
+            own: false,
+            owner: null,
+            stamp: null,
           },
           {
             table: '"audit"',
@@ -363,10 +368,15 @@ describe("a completion's insert", () => {
             rows: [['{"tags":["a",1.5]}', 'E1', null, true]],
             json: [[true, false, false, false]],
             key: '"audit" "data","event_id","note","ok"',
+            own: false,
+            owner: null,
+            stamp: null,
           },
+          recordRows(null),
         ],
         write: null,
         summary: null,
+        effect: null,
       },
     });
   });
@@ -414,7 +424,7 @@ describe("a completion's insert", () => {
 
   test('a column list once found valid lets through only the very same names', () => {
     expect(resultOf({ insert: { ledger: { a: 1, b: 2 } } })).toMatchObject({
-      completion: { rows: [{ columns: ['"a"', '"b"'] }] },
+      completion: { rows: [{ columns: ['"a"', '"b"'] }, recordRows(null)] },
     });
     expect(resultOf({ insert: { ledger: { 'a,b': 1 } } })).toEqual(
       sentence(
@@ -442,10 +452,15 @@ describe("a completion's insert", () => {
             rows: [[5]],
             json: [null],
             key: '"ledger" "amount"',
+            own: false,
+            owner: null,
+            stamp: null,
           },
+          recordRows(null),
         ],
         write: null,
         summary: null,
+        effect: null,
       },
     });
   });

@@ -10,7 +10,8 @@ import { expect, test } from 'bun:test';
 import { enqueue, NotDeadError, openStore, redrive, show, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { ack } from '../packages/core/src/driver/shared-statements.ts';
+import { postgresTemplate } from '../packages/core/src/driver/postgres/sql/complete.ts';
+import { effectResult } from '../packages/core/src/handler/run.ts';
 import { claimMany, modelClock } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from './support/factories.ts';
@@ -46,8 +47,9 @@ describePostgres('postgres: fence reads lock what they check', () => {
         // Another worker whose clock already says 1030 (the lease ran out for it) tries
         // to recover and re-claim the row now, between our fence read and our ACK.
         const taken = await claimMany(other, { limit: 1 });
-        const acked = await ack(x, lease, 1029);
-        expect(acked).toBe(1);
+        const effect = effectResult({ category: 'book', amountCents: 100 });
+        const { written } = await postgresTemplate(x, [{ lease, ...effect }], 1029, undefined);
+        expect([...written]).toEqual([['E0001', null]]);
         return taken;
       });
       expect(stolen).toEqual([]);

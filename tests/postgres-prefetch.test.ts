@@ -13,6 +13,7 @@
 import { expect, test } from 'bun:test';
 import { enqueue, type Handler, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { effectResult } from '../packages/core/src/handler/run.ts';
 import { StoreUnavailableError } from '../packages/core/src/internal.ts';
 import { describePostgres } from './support/backends.ts';
 import {
@@ -26,8 +27,8 @@ import {
 import { rawDb } from './support/raw-db.ts';
 
 const CLAIM = 'claim-with-recovery';
-/** A message's fenced ACK and the claim of a later one, one statement. */
-const RECORD = 'ack-one-and-claim';
+/** The result template: a message's fenced ACK and the claim of a later one, one statement. */
+const RECORD = 'complete';
 
 function withStore(
   body: (opened: OpenedStore, clock: ReturnType<typeof testClock>) => Promise<void>,
@@ -156,7 +157,10 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
         [
           {
             lease: { eventId: row.event_id, generation: Number(row.generation) },
-            effect: { category: 'book', amountCents: 100 },
+            ...effectResult({ category: 'book', amountCents: 100 }),
+            failed: () => {
+              throw new Error('no write(tx) to fail');
+            },
           },
         ],
         { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 3 } },

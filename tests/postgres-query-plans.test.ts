@@ -80,7 +80,9 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
     const rolledBack = new Error('rolled back');
     // Nothing of the statement stays: its writes go with the rollback.
     const ran = admin.begin(async (tx) => {
-      const rows = await tx.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, [...parameters]);
+      // A row parameter is JSON text: sent as text, so the client does not quote it again.
+      const sent = text.replaceAll('::json)', '::text::json)');
+      const rows = await tx.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent}`, [...parameters]);
       plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]?.Plan;
       throw rolledBack;
     });
@@ -115,9 +117,10 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
       held.push(...(await claimMany(store, { limit: BATCH, leaseSeconds: 30 })));
     }
     // One batch of the usual drain (a claim, recovery included, and its fenced batch ACK),
-    // then one message alone (its one-message ACK).
+    // then one message at a time (the record that also claims).
     expect((await work(store, handlers.v1, { batch: BATCH, max: BATCH })).done).toBe(BATCH);
-    expect((await work(store, handlers.v1, { batch: 1, max: 1 })).done).toBe(1);
+    // At batch 1 the third message is claimed by the first one's record.
+    expect((await work(store, handlers.v1, { batch: 1, max: 3 })).done).toBe(3);
     // The lease service's moves, each one row by its lease: a heartbeat, a release, a failure.
     const [beat, given, failed] = held;
     if (beat === undefined || given === undefined || failed === undefined) {
@@ -139,21 +142,26 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
     await expectScans(/WITH expired AS/, 4 * BATCH);
   });
 
-  test('a batch ACK finds its rows by primary key, not by walking every live lease', async () => {
-    await expectScans(
-      /unnest\(\$2::text\[\], \$3::integer\[\], \$4::text\[\], \$5/,
-      4 * BATCH,
-      'messages_pkey',
+  /** The result template's text: with the money effect's rows or none, with a claim or none. */
+  const template = (rows: boolean, claim: boolean) =>
+    new RegExp(
+      `^(?${rows ? '=' : '!'}[\\s\\S]*rows_0 AS)(?${claim ? '=' : '!'}[\\s\\S]*expired AS)[\\s\\S]*WITH input AS`,
     );
+
+  test('the result template of a batch finds its rows by primary key, not by walking every live lease', async () => {
+    await expectScans(template(true, false), 4 * BATCH, 'messages_pkey');
   });
 
-  test('a one-message ACK finds its row by primary key', async () => {
-    await expectScans(/WITH acked AS \(\s*UPDATE/, 4, 'messages_pkey');
+  test('the result template of one message with its claim finds its row by primary key, and claims from the head', async () => {
+    const scans = await scansOf(template(true, true));
+    expect(scans.map((s) => s.scan)).toContain('Index Scan on messages_pkey');
+    for (const { scan, read } of scans)
+      expect({ scan, read: read <= 4 }).toEqual({ scan, read: true });
   });
 
   test('a heartbeat, a release and a failure each find their row by primary key', async () => {
     await expectScans(/SET lease_until = /, 4, 'messages_pkey');
     await expectScans(/attempts = CASE WHEN attempts > 0 THEN attempts - 1/, 4, 'messages_pkey');
-    await expectScans(/last_error_code = \$3, last_error_detail = \$4/, 4, 'messages_pkey');
+    await expectScans(template(false, false), 4, 'messages_pkey');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, dlq, enqueue, LeaseLostError, OnceqError, show, status, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
+import { effectResult } from '../../packages/core/src/handler/run.ts';
 import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import {
@@ -84,7 +85,15 @@ export function applySuite(name: string, factory: BackendFactory): void {
       // Past the runner's checks, straight into the driver's completion write: the effects
       // CHECK refuses amount 0 and the write, ACK included, rolls back.
       await expect(
-        store.driver.complete(store, [{ lease, effect: { category: 'book', amountCents: 0 } }]),
+        store.driver.complete(store, [
+          {
+            lease,
+            ...effectResult({ category: 'book', amountCents: 0 }),
+            failed: () => {
+              throw new Error('no write(tx) to fail');
+            },
+          },
+        ]),
       ).rejects.toThrow();
       expect(await snapshot(store)).toEqual(before);
       expect((await show(store, 'E0001')).state).toBe('leased');

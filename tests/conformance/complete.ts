@@ -21,6 +21,7 @@ import {
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { sql } from '../../packages/core/node_modules/kysely';
+import { effectResult, ownCompletion } from '../../packages/core/src/handler/run.ts';
 import {
   type ClaimedLease,
   complete,
@@ -33,7 +34,7 @@ import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, snapshot, type TestEnv } from './harness.ts';
 
 const BOOK_EFFECT = { category: 'book', amountCents: 100 };
-const BOOK: HandlerResult = { effect: BOOK_EFFECT };
+const BOOK: HandlerResult = effectResult(BOOK_EFFECT);
 const TEMPORARY: HandlerResult = {
   failure: { kind: 'temporary', code: 'dependency_down', detail: 'try later' },
 };
@@ -192,14 +193,14 @@ export function completeSuite(name: string, factory: BackendFactory): void {
         {
           lease: stale,
           result: {
-            completion: {
-              rows: [],
-              write: async (tx: CompletionTx) => {
+            completion: ownCompletion(
+              [],
+              async (tx: CompletionTx) => {
                 ran++;
                 await tx.query(insertSql(tx, e.store.schema), ['E0001', 5]);
               },
-              summary: null,
-            },
+              null,
+            ),
           },
         },
       ]);
@@ -277,14 +278,14 @@ export function completeSuite(name: string, factory: BackendFactory): void {
       const fresh = [await mustClaim(e.store), await mustClaim(e.store)];
       const ran: string[] = [];
       const result = (eventId: string, amount: number): HandlerResult => ({
-        completion: {
-          rows: [],
-          write: async (tx: CompletionTx) => {
+        completion: ownCompletion(
+          [],
+          async (tx: CompletionTx) => {
             ran.push(eventId);
             await tx.query(insertSql(tx, e.store.schema), [eventId, amount]);
           },
-          summary: `row ${eventId}`,
-        },
+          `row ${eventId}`,
+        ),
       });
       const { outcomes, lost } = await complete(e.store, [
         { lease: stale, result: result('E0001', 1) },
@@ -407,7 +408,7 @@ export function completeSuite(name: string, factory: BackendFactory): void {
         'write_failed',
         null,
       ]);
-      expect(refused.lastErrorDetail).toStartWith("the store refused this message's insert rows: ");
+      expect(refused.lastErrorDetail).toStartWith("the store refused this message's rows: ");
       expect(await ledgerRows(store)).toEqual([
         ['E0001', -5],
         ['E0002', 1],

@@ -1,11 +1,15 @@
 /**
  * The fence in SQL, statement by statement. Every test here calls a fenced statement of
- * the backend's statements module (`store.driver`) **directly**, inside `store.transact`, bypassing the JavaScript checks
- * of apply/fail/redrive, so that each SQL predicate is the only thing between a stale
- * worker and the row: a stale generation, a lease at exactly `lease_until`, a wrong
+ * the backend's statements module (`store.driver`) **directly**, bypassing the JavaScript
+ * checks of apply/fail/redrive, so that each SQL predicate is the only thing between a
+ * stale worker and the row: a stale generation, a lease at exactly `lease_until`, a wrong
  * state, and a message recovered (and re-claimed) in between. Each must change zero rows
- * and insert no effect. A positive control per statement shows the same call does write
+ * and insert no row. A positive control per statement shows the same call does write
  * when the lease holds, so a zero can never come from a broken call.
+ *
+ * The result template (`Driver.complete`) is the one way a message moves `leased → done`
+ * on each backend; each of its shapes is here: the money effect's rows, a completion's
+ * own rows, a `write(tx)` (the explicit transaction), a failure, and the trailing claim.
  *
  * `bun scripts/fence-mutations.ts` deletes each predicate in turn and names the tests that fail.
  */
@@ -13,8 +17,9 @@ import { describe, expect, test } from 'bun:test';
 import { apply, enqueue, type Handler, LeaseLostError, OnceqError } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { sql } from '../../packages/core/node_modules/kysely';
-import type { CompletionWrite } from '../../packages/core/src/driver/driver.ts';
+import type { CompleteOptions, CompletionWrite } from '../../packages/core/src/driver/driver.ts';
 import { checkRows } from '../../packages/core/src/handler/completion-rows.ts';
+import { effectResult, ownCompletion } from '../../packages/core/src/handler/run.ts';
 import type { LeaseRef } from '../../packages/core/src/index.ts';
 import { afterFailure } from '../../packages/core/src/machine.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
@@ -24,28 +29,44 @@ import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } f
 const EFFECT = { category: 'book', amountCents: 100 };
 
 /** The driver's completion write, committed on its own at `now`; the rows it wrote. */
-async function completeAt(e: TestEnv, writes: readonly CompletionWrite[], now: number) {
+async function completeAt(
+  e: TestEnv,
+  writes: readonly CompletionWrite[],
+  now: number,
+  options: CompleteOptions = {},
+) {
   e.clock.set(now);
-  return (await e.store.driver.complete(e.store, writes)).written;
+  return (await e.store.driver.complete(e.store, writes, options)).written;
 }
+
+const failed = () => {
+  throw new Error('the completion was not expected to fail');
+};
 
 /** The ACK with its money effect, as the worker writes it. */
 function ackWithEffect(e: TestEnv, leases: readonly LeaseRef[], now: number) {
   return completeAt(
     e,
-    leases.map((lease) => ({ lease, effect: EFFECT })),
+    leases.map((lease) => ({ lease, ...effectResult(EFFECT), failed })),
     now,
   );
 }
 
-/** The ACK with a user completion writing nothing of its own (onceq's record only). */
-function ackWithCompletion(e: TestEnv, lease: LeaseRef, now: number) {
-  const failed = () => {
-    throw new Error('the completion was not expected to fail');
-  };
+/** {@link ackWithEffect} with the template's trailing claim of one more message. */
+function ackWithEffectAndClaim(e: TestEnv, leases: readonly LeaseRef[], now: number) {
   return completeAt(
     e,
-    [{ lease, completion: { rows: [], write: () => {}, summary: 'fence test' }, failed }],
+    leases.map((lease) => ({ lease, ...effectResult(EFFECT), failed })),
+    now,
+    { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 5 } },
+  );
+}
+
+/** The ACK with a user completion whose `write(tx)` writes nothing (onceq's record only). */
+function ackWithCompletion(e: TestEnv, lease: LeaseRef, now: number) {
+  return completeAt(
+    e,
+    [{ lease, completion: ownCompletion([], () => {}, 'fence test'), failed }],
     now,
   );
 }
@@ -70,20 +91,13 @@ async function userRows(e: TestEnv): Promise<string[]> {
  * writes it (on PostgreSQL one statement: ACKs, records and rows).
  */
 function ackWithRows(e: TestEnv, leases: readonly LeaseRef[], now: number) {
-  const failed = () => {
-    throw new Error('the completion was not expected to fail');
-  };
   return completeAt(
     e,
     leases.map((lease) => {
       // Qualified: an unqualified name resolves by the connection's search_path.
       const checked = checkRows({ [`${e.store.schema}.user_rows`]: { event_id: lease.eventId } });
       if (!('groups' in checked)) throw new Error(checked.violation);
-      return {
-        lease,
-        completion: { rows: checked.groups, write: null, summary: 'fence test' },
-        failed,
-      };
+      return { lease, completion: ownCompletion(checked.groups, null, 'fence test'), failed };
     }),
     now,
   );
@@ -192,6 +206,19 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
         expect(await userRows(e)).toEqual([]);
       });
 
+      test(`ACK with its effect and the trailing claim: ${label} marks nothing done and inserts no effect`, async () => {
+        const e = env();
+        const { stale, now } = await setUp(e);
+        const before = await snapshot(e.store);
+        expect((await ackWithEffectAndClaim(e, [stale], now)).size).toBe(0);
+        // The claim may recover or lease the message; it never marks it done.
+        const after = await snapshot(e.store);
+        const done = (s: typeof before) =>
+          s.messages.filter((m) => m.state === 'done').map((m) => m.event_id);
+        expect(done(after)).toEqual(done(before));
+        expect(await effectsOf(e.store)).toEqual([]);
+      });
+
       test(`fail: ${label} changes no row`, async () => {
         const e = env();
         const { stale, now } = await setUp(e);
@@ -225,6 +252,16 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       );
       expect((await ackWithCompletion(e, third, third.leaseUntil - 1)).get('E0003')).toBeNull();
       expect(await effectsOf(store)).toEqual([{ eventId: 'E0001', ...EFFECT }]);
+      // The trailing claim's ACK writes too, and claims the next message.
+      await enqueue(store, batch(line('E0004', paid('toy', 1)), line('E0005', paid('map', 1))));
+      const fourth = await mustClaim(store);
+      const report = await store.driver.complete(
+        store,
+        [{ lease: fourth, ...effectResult(EFFECT), failed }],
+        { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 5 } },
+      );
+      expect([...report.written]).toEqual([['E0004', null]]);
+      expect(report.claimed?.map((row) => row.event_id)).toEqual(['E0005']);
       const recorded = await rawDb(store, (db) =>
         db.selectFrom('completions').select(['event_id', 'summary']).execute(),
       );

@@ -15,14 +15,12 @@
  * What the backends do differently, and why: docs/architecture.md ("Where the SQL lives").
  */
 
-import type { Effect } from '../handler/contract.ts';
 import type { CheckedCompletion } from '../handler/run.ts';
 import type { FailureMove } from '../machine.ts';
 import type { ConnectionCount, Finding } from '../maintenance/doctor-types.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
-import type { Store } from './backend.ts';
-import type { Executor } from './executor.ts';
+import type { Executor, StatementRunner } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
@@ -63,12 +61,12 @@ export interface ClaimInput {
 }
 
 /**
- * One message's completion as {@link Driver.complete} writes it, fenced on its lease:
- * the money effect with the ACK, a user's completion with the ACK, or a failure move.
- * The move is a function of the time the write reads (its backoff starts then).
+ * One message's result as {@link Driver.complete} writes it, fenced on its lease: a
+ * completion (the ACK with its rows, the money effect's `effects` row included, and an
+ * optional `write(tx)`), or a failure move. The move is a function of the time the write
+ * reads (its backoff starts then).
  */
 export type CompletionWrite =
-  | { readonly lease: LeaseRef; readonly effect: Effect }
   | {
       readonly lease: LeaseRef;
       readonly completion: CheckedCompletion;
@@ -80,19 +78,18 @@ export type CompletionWrite =
 /** How {@link Driver.complete} writes. */
 export interface CompleteOptions {
   /**
-   * Write inside one explicit transaction even where the backend could commit money
-   * effects with one statement of its own (PostgreSQL), so the effect rows exist, before
-   * COMMIT, in a transaction a crash rolls back (crash point `after-effect-insert`).
-   * `apply` asks for it: it shows §5's one write transaction. Default false.
+   * Write inside one explicit transaction even where the backend could commit the batch
+   * with one statement of its own (PostgreSQL), so the rows exist, before COMMIT, in a
+   * transaction a crash rolls back (crash point `after-effect-insert`). `apply` asks for
+   * it: it shows §5's one write transaction. Default false.
    */
   readonly explicitTransaction?: boolean;
   /**
-   * Claim the next messages in the same commit as the write, where the backend can:
-   * SQLite always (the claim's statements after the write, in its transaction),
-   * PostgreSQL for one money effect written alone (one statement, one round trip). The
-   * claim is then in {@link CompleteReport.claimed}; where the backend did not claim (any
-   * other PostgreSQL write), that is undefined and the caller claims as usual. Default:
-   * no claim.
+   * Claim the next messages in the same commit as the write, for every kind of write on
+   * every backend: the result template's trailing claim (SQLite: the claim's statements
+   * after the write, in its transaction; PostgreSQL: the claim's steps in the very
+   * statement, or the transaction's last statement where a `write(tx)` needs one). The
+   * claim is then in {@link CompleteReport.claimed}. Default: no claim.
    */
   readonly claimNext?: Omit<ClaimInput, 'now'>;
 }
@@ -107,7 +104,10 @@ export interface CompleteReport {
    * lost its lease, and nothing of it was written.
    */
   readonly written: Map<string, FailureMove | null>;
-  /** What {@link CompleteOptions.claimNext} claimed, in claim order; undefined when not fused. */
+  /**
+   * What {@link CompleteOptions.claimNext} claimed, in claim order: always defined when
+   * `claimNext` was given, undefined when it was not.
+   */
   readonly claimed?: ClaimedRow[];
 }
 
@@ -199,7 +199,7 @@ export interface Driver {
    * the hot path of `claim` and every worker. (PostgreSQL: one statement that commits by
    * itself.)
    */
-  claim(store: Store, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
+  claim(store: StatementRunner, input: Omit<ClaimInput, 'now'>): Promise<ClaimedRow[]>;
   /**
    * Reads the named messages for apply, fail and the lease service, in the caller's
    * write transaction; a missing id has no row. The rows stay locked until COMMIT where
@@ -208,21 +208,24 @@ export interface Driver {
    */
   readFenced(x: Executor, leases: readonly LeaseRef[]): Promise<FencedRow[]>;
   /**
-   * THE completion write (River's "set state if running, many"): records every write of
-   * `writes` fenced in its SQL `WHERE` (state `leased`, the lease's generation,
-   * `lease_until > now`, `now` read by the backend at the write), with no read in front.
-   * A message whose fence does not match writes nothing at all (no effect row, no
-   * completion, no user rows). A completion's `write(tx)` runs after its message's fenced
-   * ACK matched, in the same transaction (completion-write.ts: one savepoint for the
-   * batch, one per message only after a write threw): when it throws, that message's rows
-   * are rolled back and its failure is written instead, and the other messages stay. Crash points: `after-effect-insert` once the effect rows are in,
-   * `after-completion-write` after a user's write, `after-ack` once everything is written
-   * (before COMMIT where the writes share a transaction; on PostgreSQL a batch of money
-   * effects alone is one statement that has committed by then). Throws when the database
-   * refuses the write; then nothing of `writes` was written.
+   * THE completion write (River's "set state if running, many"), by the backend's one
+   * result template (completion-write.ts): every write of `writes` fenced in its SQL
+   * `WHERE` (state `leased`, the lease's generation, `lease_until > now`, `now` read by
+   * the backend at the write), with no read in front, the failures, the counters, each
+   * table's rows joined to the ACKs that matched, and the optional trailing claim. A
+   * message whose fence does not match writes nothing at all (no effect row, no record,
+   * no user rows). A completion's `write(tx)` runs after its message's fenced ACK matched,
+   * in the same transaction (one savepoint for the batch, one per message only after a
+   * write threw): when it throws, that message's rows are rolled back and its failure is
+   * written instead, and the other messages stay. Crash points: `after-effect-insert`
+   * once a money effect's rows are in, `after-completion-write` once a handler's own
+   * completion's rows are in and after its `write(tx)`, `after-ack` once everything is
+   * written (before COMMIT where the writes share a transaction; on PostgreSQL a batch
+   * without `write(tx)` is one statement that has committed by then). Throws when the
+   * database refuses the write; then nothing of `writes` was written.
    */
   complete(
-    store: Store,
+    store: StatementRunner,
     writes: readonly CompletionWrite[],
     options?: CompleteOptions,
   ): Promise<CompleteReport>;
@@ -287,7 +290,7 @@ export interface Driver {
    * effect category (migration 0004), the oldest `available_at` of a message claimable
    * at `now`, and the oldest `updated_at` of a dead one.
    */
-  snapshot(store: Store, now: number): Promise<SnapshotRow[]>;
+  snapshot(store: StatementRunner, now: number): Promise<SnapshotRow[]>;
 
   /**
   // The read-only views (queue/inspect, list, due; redrive's preview): one

@@ -1,4 +1,6 @@
+import type { Clock } from '../clock.ts';
 import type { CompletionTx } from '../handler/contract.ts';
+import type { CallerTransaction } from './caller-transaction.ts';
 import type { SqlDialect, SqlText } from './sql-text.ts';
 
 /** What a statement returned: its rows (a SELECT, or `… RETURNING`) and the rows it changed. */
@@ -35,4 +37,14 @@ export interface Executor {
    * `close()` once the write returned, after which `tx` refuses every query.
    */
   completionTx(): { tx: CompletionTx; close(): void };
+}
+
+/**
+ * What a driver method needs of its store (`Store` in backend.ts has it all): the clock,
+ * and its write transaction and its autocommit statements, each as an {@link Executor}.
+ */
+export interface StatementRunner {
+  readonly clock: Clock;
+  transact<T>(fn: (x: Executor) => Promise<T>, within?: CallerTransaction): Promise<T>;
+  read<T>(fn: (x: Executor) => Promise<T>): Promise<T>;
 }

@@ -1,97 +1,16 @@
 /**
- * The statements both backends run with the same words (sql-text.ts): the single fenced
- * ACK, the failure, the lease service's extend and release, redrive, enqueue's lookup,
- * a completion's record and the status snapshot. The backend modules
+ * The statements both backends run with the same words (sql-text.ts): the lease
+ * service's extend and release, redrive, enqueue's lookup and the status snapshot. (A
+ * result is written by each backend's own result template, `<backend>/sql/complete.ts`.) The backend modules
  * (`sqlite/statements.ts`, `postgres/statements.ts`) import what they share from here.
  *
  * Every move out of `leased` is fenced in its `WHERE` on state, generation and
  * `lease_until > now`, and returns the rows it changed: zero means the lease is lost.
  */
-import type { FailureMove } from '../machine.ts';
 import type { LeaseRef } from '../types.ts';
 import type { StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import type { Executor } from './executor.ts';
-import { params, type SqlDialect, statement, statementFor } from './sql-text.ts';
-
-/** leased → done for one `(event_id, generation)` still validly leased at now. */
-export const ackText = statement(
-  'ack',
-  (
-    d,
-  ) => `UPDATE ${d.table('messages')} SET state = 'done', lease_until = NULL, updated_at = ${d.now(1)}
-WHERE event_id = ${d.param(2)} AND generation = ${d.param(3)} AND ${d.liveLease(1)}`,
-);
-
-/** The parameters of {@link ackText}. */
-export function ackParams(d: SqlDialect, lease: LeaseRef, now: number): unknown[] {
-  return [d.nowValue(now), lease.eventId, lease.generation];
-}
-
-/** The fenced ACK of one lease; returns the rows marked done (0 or 1). */
-export async function ack(x: Executor, lease: LeaseRef, now: number): Promise<number> {
-  const d = x.dialect;
-  return (await x.query(ackText(d), ackParams(d, lease, now))).changes;
-}
-
-/** onceq's record of a done message a user's completion handled (migration 0005). */
-export const insertCompletionText = statement(
-  'insert-completion',
-  (d) =>
-    `INSERT INTO ${d.table('completions')} (event_id, summary, created_at) VALUES (${d.param(1)}, ${d.param(2)}, ${d.now(3)})`,
-);
-
-/** Writes onceq's record of `lease`'s completion, with its summary. */
-export async function insertCompletion(
-  x: Executor,
-  lease: LeaseRef,
-  summary: string | null | undefined,
-  now: number,
-): Promise<void> {
-  const d = x.dialect;
-  await x.query(insertCompletionText(d), [lease.eventId, summary ?? null, d.nowValue(now)]);
-}
-
-/**
- * leased → ready or dead after a failure, fenced on the one lease. The move's
- * `available_at` is written as the statement's now plus its backoff, so on the server's
- * clock the backoff starts at the server's reading.
- */
-export const failText = statement(
-  'fail',
-  (d) => `UPDATE ${d.table('messages')} SET
-  state = ${d.param(1)}, available_at = ${d.nowPlus(5, 2)}, lease_until = NULL,
-  last_error_code = ${d.param(3)}, last_error_detail = ${d.param(4)}, updated_at = ${d.now(5)}
-WHERE event_id = ${d.param(6)} AND generation = ${d.param(7)} AND ${d.liveLease(5)}`,
-);
-
-/** The parameters of {@link failText}. */
-export function failParams(
-  d: SqlDialect,
-  lease: LeaseRef,
-  move: FailureMove,
-  now: number,
-): unknown[] {
-  return [
-    move.state,
-    move.availableAt - now,
-    move.code,
-    move.detail,
-    d.nowValue(now),
-    lease.eventId,
-    lease.generation,
-  ];
-}
-
-/** Writes `move` for one lease, fenced; returns the rows changed. */
-export async function fail(
-  x: Executor,
-  lease: LeaseRef,
-  move: FailureMove,
-  now: number,
-): Promise<number> {
-  const d = x.dialect;
-  return (await x.query(failText(d), failParams(d, lease, move, now))).changes;
-}
+import { params, statement, statementFor } from './sql-text.ts';
 
 /** leased → leased until now + the lease's seconds: the worker's heartbeat. */
 const extendText = statement(

@@ -8,11 +8,15 @@
 /** Rows of one table with one column list, as `complete` inserts them. */
 export interface RowGroup {
   /**
-   * The table, already quoted for SQL (`"shop"."ledger_entries"`), and written as given:
-   * an unqualified name resolves the way any statement on the connection does (SQLite:
-   * the store's file; PostgreSQL: the connection's `search_path`), never in onceq's schema.
+   * The table, already quoted for SQL (`"shop"."ledger_entries"`). A user's table is
+   * written as given: an unqualified name resolves the way any statement on the
+   * connection does (SQLite: the store's file; PostgreSQL: the connection's
+   * `search_path`), never in onceq's schema. One of onceq's own tables ({@link own}) is
+   * named in the store's schema.
    */
   readonly table: string;
+  /** One of onceq's own tables (`effects`, `completions`, `deliveries`), not a user's. */
+  readonly own: boolean;
   /**
    * The columns, already quoted, in the order every row's values follow. A quoted name
    * is also its JSON string: a name holds no quote and no backslash.
@@ -26,6 +30,51 @@ export interface RowGroup {
   readonly json: readonly (readonly boolean[] | null)[];
   /** The table and column list: groups with the same key go in with one statement. */
   readonly key: string;
+  /**
+   * A column the write itself fills with the owning message's event id (onceq's own rows:
+   * `effects`, `completions`), after {@link columns}; null for a user's rows.
+   */
+  readonly owner: string | null;
+  /** A column the write fills with its own clock reading, after {@link owner}; or null. */
+  readonly stamp: string | null;
+}
+
+const EFFECT_COLUMNS = ['"amount_cents"', '"category"'] as const;
+const RECORD_COLUMNS = ['"summary"'] as const;
+
+/**
+ * The lesson's money effect as a completion's rows: one row of the built-in `effects`
+ * table, its event id and `created_at` filled by the write.
+ */
+export function effectRows(effect: { category: string; amountCents: number }): RowGroup {
+  return {
+    key: '"effects" "amount_cents","category" owner stamp',
+    table: '"effects"',
+    own: true,
+    columns: EFFECT_COLUMNS,
+    rows: [[effect.amountCents, effect.category]],
+    json: [null],
+    owner: '"event_id"',
+    stamp: '"created_at"',
+  };
+}
+
+/**
+ * onceq's record of a message a handler's own completion finished: one row of the
+ * built-in `completions` table with its summary, event id and `created_at` filled by the
+ * write. Every completion that is not the money effect carries it.
+ */
+export function recordRows(summary: string | null): RowGroup {
+  return {
+    key: '"completions" "summary" owner stamp',
+    table: '"completions"',
+    own: true,
+    columns: RECORD_COLUMNS,
+    rows: [[summary]],
+    json: [null],
+    owner: '"event_id"',
+    stamp: '"created_at"',
+  };
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -99,6 +148,9 @@ interface Group {
   columns: readonly string[];
   rows: unknown[][];
   json: (boolean[] | null)[];
+  own: false;
+  owner: null;
+  stamp: null;
 }
 
 /** The groups of `insert`, or one sentence saying what is wrong and where. */
@@ -131,9 +183,12 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
         group = {
           key,
           table: name.quoted,
+          own: false,
           columns: copied.shape.quoted,
           rows: [],
           json: [],
+          owner: null,
+          stamp: null,
         };
         groups.set(key, group);
       }

@@ -9,29 +9,38 @@ import { FAILURE_BRAND } from '../errors.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
 import type { FailInput } from '../types.ts';
-import { checkRows, type RowGroup } from './completion-rows.ts';
+import { checkRows, effectRows, type RowGroup, recordRows } from './completion-rows.ts';
 import type { CompletionTx, Effect, Handler, HandlerContext, HandlerStore } from './contract.ts';
 import { effectViolation } from './effect-rules.ts';
 
 /** The longest {@link Completion.summary} onceq records. */
 export const MAX_SUMMARY_LENGTH = 200;
 
-/** A completion as the runner checked and copied it. */
+/**
+ * The one success kind: what a handler returned, as the runner checked and copied it.
+ * The lesson's money effect is one of these too (its row of the built-in `effects`
+ * table); a completion of the handler's own carries its `insert` rows and onceq's
+ * record of it (a `completions` row).
+ */
 export interface CheckedCompletion {
-  /** The rows of its `insert`, grouped by table and column list; empty without one. */
+  /**
+   * Every row written with the ACK, grouped by table and column list: the money effect's
+   * `effects` row, or the handler's `insert` rows followed by onceq's `completions` record.
+   */
   readonly rows: readonly RowGroup[];
   /** Its `write`, bound to the handler's object; null without one. */
   readonly write: ((tx: CompletionTx) => unknown) | null;
   readonly summary: string | null;
+  /** The money effect the rows carry (what the outcome reports), or null. */
+  readonly effect: Effect | null;
 }
 
 /**
- * What running a handler on one message came to: the effect or the completion to record
- * with the ACK, or the failure to record instead. A copy, checked once: nothing of the
- * handler's own object is read again after the runner returns.
+ * What running a handler on one message came to: the completion to record with the ACK,
+ * or the failure to record instead. A copy, checked once: nothing of the handler's own
+ * object is read again after the runner returns.
  */
 export type HandlerResult =
-  | { readonly effect: Effect }
   | { readonly completion: CheckedCompletion }
   | { readonly failure: FailInput };
 
@@ -192,17 +201,31 @@ export function resultOf(value: unknown, eventId?: string): HandlerResult {
       rows = [...rows, ...deliveries.groups];
     }
     return {
-      completion: {
+      completion: ownCompletion(
         rows,
-        write: write === undefined ? null : (tx) => Reflect.apply(write, value, [tx]),
-        summary: summary ?? null,
-      },
+        write === undefined ? null : (tx) => Reflect.apply(write, value, [tx]),
+        (summary as string | undefined) ?? null,
+      ),
     };
   }
   const copy = { category, amountCents } as Effect;
   const violation = effectViolation(copy);
   if (violation !== null) return invalid('invalid_effect', violation);
-  return { effect: copy };
+  return effectResult(copy);
+}
+
+/** A handler's own completion as the one shape: its rows, then onceq's record of it. */
+export function ownCompletion(
+  rows: readonly RowGroup[],
+  write: CheckedCompletion['write'],
+  summary: string | null,
+): CheckedCompletion {
+  return { rows: [...rows, recordRows(summary)], write, summary, effect: null };
+}
+
+/** A checked money effect as the one completion shape: its `effects` row and nothing else. */
+export function effectResult(effect: Effect): { completion: CheckedCompletion } {
+  return { completion: { rows: [effectRows(effect)], write: null, summary: null, effect } };
 }
 
 function invalid(code: string, detail: string): HandlerResult {

@@ -8,12 +8,7 @@ import type { CompleteOptions, CompleteReport, CompletionWrite } from '../driver
 import { completionFailureOf, writeRefusal } from '../driver/write-refusal.ts';
 import { LeaseLostError, OnceqError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
-import {
-  type HandlerResult,
-  handlerStore,
-  runHandler,
-  withDeadline,
-} from '../handler/run.ts';
+import { type HandlerResult, handlerStore, runHandler, withDeadline } from '../handler/run.ts';
 import { afterFailure, type FailureMove, fenceViolation } from '../machine.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { ApplyOutcome, Lease, LeaseRef } from '../types.ts';
@@ -39,7 +34,7 @@ export interface CompleteResult {
   lost: LeaseLostError[];
   /**
    * The leases claimed by the write itself ({@link CompleteOptions.claimNext}), in claim
-   * order; undefined when the backend did not claim (the caller claims as usual).
+   * order; defined whenever `claimNext` was given (unless the write threw).
    */
   claimed?: Lease[];
 }
@@ -48,8 +43,9 @@ export interface CompleteResult {
 const NEVER = new AbortController().signal;
 
 /**
- * Records the handler results of claimed messages: for each, the money effect or the
- * user's completion **with its ACK, in one transaction**, or the failure (permanent →
+ * Records the handler results of claimed messages: for each, the completion's rows (the
+ * money effect's `effects` row, or a handler's own rows and `write(tx)`) **with its
+ * ACK, in one transaction**, or the failure (permanent →
  * `dead`; temporary → `ready` after backoff, or `dead` on the last attempt).
  *
  * Every write is fenced in its SQL `WHERE`: state `leased`, the lease's generation,
@@ -80,8 +76,8 @@ const NEVER = new AbortController().signal;
  *
  * Crash points: `after-handler` before the write, `after-effect-insert`,
  * `after-completion-write` and `after-ack` in it (before COMMIT, except PostgreSQL's one
- * statement for money effects alone or for completions with `insert` rows only, which
- * has committed by then), `after-commit` after it.
+ * statement for a batch without `write(tx)`, which has committed by then),
+ * `after-commit` after it, `after-claim` once a `claimNext` claim is in hand.
  */
 export async function complete(
   store: Store,
@@ -152,8 +148,6 @@ export async function apply(
 }
 
 function writeOf(store: Store, { lease, result }: ClaimResult): CompletionWrite {
-  // An effect (every message of the lesson) needs no closure: only a failure computes a move.
-  if ('effect' in result) return { lease, effect: result.effect };
   const { protocol } = store;
   if ('completion' in result) {
     return {
@@ -177,11 +171,13 @@ function reported(
     const move = report.written.get(lease.eventId);
     if (move === undefined) missed.push(lease);
     else if (move !== null) outcomes.push(failed(lease.eventId, move));
-    else if ('effect' in result) {
-      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: result.effect });
-    } else if ('completion' in result) {
-      const { summary } = result.completion;
-      outcomes.push({ eventId: lease.eventId, outcome: 'done', effect: null, summary });
+    else if ('completion' in result) {
+      const { effect, summary } = result.completion;
+      outcomes.push(
+        effect === null
+          ? { eventId: lease.eventId, outcome: 'done', effect: null, summary }
+          : { eventId: lease.eventId, outcome: 'done', effect },
+      );
     }
   }
   if (missed.length === 0) return { outcomes, lost: [] };
@@ -197,7 +193,10 @@ function failed(eventId: string, move: FailureMove): ApplyOutcome {
     : { eventId, outcome: 'retry', code, detail, availableAt: move.availableAt };
 }
 
-/** A batch the database refused as a whole, recorded one message at a time. */
+/**
+ * A batch the database refused as a whole, recorded one message at a time; the last one
+ * carries the claim of {@link CompleteOptions.claimNext}, if asked.
+ */
 async function oneByOne(
   store: Store,
   results: readonly ClaimResult[],
@@ -205,12 +204,16 @@ async function oneByOne(
 ): Promise<CompleteResult> {
   const outcomes: ApplyOutcome[] = [];
   const lost: LeaseLostError[] = [];
-  for (const result of results) {
-    const one = await complete(store, [result], options);
+  const { claimNext, ...alone } = options;
+  let claimed: Lease[] | undefined;
+  for (const [i, result] of results.entries()) {
+    const last = i === results.length - 1;
+    const one = await complete(store, [result], last ? options : alone);
     outcomes.push(...one.outcomes);
     lost.push(...one.lost);
+    if (last) claimed = one.claimed;
   }
-  return { outcomes, lost };
+  return claimed === undefined ? { outcomes, lost } : { outcomes, lost, claimed };
 }
 
 /**
@@ -224,7 +227,7 @@ async function refused(
   error: unknown,
   options: CompleteOptions,
 ): Promise<CompleteResult> {
-  const failure = writeRefusal(error, 'completion');
+  const failure = writeRefusal(error, 'rows');
   const instead: ClaimResult = { lease: only.lease, result: { failure } };
   let report: CompleteReport;
   try {
@@ -233,7 +236,10 @@ async function refused(
     throw error;
   }
   crashPoint('after-commit');
-  return reported(store, [instead], report);
+  const done = await reported(store, [instead], report);
+  if (report.claimed === undefined) return done;
+  crashPoint('after-claim');
+  return { ...done, claimed: toLeases(report.claimed) };
 }
 
 /** The store itself cannot take writes now (full disk, read-only, busy, unreachable). */

@@ -13,17 +13,15 @@
  * The points, in the order a message meets them:
  * - `after-claim`: the claim committed, before any handler ran.
  * - `after-handler`: the handlers ran, nothing of their results written yet.
- * - `after-effect-insert`: inside the completion's transaction, the fenced ACKs and their
- *   effect rows written, before COMMIT. (PostgreSQL writes money effects and their ACKs
- *   as one statement committing by itself: there this point and `after-ack` are the same
- *   instant, after that statement has committed.)
- * - `after-completion-write`: inside the completion's transaction, a user completion's
- *   `write(tx)` returned (its fenced ACK and the user's rows written), before onceq's
- *   record of it and COMMIT. (PostgreSQL writes a batch of completions with `insert`
- *   rows only as one statement committing by itself: there this point and `after-ack`
- *   are the same instant, after that statement has committed.)
- * - `after-ack`: inside the completion's transaction, ACKs and failure records written,
- *   before COMMIT.
+ * - `after-effect-insert`: inside the completion's transaction, the result template
+ *   written (fenced ACKs and the money effects' rows), before COMMIT.
+ * - `after-completion-write`: inside the completion's transaction, the rows of a
+ *   handler's own completion written with its fenced ACK, and again after each of its
+ *   `write(tx)` returned, before COMMIT.
+ * - `after-ack`: inside the completion's transaction, everything written (failures and
+ *   the trailing claim included), before COMMIT.
+ *   (PostgreSQL writes a batch without `write(tx)` as one statement committing by
+ *   itself: there these three points are the same instant, after it has committed.)
  * - `after-commit`: the completion committed, before the caller hears of it.
  * - `mid-enqueue`: inside the enqueue transaction, its rows inserted, before COMMIT.
  * - `mid-redrive`: inside the redrive transaction, the rows moved to ready, before COMMIT.

@@ -1,0 +1,123 @@
+/**
+ * PostgreSQL's claim: its lazy recovery and the claim as one statement (`FOR UPDATE SKIP
+ * LOCKED`, committing by itself). Its steps are also the result template's trailing
+ * claim (complete.ts).
+ */
+import {
+  inClaimOrder,
+  LEASE_EXPIRED,
+  RECOVERED_DEAD_DETAIL,
+  RECOVERED_DETAIL,
+} from '../../../machine.ts';
+import type { ClaimedRow, ClaimInput } from '../../driver.ts';
+import type { Executor } from '../../executor.ts';
+import { type SqlDialect, statementFor } from '../../sql-text.ts';
+
+/** A text as an SQL string literal (onceq's own constants: no quote to escape). */
+export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * Claim with its lazy recovery in one statement, so a claim is one round trip run as its
+ * own transaction, and keeps §5's order: a leased row whose lease ran out is claimable
+ * in this very claim, as if recovery had run first.
+ *
+ * - `expired`: every leased row whose lease ran out (locked; others' locks skipped).
+ *   `ORDER BY lease_until` makes `messages_lease` (state, lease_until) the cheaper path
+ *   even when the statistics say no row is leased: there `messages_claim` looked as
+ *   cheap, and walking its `leased` range read every live lease (4,800 rows at 32
+ *   workers) to find the expired ones.
+ * - `ready`: the first `n` claimable ready rows by `(available_at, event_id)`, from the
+ *   `messages_claim` index.
+ * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the
+ *   `available_at` recovery would give it) and only with attempts left.
+ * - `recovered`: expired rows not picked go back to ready, or to dead on the last
+ *   attempt, exactly like SQLite's separate recovery statement.
+ * - `claimed` leases the picked rows; a picked expired row also gets what recovery
+ *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
+ *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
+ *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
+ *   the benchmark) to update 500 rows.
+ * - `counted` appends the status counters' deltas (migration 0006): picked ready rows
+ *   ready → leased (an expired row picked stays leased), recovered rows leased → ready
+ *   or dead. Every picked row is locked by this statement, so `claimed` updates each one.
+ */
+const claimText = statementFor(
+  'claim-with-recovery',
+  (d: SqlDialect, n: number) => `
+    WITH ${claimSteps(d, n)}
+    SELECT event_id, generation, attempts, lease_until, payload, available_at FROM claimed`,
+);
+
+/**
+ * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, max
+ * attempts at `$max`), also the trailing claim of the result template (complete.ts).
+ */
+export function claimSteps(d: SqlDialect, n: number, seconds = 2, max = 3): string {
+  const messages = d.table('messages');
+  const now = d.now(1);
+  const code = literal(LEASE_EXPIRED);
+  return `expired AS (
+      SELECT event_id, lease_until AS rank_at, attempts FROM ${messages}
+      WHERE state = 'leased' AND lease_until <= ${now}
+      ORDER BY lease_until
+      FOR UPDATE SKIP LOCKED
+    ), ready AS (
+      SELECT event_id, available_at AS rank_at FROM ${messages}
+      WHERE state = 'ready' AND available_at <= ${now}
+      ORDER BY available_at, event_id
+      LIMIT ${n}
+      FOR UPDATE SKIP LOCKED
+    ), pick AS (
+      SELECT event_id, from_ready FROM (
+        SELECT event_id, rank_at, true AS from_ready FROM ready
+        UNION ALL
+        SELECT event_id, rank_at, false FROM expired WHERE attempts < $${max}
+      ) AS candidates
+      ORDER BY rank_at, event_id
+      LIMIT ${n}
+    ), recovered AS (
+      UPDATE ${messages} AS m SET
+        state = CASE WHEN m.attempts < $${max} THEN 'ready' ELSE 'dead' END,
+        available_at = CASE WHEN m.attempts < $${max} THEN m.lease_until ELSE m.available_at END,
+        lease_until = NULL,
+        last_error_code = ${code},
+        last_error_detail = CASE WHEN m.attempts < $${max} THEN ${literal(RECOVERED_DETAIL)} ELSE ${literal(RECOVERED_DEAD_DETAIL)} END,
+        updated_at = ${now}
+      FROM expired
+      WHERE m.event_id = expired.event_id
+        AND expired.event_id NOT IN (SELECT event_id FROM pick)
+      RETURNING m.state
+    ), claimed AS (
+      UPDATE ${messages} AS m SET
+        state = 'leased',
+        attempts = m.attempts + 1,
+        generation = m.generation + 1,
+        lease_until = ${d.nowPlus(1, seconds)},
+        updated_at = ${now},
+        available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
+        last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
+        last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
+      WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
+      RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
+    ), claim_counted AS (
+      INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+      SELECT 'state', key, sum(d), 0 FROM (
+        SELECT 'ready' AS key, -1 AS d FROM pick WHERE from_ready
+        UNION ALL SELECT 'leased', 1 FROM pick WHERE from_ready
+        UNION ALL SELECT 'leased', -1 FROM recovered
+        UNION ALL SELECT state, 1 FROM recovered
+      ) AS moves
+      GROUP BY key HAVING sum(d) <> 0
+    )`;
+}
+
+/** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
+export async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {
+  const d = x.dialect;
+  const { rows } = await x.query<ClaimedRow>(claimText(d, input.limit), [
+    d.nowValue(input.now),
+    input.leaseSeconds,
+    input.maxAttempts,
+  ]);
+  return inClaimOrder(rows);
+}

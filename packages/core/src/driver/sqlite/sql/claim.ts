@@ -1,0 +1,60 @@
+/**
+ * SQLite's claim: the lazy recovery UPDATE, then the claim UPDATE, in the caller's
+ * `BEGIN IMMEDIATE` transaction (which already holds the one write lock). Also the
+ * trailing claim of the result template (complete.ts).
+ */
+import {
+  inClaimOrder,
+  LEASE_EXPIRED,
+  RECOVERED_DEAD_DETAIL,
+  RECOVERED_DETAIL,
+} from '../../../machine.ts';
+import type { ClaimedRow, ClaimInput } from '../../driver.ts';
+import { sqlText } from '../../sql-text.ts';
+import type { SqliteExecutor } from '../executor.ts';
+
+/**
+ * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
+ * `lease_until`) while the cycle has attempts left, else to `dead` with `lease_expired`.
+ * ?1 max attempts, ?2 now, ?3-?5 the error code and details.
+ *
+ * `INDEXED BY` pins the partial `messages_lease` index: without statistics SQLite's
+ * planner would rather walk every leased row of `messages_claim`, and with it a missing
+ * index is an error at prepare time instead of a silent scan.
+ */
+const RECOVER = sqlText(
+  'recover',
+  1,
+  `UPDATE messages INDEXED BY messages_lease SET
+  state = CASE WHEN attempts < ?1 THEN 'ready' ELSE 'dead' END,
+  available_at = CASE WHEN attempts < ?1 THEN lease_until ELSE available_at END,
+  lease_until = NULL,
+  last_error_code = ?3,
+  last_error_detail = CASE WHEN attempts < ?1 THEN ?4 ELSE ?5 END,
+  updated_at = ?2
+WHERE state = 'leased' AND lease_until <= ?2`,
+);
+
+/**
+ * ready → leased for up to ?3 claimable rows, oldest `(available_at, event_id)` first,
+ * as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the picking subquery
+ * (the head of `messages_claim`). ?1 the new `lease_until`, ?2 now.
+ */
+const CLAIM = sqlText(
+  'claim',
+  1,
+  `UPDATE messages SET
+  state = 'leased', attempts = attempts + 1, generation = generation + 1,
+  lease_until = ?1, updated_at = ?2
+WHERE event_id IN (
+  SELECT event_id FROM messages WHERE state = 'ready' AND available_at <= ?2
+  ORDER BY available_at, event_id LIMIT ?3)
+RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
+);
+
+/** Recovery, then the claim, on the open transaction `x`. */
+export function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
+  const { now } = input;
+  x.run(RECOVER, [input.maxAttempts, now, LEASE_EXPIRED, RECOVERED_DETAIL, RECOVERED_DEAD_DETAIL]);
+  return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
+}
