@@ -36,7 +36,7 @@ export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './options.ts';
  *   record's own transaction, waiting for it; the pipelined completer (PostgreSQL) on the
  *   side, while the next batch is handled, with a claim ahead when no record brings one.
  *
- * One turn of the loop ({@link Worker.run}): take the next batch; run up to
+ * One turn of the loop: take the next batch from the completer; run up to
  * `concurrency` handlers **outside** any transaction, each on the payload its claim read
  * under its generation (docs/worker.md says why that stays exactly-once), each with its
  * optional deadline; hand the batch to the completer; share ({@link FairShare}: on
