@@ -1,7 +1,8 @@
 /**
- * `work` at batch 1 on PostgreSQL claims the next message while it settles the current
- * one (worker.ts): the first two messages by claims, every later one by the record of
- * the message two before it, in the same statement as that record's fenced ACK. What
+ * `work` on PostgreSQL claims the next batch while it settles the current one (the
+ * pipelined completer, worker/completer.ts): at batch 1 the first two messages by
+ * claims, every later one by the record of the message two before it, in the same
+ * statement as that record's fenced ACK. What
  * must hold: a claim made by a record is an ordinary claim (claim order, an attempt
  * spent), nothing is claimed past `max`, a record does not wait for the previous one,
  * and a lease the loop never gets to record (here: the settle fails) stays leased until
@@ -88,7 +89,7 @@ async function expectEachDoneOnce(store: Store, ids: readonly string[]): Promise
   expect(await effects(store)).toEqual([...ids]);
 }
 
-describePostgres('postgres: work at batch 1 claims the next message while it settles one', () => {
+describePostgres('postgres: work claims the next batch while it settles one', () => {
   test('after the first two claims each message is recorded by one statement that also claims, and no claim of nothing ends the run', async () => {
     await withStore(async ({ store }) => {
       const three = nEvents(3);
@@ -116,35 +117,39 @@ describePostgres('postgres: work at batch 1 claims the next message while it set
     });
   });
 
-  test('a record does not wait for the previous one: a slow first record holds back neither the next handler nor its record', async () => {
-    await withStore(async ({ store }) => {
-      const three = nEvents(3);
-      await enqueue(store, three.jsonl);
-      let records = 0;
-      let secondRecordSent = () => {};
-      const secondRecord = new Promise<void>((resolve) => {
-        secondRecordSent = resolve;
+  for (const batch of [1, 3]) {
+    test(`a record does not wait for the previous one: a slow first record holds back neither the next handler nor its record (batch ${batch})`, async () => {
+      await withStore(async ({ store }) => {
+        const six = nEvents(2 * batch);
+        await enqueue(store, six.jsonl);
+        let records = 0;
+        let secondRecordSent = () => {};
+        const secondRecord = new Promise<void>((resolve) => {
+          secondRecordSent = resolve;
+        });
+        let first: 'sent' | 'waited' | undefined;
+        // A record is any statement but a claim or a heartbeat, whatever the backend names it.
+        const slowFirstRecord = observed(store, async (name, run) => {
+          if (name === CLAIM || name === 'extend') return run();
+          if (++records === 2) secondRecordSent();
+          if (records === 1) {
+            // Bounded: a loop that waits for this record before the next one never sends it.
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            const bound = new Promise<'waited'>((resolve) => {
+              timer = setTimeout(() => resolve('waited'), 10_000);
+            });
+            first = await Promise.race([secondRecord.then(() => 'sent' as const), bound]);
+            clearTimeout(timer);
+          }
+          return run();
+        });
+        const summary = await work(slowFirstRecord, handlers.v1, { batch });
+        expect(first).toBe('sent');
+        expect(summary).toMatchObject({ claimed: 2 * batch, done: 2 * batch, lost: 0 });
+        await expectEachDoneOnce(store, six.ids);
       });
-      const slowFirstRecord = observed(store, async (name, run) => {
-        if (name !== RECORD) return run();
-        if (++records === 2) secondRecordSent();
-        if (records === 1) {
-          // Bounded: a loop that waits for this record before the next one never sends it.
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const bound = new Promise<'waited'>((resolve) => {
-            timer = setTimeout(() => resolve('waited'), 10_000);
-          });
-          const first = await Promise.race([secondRecord.then(() => 'sent' as const), bound]);
-          clearTimeout(timer);
-          if (first === 'waited') throw new Error('the second record waited for the first');
-        }
-        return run();
-      });
-      const summary = await work(slowFirstRecord, handlers.v1, { batch: 1 });
-      expect(summary).toMatchObject({ claimed: 3, done: 3, lost: 0 });
-      await expectEachDoneOnce(store, three.ids);
     });
-  });
+  }
 
   test('a record whose lease ran out writes nothing, and the claim in its statement recovers that message like any claim (generation 2)', async () => {
     await withStore(async ({ store }, clock) => {

@@ -1,3 +1,6 @@
+import type { Store } from '../driver/backend.ts';
+import { nextDue } from '../queue/due.ts';
+
 /**
  * When the worker looks for work again after finding none. Adaptive polling: right
  * after a busy batch it checks again after `minMs`, doubling on every empty look up to
@@ -40,6 +43,8 @@ export class Wakeup {
   #wakeTimer: ReturnType<typeof setTimeout> | undefined;
   #resolve: ((woken: boolean) => void) | undefined;
   #pending = false;
+  /** The last sleep was ended by a wake (or an interrupt), and no claim has looked since. */
+  #woken = false;
 
   constructor(options: WakeupOptions = {}) {
     this.minMs = options.minMs ?? 5;
@@ -61,6 +66,15 @@ export class Wakeup {
       this.maxWakeDelayMs,
       this.#wakeDelayMs === 0 ? FIRST_WAKE_DELAY_MS : this.#wakeDelayMs * 2,
     );
+  }
+
+  /**
+   * A claim after a sleep found `n` messages: woken and found nothing means another worker
+   * was first ({@link lostRace}).
+   */
+  found(n: number): void {
+    if (this.#woken && n === 0) this.lostRace();
+    this.#woken = false;
   }
 
   /** True while a wake is delayed: the worker should look before it claims. */
@@ -102,13 +116,18 @@ export class Wakeup {
    * Resolves `true` when {@link wake} ended it, `false` when the time ran out.
    */
   async sleep(dueAtMs: number | null): Promise<boolean> {
+    this.#woken = await this.#sleep(dueAtMs);
+    return this.#woken;
+  }
+
+  #sleep(dueAtMs: number | null): Promise<boolean> {
     const started = Date.now();
     let delay = this.#idleMs;
     if (dueAtMs !== null) delay = Math.max(0, Math.min(delay, dueAtMs - started));
     this.#idleMs = Math.min(this.#idleMs * 2, this.maxMs);
     if (this.#pending) {
       this.#pending = false;
-      return true;
+      return Promise.resolve(true);
     }
     return new Promise<boolean>((resolve) => {
       this.#resolve = resolve;
@@ -124,5 +143,32 @@ export class Wakeup {
     const resolve = this.#resolve;
     this.#resolve = undefined;
     resolve?.(woken);
+  }
+}
+
+/**
+ * Nothing was claimable: sleep, and before claiming again (a write transaction) peek
+ * with one read statement whether anything is due, so an idle worker costs a read per
+ * poll. Returns when something is due, a wake ended the sleep (a worker that lost its
+ * last race looks first), a stop interrupted it, or `running()` turned false. `tick`
+ * runs before each look (the background prune's schedule).
+ */
+export async function untilDue(
+  store: Store,
+  wakeup: Wakeup,
+  running: () => boolean,
+  tick: () => void,
+): Promise<void> {
+  while (running()) {
+    tick();
+    const due = await nextDue(store);
+    const next = [due.readyAt, due.leaseExpiresAt].filter((t): t is number => t !== null);
+    const earliest = next.length > 0 ? Math.min(...next) : null;
+    if (earliest !== null && earliest <= due.now) return;
+    // Integer seconds: due at second S means claimable once the clock reads S. The
+    // times are on the store's clock (PostgreSQL: the server's), moved to the host's.
+    const dueAtMs = earliest === null ? null : (earliest - due.now + store.clock()) * 1000;
+    const woken = await wakeup.sleep(dueAtMs);
+    if (woken && !wakeup.backedOff) return;
   }
 }

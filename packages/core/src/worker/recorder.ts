@@ -1,0 +1,109 @@
+import type { Store } from '../driver/backend.ts';
+import { type ClaimResult, complete } from '../queue/complete.ts';
+import { releaseMany } from '../queue/release.ts';
+import type { Lease } from '../types.ts';
+import type { Claimer, ClaimNext } from './claimer.ts';
+import type { Held } from './held.ts';
+import type { Tally } from './tally.ts';
+
+/**
+ * Closes a batch: abandons the handlers still running after a forced stop, releases the
+ * unstarted messages (attempts given back), and records every result through the one
+ * result writer ({@link complete}), each fenced at the generation it ran under; `next`
+ * asks that write to claim the next batch in its own commit. Both completers close their
+ * batches here.
+ */
+export class Recorder {
+  readonly #store: Store;
+  readonly #claimer: Claimer;
+  readonly #tally: Tally;
+  /** The heartbeat's beat running now, if one is. */
+  readonly #beat: () => Promise<void> | undefined;
+
+  constructor(store: Store, claimer: Claimer, tally: Tally, beat: () => Promise<void> | undefined) {
+    this.#store = store;
+    this.#claimer = claimer;
+    this.#tally = tally;
+    this.#beat = beat;
+  }
+
+  /**
+   * Settles `batch` (taken in hand at `startedAt`, performance.now()). Resolves to what
+   * the write claimed, or undefined when it did not claim (nothing to write, or a backend
+   * that claims apart).
+   */
+  async settle(
+    batch: readonly Held[],
+    startedAt: number,
+    next?: ClaimNext,
+  ): Promise<readonly Lease[] | undefined> {
+    // A heartbeat running now must not extend a lease this write is about to close.
+    const beat = this.#beat();
+    if (beat !== undefined) await beat;
+    const unstarted: Held[] = [];
+    const ran: Held[] = [];
+    for (const held of batch) {
+      if (held.state === 'running') {
+        // Forced stop: the handler is abandoned, its lease left to expire.
+        const { eventId, generation } = held.lease;
+        this.#tally.abandoned.push({ eventId, generation, leaseUntil: held.leaseUntil });
+        this.#claimer.held.delete(held);
+        continue;
+      }
+      if (held.state === 'waiting') unstarted.push(held);
+      else if (held.result !== undefined) ran.push(held);
+      if (held.state !== 'lost') held.state = 'recording';
+    }
+    try {
+      if (unstarted.length > 0) await this.#release(unstarted);
+      if (ran.length === 0) {
+        this.#tally.settled(record(batch, [], unstarted, startedAt), 0);
+        return undefined;
+      }
+      // Lost items are recorded too: the fence refuses their late ACK (counted once).
+      // The held messages themselves are the results: settle puts one in `ran` only with its result.
+      const results = ran as readonly (Held & ClaimResult)[];
+      const done = await complete(
+        this.#store,
+        results,
+        next === undefined ? {} : { claimNext: next },
+      );
+      if (done.lost.length > 0) this.#claimer.lost(done.lost, false);
+      const settledAt = performance.now();
+      this.#tally.recorded(done.outcomes, ran, settledAt);
+      this.#tally.settled(
+        record(batch, done.outcomes, unstarted, startedAt, settledAt),
+        ran.length,
+      );
+      return done.claimed;
+    } finally {
+      for (const held of batch) this.#claimer.held.delete(held);
+    }
+  }
+
+  async #release(unstarted: readonly Held[]): Promise<void> {
+    const leases = unstarted.map((h) => h.lease);
+    const { released, lost } = await releaseMany(this.#store, leases);
+    this.#tally.released(released);
+    this.#claimer.lost(lost, false);
+  }
+}
+
+function record(
+  batch: readonly Held[],
+  outcomes: Parameters<Tally['recorded']>[0],
+  unstarted: readonly Held[],
+  startedAt: number,
+  settledAt = performance.now(),
+) {
+  let lost = 0;
+  for (const held of batch) if (held.lostCounted) lost++;
+  return {
+    claimed: batch.length,
+    outcomes,
+    lost,
+    released: unstarted.length,
+    startedAt,
+    settledAt,
+  };
+}
