@@ -47,7 +47,11 @@ export async function runOverhead(
     if (leases.length === 0) break;
     const results = [];
     for (const lease of leases) {
-      const context = { ...lease, signal: new AbortController().signal };
+      const context = {
+        ...lease,
+        store: { kind: store.kind, schema: store.schema },
+        signal: new AbortController().signal,
+      };
       results.push({ lease, result: await runHandler(handlers.v1, lease.payload, context) });
     }
     await complete(store, results);
