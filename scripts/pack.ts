@@ -45,9 +45,10 @@ const PACKAGES: readonly PublicPackage[] = [
       './metrics': 'metrics',
       './service': 'service',
       './testing': 'testing',
+      './webhooks': 'webhooks',
     },
     about:
-      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/service` (the worker log and two-stage shutdown on signals), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
+      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/service` (the worker log and two-stage shutdown on signals), `@onceq/core/webhooks` (the outbox sender, delivery listings, the ingest handler), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
   },
   {
     dir: 'packages/handler',

@@ -63,12 +63,12 @@ test('--json names a message as the library does, in snake_case: eventId → eve
     for (const id of ['E0001', 'E0002']) {
       const view = await show(store, id);
       // payloadText is the payload's text, which --json embeds as `payload`; the pruned
-      // and completion fields appear when they apply.
+      // completion and ordering key fields appear when they apply.
       const expected = Object.entries(view)
         .filter(([key]) => key !== 'payloadText')
         .filter(
           ([key, value]) =>
-            !(['prunedAt', 'payloadSha256', 'completion'].includes(key) && value === null),
+            !(['prunedAt', 'payloadSha256', 'completion', 'key'].includes(key) && value === null),
         )
         .map(([key]) => snake(key));
       expect(Object.keys(messageJson(view)).sort()).toEqual(expected.sort());

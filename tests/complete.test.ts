@@ -173,8 +173,10 @@ function completeSuite(factory: BackendFactory): void {
 
     test("a completion naming a missing table or column is dead at once with the database's reason; a good one in the batch commits", async () => {
       const { store } = env();
+      // In the store's schema, so named with it (unqualified names resolve by search_path).
+      const ledger = `${store.schema}.user_ledger`;
       await rawDb(store, (db) =>
-        sql`CREATE TABLE user_ledger (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
+        sql`CREATE TABLE ${sql.raw(ledger)} (event_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)`.execute(
           db,
         ),
       );
@@ -185,7 +187,7 @@ function completeSuite(factory: BackendFactory): void {
           case 'E0001':
             return { insert: { no_such_ledger: { event_id: context.eventId } } };
           case 'E0002':
-            return { insert: { user_ledger: { event_id: context.eventId, nope: 1 } } };
+            return { insert: { [ledger]: { event_id: context.eventId, nope: 1 } } };
           case 'E0003':
             return {
               async write(tx) {
@@ -195,11 +197,11 @@ function completeSuite(factory: BackendFactory): void {
           case 'E0004':
             return {
               async write(tx) {
-                await tx.query('UPDATE user_ledger SET nope = 1');
+                await tx.query(`UPDATE ${ledger} SET nope = 1`);
               },
             };
           default:
-            return { insert: { user_ledger: { event_id: context.eventId, amount: 5 } } };
+            return { insert: { [ledger]: { event_id: context.eventId, amount: 5 } } };
         }
       };
       const { outcomes, lost } = await handleAll(store, leases, handler);

@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deliveryCounts, enqueue, type Handler, listDeliveries, work } from '@onceq/core';
+import { enqueue, type Handler, work } from '@onceq/core';
+import { deliveryCounts, listDeliveries } from '@onceq/core/webhooks';
 import { onPostgres } from './support/backends.ts';
 import { nEvents } from './support/factories.ts';
 import {

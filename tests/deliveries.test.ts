@@ -5,22 +5,18 @@
 // receiver here is an in-process loopback server scripted per request; the process and
 // crash proof is tests/deliveries-storm.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { enqueue, type Handler, LeaseLostError, show, work } from '@onceq/core';
 import {
   type AttemptLog,
   type DeliveryEndpoint,
   deliveryCounts,
   enableEndpoint,
-  enqueue,
-  type Handler,
-  LeaseLostError,
   listDeliveries,
   redriveDeliveries,
   sendDeliveries,
-  show,
   showDelivery,
   verifySignature,
-  work,
-} from '@onceq/core';
+} from '@onceq/core/webhooks';
 import { claimMany, complete, resultOf } from '../packages/core/src/internal.ts';
 import { freshStore } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';

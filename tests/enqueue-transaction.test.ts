@@ -305,7 +305,7 @@ function eventObjects(factory: BackendFactory) {
     });
 
     test('a single bad event is said of the event, not of a batch position', async () => {
-      await withCaller(factory, 'kysely', async (store) => {
+      await withCaller(factory, 'store', async (store) => {
         for (const [event, reason] of [
           [{ eventId: 'E0001', payload: { price: Number.NaN } }, 'payload field price is NaN'],
           [{ eventId: 'E12', payload: BOOK }, 'event_id "E12" must match'],

@@ -4,7 +4,8 @@
 // bodies are 400 naming the problem, oversized ones 413, a conflicting payload 409;
 // requests that arrive together share one commit.
 import { describe, expect, test } from 'bun:test';
-import { createIngest, type IngestSource, show, signatureHeader, status } from '@onceq/core';
+import { show, status } from '@onceq/core';
+import { createIngest, type IngestSource, signatureHeader } from '@onceq/core/webhooks';
 import { freshStore } from './conformance/harness.ts';
 import { forEachBackend } from './support/backends.ts';
 import type { BackendFactory } from './support/factories.ts';

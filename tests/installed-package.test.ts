@@ -197,6 +197,7 @@ describe('the installed packages, in a fresh project outside the repository', ()
       './metrics',
       './service',
       './testing',
+      './webhooks',
     ]);
     expect(core.exports['.']?.default).toBe('./dist/index.js');
     expect(core.license).toBe('MIT');
@@ -207,7 +208,7 @@ describe('the installed packages, in a fresh project outside the repository', ()
       [
         'bun',
         '-e',
-        `const entries = await Promise.all(['@onceq/core', '@onceq/core/postgres', '@onceq/core/metrics', '@onceq/core/service', '@onceq/core/testing', '@onceq/handler'].map((e) => import(e)));
+        `const entries = await Promise.all(['@onceq/core', '@onceq/core/postgres', '@onceq/core/metrics', '@onceq/core/service', '@onceq/core/testing', '@onceq/core/webhooks', '@onceq/handler'].map((e) => import(e)));
          console.log(Object.keys(entries[0]).length);`,
       ],
       { ONCEQ_FAULT: 'after-lunch' },

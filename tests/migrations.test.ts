@@ -5,16 +5,8 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  enqueue,
-  type Handler,
-  listDeliveries,
-  openStore,
-  type Store,
-  show,
-  status,
-  work,
-} from '@onceq/core';
+import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
+import { listDeliveries } from '@onceq/core/webhooks';
 import { SQL } from 'bun';
 import { claimMany, doctor, formatIdPolicy, getIdPolicy } from '../packages/core/src/internal.ts';
 import { onPostgres } from './support/backends.ts';

@@ -275,6 +275,9 @@ describePostgres('PostgreSQL only', () => {
           WHERE table_schema = ${schema} ORDER BY table_name`;
         expect(rows.map((r) => r.table_name)).toEqual([
           'completions',
+          'deliveries',
+          'delivery_attempts',
+          'disabled_endpoints',
           'effects',
           'messages',
           'onceq_counts',

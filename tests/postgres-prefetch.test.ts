@@ -143,7 +143,9 @@ describePostgres('postgres: work claims the next batch while it settles one', ()
           }
           return run();
         });
-        const summary = await work(slowFirstRecord, handlers.v1, { batch });
+        // Records overlap only on a pool with room for two: concurrency 2 sizes it so (a
+        // worker at concurrency 1 holds one connection, and its records take turns).
+        const summary = await work(slowFirstRecord, handlers.v1, { batch, concurrency: 2 });
         expect(first).toBe('sent');
         expect(summary).toMatchObject({ claimed: 2 * batch, done: 2 * batch, lost: 0 });
         await expectEachDoneOnce(store, six.ids);

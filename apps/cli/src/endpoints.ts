@@ -1,4 +1,4 @@
-import type { DeliveryEndpoint } from '@onceq/core';
+import type { DeliveryEndpoint } from '@onceq/core/webhooks';
 import { CONFIG_FILE, type OnceqConfig } from './config.ts';
 import { UsageError } from './errors.ts';
 

@@ -19,6 +19,8 @@ export type {
   /** The clock a store reads: milliseconds since the epoch (tests pass a model clock). */
   Clock,
 } from './clock.ts';
+/** One delivery a completion declares (`deliver`); the sender is `@onceq/core/webhooks`. */
+export type { Delivery } from './delivery/declare.ts';
 export type {
   /** `'sqlite' | 'postgres'`: `store.kind`. */
   BackendKind,
@@ -72,6 +74,8 @@ export {
   OnceqError,
   /** Thrown by a handler: the message goes straight to the DLQ with this code and detail. */
   PermanentFailure,
+  /** What a rejection's numbers count: JSONL lines, or the positions of event objects. */
+  type RejectionUnit,
   /** Thrown by a handler: the message is retried with backoff (1 s, 2 s), dead after 3 attempts. */
   TemporaryFailure,
 } from './errors.ts';
@@ -221,11 +225,11 @@ export type {
   MessageView,
   /** A store's protocol knobs: lease length, attempts, backoff (`store.protocol`). */
   ProtocolOptions,
+  /** Messages by state: the four of the lesson always, `waiting` and `skipped` when any. */
+  StateCounts,
   /** What {@link status} returns: counts by state, effects, totals by category. */
   StatusReport,
 } from './types.ts';
-/** Webhooks out (`deliver`, the sender) and in (the ingest handler): docs/webhooks.md. */
-export * from './webhooks.ts';
 export type {
   /** The fields of one log line besides its event and message. */
   LogFields,

@@ -4,7 +4,6 @@
  *
  * @module
  */
-export type { Delivery } from './delivery/declare.ts';
 export {
   DEFAULT_SCHEDULE,
   type DeliveryEndpoint,
@@ -31,6 +30,18 @@ export {
   type SenderSummary,
   sendDeliveries,
 } from './delivery/sender.ts';
+export type {
+  /** Why {@link verifySignature} refused a request. */
+  VerifyFailure,
+} from './delivery/signature.ts';
 export { signatureHeader, verifySignature } from './delivery/signature.ts';
+export type {
+  /** What one attempt wrote: its time, status, latency, response excerpt and error. */
+  AttemptRecord,
+  /** A delivery the sender leased, with its body and attempt. */
+  ClaimedDelivery,
+  /** How one attempt ended, as the sender records it. */
+  DeliveryOutcome,
+} from './driver/sql/deliveries.ts';
 export { createIngest, type Ingest, type IngestOptions } from './ingest/handler.ts';
 export { type IngestSource, SourceConfigError } from './ingest/source.ts';

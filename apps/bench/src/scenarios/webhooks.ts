@@ -5,15 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  enqueue,
-  type Handler,
-  openStore,
-  sendDeliveries,
-  signatureHeader,
-  work,
-} from '@onceq/core';
+import { enqueue, type Handler, openStore, work } from '@onceq/core';
 import { setIdPolicy } from '@onceq/core/internal';
+import { sendDeliveries, signatureHeader } from '@onceq/core/webhooks';
 import { batches, percentile } from '../util.ts';
 
 const BIN = join(import.meta.dir, '..', '..', '..', 'cli', 'src', 'bin.ts');

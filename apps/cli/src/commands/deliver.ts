@@ -1,10 +1,10 @@
+import { resolveEndpoint } from '@onceq/core/internal';
 import {
   type AttemptLog,
   type DeliveryEndpoint,
   EndpointConfigError,
   sendDeliveries,
-} from '@onceq/core';
-import { resolveEndpoint } from '@onceq/core/internal';
+} from '@onceq/core/webhooks';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { configuredEndpoints } from '../endpoints.ts';

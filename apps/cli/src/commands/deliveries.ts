@@ -7,7 +7,7 @@ import {
   listDeliveries,
   redriveDeliveries,
   showDelivery,
-} from '@onceq/core';
+} from '@onceq/core/webhooks';
 import { boolFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

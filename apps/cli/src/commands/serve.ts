@@ -1,5 +1,5 @@
-import { createIngest, type IngestSource, SourceConfigError } from '@onceq/core';
 import { resolveSource } from '@onceq/core/internal';
+import { createIngest, type IngestSource, SourceConfigError } from '@onceq/core/webhooks';
 import { expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { CONFIG_FILE, type OnceqConfig } from '../config.ts';

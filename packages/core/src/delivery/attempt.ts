@@ -6,7 +6,7 @@
  * connection = not delivered, retried under the same id on the endpoint's schedule.
  */
 import type { Clock } from '../clock.ts';
-import type { AttemptRecord, ClaimedDelivery, Outcome } from '../driver/sql/deliveries.ts';
+import type { AttemptRecord, ClaimedDelivery, DeliveryOutcome } from '../driver/sql/deliveries.ts';
 import { MAX_RETRY_AFTER_SECONDS, type ResolvedEndpoint, webhookId } from './endpoint.ts';
 import { signatureHeader } from './signature.ts';
 
@@ -97,7 +97,7 @@ function failed(
   endpoint: ResolvedEndpoint,
   delivery: ClaimedDelivery,
   retryAfter: number | null,
-): Outcome {
+): DeliveryOutcome {
   const next = endpoint.schedule[delivery.attempt];
   if (next === undefined) return { kind: 'dead' };
   return { kind: 'retry', delaySeconds: Math.max(next, retryAfter ?? 0) };

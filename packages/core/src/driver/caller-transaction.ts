@@ -13,33 +13,12 @@
  * lets it propagate rolls back its own writes too. No retry happens here: the
  * transaction is the caller's, and so is the decision to run it again.
  */
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Executor } from './executor.ts';
+import { logsItself, type RunSql } from './open-transactions.ts';
 import type { SqlDialect, SqlText } from './sql-text.ts';
-import { logsItself, type StoreTransaction } from './store-transaction.ts';
 
-/** A `pg` client (`Client` or a checked-out `PoolClient`), by the one method onceq calls. */
-export interface PgClientLike {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
-}
-
-/**
- * A transaction the caller holds open on the store's database: the `tx` of
- * `transaction(store, fn)` on either backend (on SQLite the only one: it runs on the
- * store's own connection); on PostgreSQL also a Kysely transaction
- * (`db.transaction().execute(async (trx) => …)`) or a `pg` client after `BEGIN`.
- */
-export type CallerTransaction =
-  | StoreTransaction
-  // biome-ignore lint/suspicious/noExplicitAny: a caller's Kysely has its own schema type.
-  | Transaction<any>
-  | PgClientLike;
-
-/** One statement on the caller's connection: its rows, and how many rows it changed. */
-export type RunSql = (
-  sql: string,
-  parameters: readonly unknown[],
-) => Promise<{ rows: unknown[]; changes: number }>;
+export type { CallerTransaction, PgClientLike } from './open-transactions.ts';
 
 /** A Kysely transaction, told apart from a Kysely instance that is not in one. */
 export function isKysely(value: unknown): value is Kysely<unknown> {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { CompletionTx } from '../handler/contract.ts';
-import type { CallerTransaction } from './caller-transaction.ts';
+import type { CallerTransaction } from './open-transactions.ts';
 import type { SqlDialect, SqlText } from './sql-text.ts';
 
 /** What a statement returned: its rows (a SELECT, or `… RETURNING`) and the rows it changed. */

@@ -5,7 +5,7 @@
  */
 import type { CompletionTx } from '../handler/contract.ts';
 import type { Store } from './backend.ts';
-import type { RunSql } from './caller-transaction.ts';
+import { closeTransaction, openTransaction, type RunSql } from './open-transactions.ts';
 
 /**
  * The transaction `transaction(store, fn)` gives `fn`: the same shape as a completion's
@@ -13,11 +13,6 @@ import type { RunSql } from './caller-transaction.ts';
  * Pass it to `enqueue(store, events, { transaction: tx })`.
  */
 export type StoreTransaction = CompletionTx;
-
-/** The open transactions of {@link transaction}, each with how onceq's statements run on it. */
-const open = new WeakMap<object, RunSql>();
-/** Runners that log through the store's own executor already (`onQuery` once per statement). */
-const logged = new WeakSet<RunSql>();
 
 /**
  * Runs `fn` in one write transaction on the store's own connection and commits when it
@@ -39,23 +34,12 @@ export function transaction<T>(store: Store, fn: (tx: StoreTransaction) => Promi
       const { rows, changes } = await x.query<unknown>(sql, parameters);
       return { rows, changes };
     };
-    logged.add(run);
-    open.set(tx, run);
+    openTransaction(tx, run);
     try {
       return await fn(tx);
     } finally {
       close();
-      open.delete(tx);
+      closeTransaction(tx);
     }
   });
-}
-
-/** How onceq's statements run inside `value` when it is an open {@link transaction}'s `tx`. */
-export function storeTransactionRunner(value: unknown): RunSql | undefined {
-  return typeof value === 'object' && value !== null ? open.get(value) : undefined;
-}
-
-/** Whether `run` logs its statements itself (a {@link transaction}'s). */
-export function logsItself(run: RunSql): boolean {
-  return logged.has(run);
 }

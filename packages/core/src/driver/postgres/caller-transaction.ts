@@ -4,9 +4,8 @@ import {
   kyselyRunner,
   notATransaction,
   type PgClientLike,
-  type RunSql,
 } from '../caller-transaction.ts';
-import { storeTransactionRunner } from '../store-transaction.ts';
+import { type RunSql, storeTransactionRunner } from '../open-transactions.ts';
 
 /**
  * The caller's PostgreSQL transaction as a {@link RunSql}: the `tx` of

@@ -21,7 +21,7 @@ export interface ClaimedDelivery {
 }
 
 /** How an attempt ended, as the sender decided it. */
-export type Outcome =
+export type DeliveryOutcome =
   | { readonly kind: 'delivered' }
   | { readonly kind: 'retry'; readonly delaySeconds: number }
   | { readonly kind: 'dead' }
@@ -31,7 +31,7 @@ export type Outcome =
 /** One attempt's record: its outcome and what the attempt log keeps. */
 export interface AttemptRecord {
   readonly delivery: ClaimedDelivery;
-  readonly outcome: Outcome;
+  readonly outcome: DeliveryOutcome;
   readonly status: number | null;
   readonly latencyMs: number;
   readonly response: string | null;

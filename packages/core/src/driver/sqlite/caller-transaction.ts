@@ -1,5 +1,6 @@
-import { type CallerTransaction, notATransaction, type RunSql } from '../caller-transaction.ts';
-import { storeTransactionRunner } from '../store-transaction.ts';
+import { type CallerTransaction, notATransaction } from '../caller-transaction.ts';
+import type { RunSql } from '../open-transactions.ts';
+import { storeTransactionRunner } from '../open-transactions.ts';
 
 /**
  * The caller's SQLite transaction as a {@link RunSql}: only the `tx` of
