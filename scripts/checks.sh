@@ -4,7 +4,7 @@
 # the end): `--output-logs=new-only` prints a task's own output (tsc's errors, biome's
 # "Checked N files") or one "cache hit" line, `--log-order=stream` and `--ui=stream`
 # print it the moment it is written, so the minute of type checking is not silent.
-# tests/test-progress.test.ts runs this script on a fake workspace whose task waits.
+# tests/project/test-progress.test.ts runs this script on a fake workspace whose task waits.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export TURBO_TELEMETRY_DISABLED=1

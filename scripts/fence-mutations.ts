@@ -121,7 +121,11 @@ const MUTATIONS: readonly [string, string, string, string][] = [
   ],
 ];
 
-const TESTS = ['tests/sqlite.test.ts', 'tests/postgres.test.ts', 'tests/postgres-fence.test.ts'];
+const TESTS = [
+  'tests/conformance/sqlite.test.ts',
+  'tests/conformance/postgres.test.ts',
+  'tests/postgres/fence.test.ts',
+];
 const FILTER = 'fence in SQL|apply and fencing|bad part|redrive|lock what|one fenced write';
 
 const dirty = Bun.spawnSync(['git', 'status', '--porcelain', T, P, S, Q, W, R])

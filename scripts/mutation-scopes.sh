@@ -43,12 +43,12 @@ declare -A EXCLUDE=(
 # The conformance suite runs on SQLite only (no PostgreSQL in a mutation run) and
 # without its child-process tests ("separate processes": slow, and they test processes).
 declare -A TESTS=(
-  [json]='tests/json.test.ts tests/json-lexical.test.ts tests/json-properties.test.ts'
-  [canonical]='tests/json.test.ts tests/json-lexical.test.ts tests/batch.test.ts tests/json-properties.test.ts'
-  [batch]='tests/batch.test.ts tests/batch-rejections.test.ts'
-  [transitions]='tests/machine.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
-  [apply]='tests/complete.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
-  [queue]='tests/queue-arguments.test.ts tests/model.test.ts tests/redrive-and-fail.test.ts tests/sqlite.test.ts'
+  [json]='tests/input/json.test.ts tests/input/json-lexical.test.ts tests/input/json-properties.test.ts'
+  [canonical]='tests/input/json.test.ts tests/input/json-lexical.test.ts tests/input/batch.test.ts tests/input/json-properties.test.ts'
+  [batch]='tests/input/batch.test.ts tests/input/batch-rejections.test.ts'
+  [transitions]='tests/conformance/machine.test.ts tests/model/model.test.ts tests/conformance/redrive-and-fail.test.ts tests/conformance/sqlite.test.ts'
+  [apply]='tests/conformance/complete.test.ts tests/model/model.test.ts tests/conformance/redrive-and-fail.test.ts tests/conformance/sqlite.test.ts'
+  [queue]='tests/conformance/queue-arguments.test.ts tests/model/model.test.ts tests/conformance/redrive-and-fail.test.ts tests/conformance/sqlite.test.ts'
 )
 
 # bun test -t filters. Every protocol scope leaves out the child-process tests ("separate

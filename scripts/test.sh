@@ -32,7 +32,7 @@ trap 'exit 143' TERM
 # ---- 1. typecheck + lint ------------------------------------------------------
 echo "== typecheck + lint (turbo run typecheck lint; a line per step as it starts and ends)"
 # scripts/checks.sh streams each task's lines as they happen (tested by
-# tests/test-progress.test.ts), so the minute of type checking is not silent; cached
+# tests/project/test-progress.test.ts), so the minute of type checking is not silent; cached
 # tasks print one "cache hit" line.
 if ! bash "$ROOT/scripts/checks.sh"; then
   echo "typecheck/lint failed: no test was run" >&2

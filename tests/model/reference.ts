@@ -1,5 +1,5 @@
 /**
- * The reference model of the model-based test (tests/model.test.ts): the protocol of
+ * The reference model of the model-based test (tests/model/model.test.ts): the protocol of
  * onceq in a few dozen lines of plain TypeScript, one map of messages and nothing else.
  * It knows nothing of SQL, transactions or backends; the test runs the same steps on the
  * real store and on this model and demands the same answers and the same state.

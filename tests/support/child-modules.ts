@@ -1,5 +1,5 @@
 /**
- * A child process for tests/package-boundaries.test.ts: loads core's and the handler
+ * A child process for tests/project/package-boundaries.test.ts: loads core's and the handler
  * package's public entries (the handler reaches core as `@onceq/core`), runs the whole SQLite cycle
  * (open, enqueue, work, status) on the store at argv[2], and prints which PostgreSQL
  * driver modules the process has loaded, as JSON. With argv[3] = `control` it then loads

@@ -1,5 +1,5 @@
 /**
- * The kill storm of tests/storm-kill.test.ts: several real `onceq work` processes on one
+ * The kill storm of tests/storms/storm-kill.test.ts: several real `onceq work` processes on one
  * store, SIGKILLed at random moments and preferably while leases are live, in three
  * phases of the model clock 31 s apart (so killed leases expire, are recovered, and a
  * message killed three times goes dead). Then a calm drain, a redrive of the DLQ and a

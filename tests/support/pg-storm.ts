@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL storm of tests/storm-postgres.test.ts: `onceq enqueue` and several
+ * The PostgreSQL storm of tests/storms/storm-postgres.test.ts: `onceq enqueue` and several
  * `onceq work` loops against one database while a disruptor terminates their backends
  * (`pg_terminate_backend`) or restarts the server (`pg_ctl restart -m immediate`).
  * Every run must keep the CLI's error contract; afterwards a calm drain must reach

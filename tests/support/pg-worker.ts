@@ -1,5 +1,5 @@
 /**
- * A worker process for the PostgreSQL-only tests (tests/postgres-only.test.ts).
+ * A worker process for the PostgreSQL-only tests (tests/postgres/only.test.ts).
  *
  *   bun tests/support/pg-worker.ts <url> <schema> <mode> <now>
  *

@@ -16,7 +16,7 @@
  *   CPU time on SQLite;
  * - constants the planner needs are SQL literals, not parameters: the states (`'ready'`,
  *   `'leased'` …) match the leading column of the partial indexes when the statement is
- *   prepared (tests/query-plans.test.ts).
+ *   prepared (tests/conformance/query-plans.test.ts).
  */
 
 /** A statement's text and the name a server may prepare it under. */
@@ -73,7 +73,7 @@ export interface SqlDialect {
    * after a bulk load, or while idle) the planner counts on one leased row and walks
    * every leased row of that index instead (EXPLAIN ANALYZE with 4,800 leases held, as 32
    * workers hold them: a batch ACK read 4,800 rows in 7 ms, against 50 rows in 0.3 ms by
-   * primary key). tests/postgres-query-plans.test.ts holds the plans to that.
+   * primary key). tests/postgres/query-plans.test.ts holds the plans to that.
    */
   liveLease(i: number, prefix?: string): string;
   /**

@@ -9,7 +9,7 @@ import type { BackendKind } from '../driver/backend.ts';
  * `messages_lease (state, lease_until)` gives lazy recovery the expired leases as a
  * range (0002 narrows it to the leased rows on SQLite). (Partial indexes `WHERE state = 'ready'` looked smaller, but without
  * statistics SQLite's planner preferred a plain state index and sorted every ready
- * row on each claim; see the query plans in tests/query-plans.test.ts.)
+ * row on each claim; see the query plans in tests/conformance/query-plans.test.ts.)
  */
 export const initialSchema: Record<BackendKind, readonly string[]> = {
   sqlite: [

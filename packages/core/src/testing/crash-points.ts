@@ -27,7 +27,7 @@
  * - `mid-redrive`: inside the redrive transaction, the rows moved to ready, before COMMIT.
  *
  * How to add one: add its name to {@link FAULT_POINTS}, call `crashPoint('<name>')` at the
- * spot, and add a case to tests/crash-points.test.ts saying what the store must look
+ * spot, and add a case to tests/conformance/crash-points.test.ts saying what the store must look
  * like afterwards and after recovery.
  */
 import { keepClassNames, OnceqError } from '../errors.ts';

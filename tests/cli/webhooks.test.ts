@@ -1,0 +1,123 @@
+// The webhook commands at their edges, as real `onceq` processes: a missing secret, a
+// bad endpoint or source in the config, bad flags: each one sentence naming what is at
+// fault, exit 2, no secret printed. Then `onceq deliver --until-idle` against a local
+// receiver and `onceq deliveries` listing, showing and redriving what it did.
+import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { enqueue, type Handler, openStore, work } from '@onceq/core';
+import { type CliSandbox, cliSandbox, json } from '../support/cli.ts';
+import { nEvents } from '../support/factories.ts';
+
+const SECRET = `whsec_${Buffer.from('cli secret!!, thirty-two bytes..').toString('base64')}`;
+let box: CliSandbox;
+let failing = true;
+let server: ReturnType<typeof Bun.serve>;
+beforeAll(() => {
+  server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    reusePort: false,
+    development: false,
+    fetch: () => new Response(failing ? 'down' : 'ok', { status: failing ? 500 : 200 }),
+  });
+});
+afterAll(() => server.stop(true));
+afterEach(() => box?.cleanup());
+
+function config(value: unknown) {
+  writeFileSync(join(box.cwd, 'onceq.config.json'), JSON.stringify(value));
+}
+
+const ENDPOINT = () => ({
+  url: `http://127.0.0.1:${server.port}/in`,
+  secret_env: 'HOOKS_SECRET',
+  retry_schedule: [0],
+});
+
+test('configuration and flag mistakes are one sentence each, exit 2, and print no secret', async () => {
+  box = cliSandbox();
+  config({ endpoints: { hooks: ENDPOINT() } });
+  const missing = await box.run(['deliver', '--until-idle']);
+  expect([missing.code, missing.stderr.trim()]).toEqual([
+    2,
+    "onceq: endpoint hooks: the environment variable HOOKS_SECRET is not set (it holds the endpoint's whsec_ secret)",
+  ]);
+  const weak = await box.run(['deliver', '--until-idle'], {
+    env: { HOOKS_SECRET: 'whsec_c2hvcnQ=' },
+  });
+  expect([weak.code, weak.stderr.trim()]).toEqual([
+    2,
+    'onceq: endpoint hooks: secret 1: a secret must decode to 24 to 64 bytes, this one is 5',
+  ]);
+  config({ endpoints: { hooks: { ...ENDPOINT(), url: 'ftp://x' } } });
+  const url = await box.run(['deliveries']);
+  expect(url.code).toBe(2);
+  expect(url.stderr).toContain('"endpoints.hooks.url"');
+  config({ sources: {} });
+  const noSources = await box.run(['serve', '--port', '0']);
+  expect(noSources.code).toBe(2);
+  expect(noSources.stderr).toContain('no sources in onceq.config.json');
+  const state = await box.run(['deliveries', '--state', 'sent']);
+  expect([state.code, state.stderr.trim()]).toEqual([
+    2,
+    'onceq: --state must be one of pending, leased, delivered, dead, got "sent"',
+  ]);
+  const redrive = await box.run(['deliveries', 'redrive']);
+  expect([redrive.code, redrive.stderr.trim()]).toEqual([
+    2,
+    'onceq: deliveries redrive needs webhook ids or --all (not both)',
+  ]);
+  for (const r of [missing, weak, url, noSources, state, redrive]) {
+    expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
+  }
+});
+
+test('deliver sends, deliveries lists, shows the attempts, and redrives the dead', async () => {
+  box = cliSandbox();
+  config({ endpoints: { hooks: ENDPOINT() } });
+  const store = await openStore(join(box.cwd, 'onceq.db'));
+  const handler: Handler = (_payload, context) => ({
+    deliver: [{ to: 'hooks', body: { id: context.eventId } }],
+  });
+  await enqueue(store, nEvents(2).jsonl);
+  await work(store, handler);
+  await store.close();
+  const env = { HOOKS_SECRET: SECRET };
+  failing = true;
+  const first = await box.run(['deliver', '--until-idle', '--json'], { env });
+  expect(first.code).toBe(0);
+  expect(json(first)).toMatchObject({ delivered: 0, dead: 2 });
+  const attempt = JSON.parse(first.stderr.split('\n')[0] as string);
+  expect(attempt).toMatchObject({ endpoint: 'hooks', attempt: 1, status: 500, outcome: 'dead' });
+  const listed = json<{
+    endpoints: unknown[];
+    deliveries: { webhook_id: string; state: string }[];
+  }>(await box.run(['deliveries', '--json']));
+  expect(listed.endpoints).toEqual([
+    {
+      endpoint: 'hooks',
+      pending: 0,
+      leased: 0,
+      delivered: 0,
+      dead: 2,
+      attempts: 2,
+      disabled: null,
+    },
+  ]);
+  expect(listed.deliveries.map((d) => [d.webhook_id, d.state])).toEqual([
+    ['E0001:1', 'dead'],
+    ['E0002:1', 'dead'],
+  ]);
+  const shown = await box.run(['deliveries', 'E0001:1']);
+  expect(shown.stdout).toContain('the endpoint answered 500');
+  const redriven = await box.run(['deliveries', 'redrive', '--all', '--json']);
+  expect(json(redriven)).toEqual({ redriven: ['E0001:1', 'E0002:1'] });
+  failing = false;
+  const second = await box.run(['deliver', '--until-idle', '--json'], { env });
+  expect(json(second)).toMatchObject({ delivered: 2, dead: 0 });
+  const table = await box.run(['deliveries']);
+  expect(table.stdout).toMatch(/hooks\s+0\s+0\s+2\s+0\s+4/);
+  for (const r of [first, shown, second, table])
+    expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
+});

@@ -1,0 +1,367 @@
+/**
+ * The connection budget on PostgreSQL, with real `onceq worker` processes on a cluster
+ * of its own started with `max_connections = 20` (scripts/pg-cluster.sh, 30 ports above
+ * ONCEQ_PG_FIRST_PORT):
+ *
+ * - an idle worker holds one connection, LISTEN included, whatever its concurrency;
+ * - twelve default workers and a producer fit, directly and through PgBouncer in
+ *   transaction mode: every valid event done exactly once, none dead of `lease_expired`;
+ * - a refusal storm (the test takes every free slot, so no worker can grow its pool):
+ *   the workers say so once and work on with the connection they hold, nothing dead of
+ *   `lease_expired`, no store error.
+ *
+ * The wider shape (16 to 64 workers at `max_connections = 100`) runs with
+ * ONCEQ_CONNECTION_SCALE=1 (CONTRIBUTING.md). Skips without DATABASE_URL unless
+ * ONCEQ_REQUIRE_POSTGRES=1 or CI.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openStore } from '@onceq/core';
+import { SQL } from 'bun';
+import type { ConnectionUse } from '../../packages/core/src/driver/backend.ts';
+import { cliSandbox } from '../support/cli.ts';
+import { eventId, line, paid } from '../support/factories.ts';
+import { freshDatabase } from '../support/pg-storm.ts';
+import { type Pooler, poolerAvailable, startPooler } from '../support/pgbouncer.ts';
+import { runProcess } from '../support/spawn.ts';
+import { startWorker, type WorkerProcess } from '../support/worker-process.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const REQUIRED = process.env.ONCEQ_REQUIRE_POSTGRES === '1' || Boolean(process.env.CI);
+const SKIP = !DATABASE_URL && !REQUIRED;
+if (SKIP) console.warn('postgres-connection-budget.test.ts: skipped: DATABASE_URL is not set');
+const SCALE = process.env.ONCEQ_CONNECTION_SCALE === '1';
+
+const CLUSTER_SCRIPT = resolve(import.meta.dir, '../../scripts/pg-cluster.sh');
+const stateDir = mkdtempSync(join(tmpdir(), 'onceq-budget-pg-'));
+const CLUSTER_TIMEOUT_MS = 180_000;
+
+/** A cluster of this file's own with `maxConnections` slots; `stop()` deletes it. */
+function clusterCommand(command: 'start' | 'stop', maxConnections: number, offset: number) {
+  const firstPort = Number(process.env.ONCEQ_PG_FIRST_PORT ?? 54330) + offset;
+  return runProcess(['bash', CLUSTER_SCRIPT, command], {
+    env: {
+      ...process.env,
+      ONCEQ_PG_STATE: join(stateDir, `pg-${maxConnections}.state`),
+      ONCEQ_PG_FIRST_PORT: String(firstPort),
+      ONCEQ_PG_MAX_CONNECTIONS: String(maxConnections),
+    },
+  });
+}
+
+/** Events 1..count, every `rejectEvery`-th of a category v1 rejects (about 3 %). */
+function writeEvents(dir: string, count: number, rejectEvery = 33): string {
+  const lines: string[] = [];
+  for (let n = 1; n <= count; n++) {
+    const category = n % rejectEvery === 0 ? 'toy' : (['book', 'pen', 'bag'][n % 3] as string);
+    lines.push(line(eventId(n), paid(category, 100 + n)));
+  }
+  const file = join(dir, 'events.jsonl');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** What the store holds once the workers are done, by plain SQL. */
+async function settle(
+  client: SQL,
+  count: number,
+  rejectEvery = 33,
+): Promise<{ done: number; invalidDead: number; otherDead: string[]; effects: number }> {
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const [{ done, dead }] = await client.unsafe(
+      `SELECT count(*) FILTER (WHERE state = 'done')::int AS done,
+              count(*) FILTER (WHERE state = 'dead')::int AS dead
+       FROM onceq.messages`,
+    );
+    if (done + dead === count) break;
+    if (Date.now() > deadline) throw new Error(`only ${done} done and ${dead} dead of ${count}`);
+    await Bun.sleep(100);
+  }
+  const dead: { event_id: string; last_error_code: string }[] = await client.unsafe(
+    `SELECT event_id, last_error_code FROM onceq.messages WHERE state = 'dead' ORDER BY event_id`,
+  );
+  const otherDead = dead
+    .filter((r) => r.last_error_code !== 'invalid_payload')
+    .map((r) => `${r.event_id}: ${r.last_error_code}`);
+  for (const r of dead) {
+    if (Number(r.event_id.slice(1)) % rejectEvery !== 0) otherDead.push(`${r.event_id} is valid`);
+  }
+  const [{ n, d }] = await client.unsafe(
+    'SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS d FROM onceq.effects',
+  );
+  expect(n).toBe(d);
+  const [{ done }] = await client.unsafe(
+    `SELECT count(*)::int AS done FROM onceq.messages WHERE state = 'done'`,
+  );
+  return {
+    done,
+    invalidDead: dead.length - otherDead.length,
+    otherDead,
+    effects: n,
+  };
+}
+
+/** Connections of database `name` held by onceq processes (the pool's and LISTEN's). */
+async function onceqConnections(client: SQL, name: string): Promise<number> {
+  const [{ n }] = await client.unsafe(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+     WHERE datname = $1 AND application_name LIKE 'onceq%' AND pid <> pg_backend_pid()`,
+    [name],
+  );
+  return n;
+}
+
+/** Waits until `read()` returns `want` (bounded), then returns it. */
+async function until(read: () => Promise<number>, want: number, what: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  let last = await read();
+  while (last !== want) {
+    if (Date.now() > deadline) throw new Error(`${what}: ${last}, never ${want}`);
+    await Bun.sleep(50);
+    last = await read();
+  }
+  return last;
+}
+
+async function stopAll(workers: readonly WorkerProcess[]): Promise<number[]> {
+  for (const worker of workers) {
+    try {
+      worker.signal('SIGTERM');
+    } catch {
+      // Already exited.
+    }
+  }
+  return Promise.all(workers.map((w) => w.exited(60_000)));
+}
+
+/** Starts `n` workers with `args` and waits until each says it started. */
+async function startWorkers(n: number, args: string[], cwd: string): Promise<WorkerProcess[]> {
+  const workers: WorkerProcess[] = [];
+  for (let i = 0; i < n; i++) workers.push(startWorker(args, cwd));
+  for (const worker of workers) await worker.waitForLog(/worker started/, 120_000);
+  return workers;
+}
+
+/** Opens connections to `url` into `hogs` until the server refuses one: every free slot is taken. */
+async function takeEverySlot(url: string, hogs: SQL[]): Promise<void> {
+  for (;;) {
+    const client = new SQL(url, { max: 1 });
+    try {
+      await client`SELECT 1`;
+    } catch (error) {
+      await client.close().catch(() => {});
+      expect(String((error as Error).message)).toMatch(/too many clients|53300/);
+      return;
+    }
+    hogs.push(client);
+  }
+}
+
+/** The lines no worker may print while it has a connection: a store error, a failed beat. */
+const TROUBLE = /store_error|heartbeat_failed|lease_lost|refuses more connections|too many clients/;
+
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+describe.skipIf(SKIP)('connections on a server with max_connections = 20', () => {
+  let url: string | undefined;
+  beforeAll(async () => {
+    const started = await clusterCommand('start', 20, 30);
+    if (started.code !== 0) throw new Error(`could not start the cluster:\n${started.stderr}`);
+    url = started.stdout.trim();
+  }, CLUSTER_TIMEOUT_MS);
+  afterAll(async () => {
+    await clusterCommand('stop', 20, 30);
+  }, CLUSTER_TIMEOUT_MS);
+
+  test('an idle worker holds one connection, LISTEN included, at concurrency 1 and 4', async () => {
+    const database = await freshDatabase(url as string);
+    const sandbox = cliSandbox();
+    const admin = new SQL(database.url, { max: 1 });
+    const workers: WorkerProcess[] = [];
+    try {
+      expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
+      workers.push(...(await startWorkers(1, ['--db', database.url], sandbox.cwd)));
+      workers.push(
+        ...(await startWorkers(1, ['--db', database.url, '--concurrency', '4'], sandbox.cwd)),
+      );
+      for (const worker of workers) {
+        expect(worker.stderr()).toMatch(/worker started .*LISTEN\/NOTIFY/);
+      }
+      // The start-up probe of LISTEN closes its connection: then one each is left.
+      await until(() => onceqConnections(admin, database.name), 2, 'connections of 2 idle workers');
+
+      // A notification still wakes them: the demo's events are done, the toy dead.
+      const enqueued = await sandbox.run([
+        'enqueue',
+        resolve(import.meta.dir, '../../examples/demo.jsonl'),
+        '--db',
+        database.url,
+      ]);
+      expect(enqueued.code).toBe(0);
+      await Promise.race(workers.map((w) => w.waitForLog(/E0004/, 60_000)));
+      expect(await stopAll(workers)).toEqual([0, 0]);
+      for (const worker of workers) expect(worker.stderr()).not.toMatch(TROUBLE);
+    } finally {
+      await stopAll(workers);
+      await admin.close();
+      await database.drop();
+      sandbox.cleanup();
+    }
+  }, 240_000);
+
+  for (const through of ['directly', 'through PgBouncer in transaction mode'] as const) {
+    const pooled = through !== 'directly';
+    test.skipIf(pooled && poolerAvailable() !== true && !REQUIRED)(
+      `12 default workers and a producer ${through}: every valid event done once, none dead of lease_expired`,
+      async () => {
+        const EVENTS = 1000;
+        const database = await freshDatabase(url as string);
+        const sandbox = cliSandbox();
+        let pooler: Pooler | undefined;
+        const workers: WorkerProcess[] = [];
+        const admin = new SQL(database.url, { max: 1 });
+        try {
+          if (pooled) {
+            const available = poolerAvailable();
+            if (available !== true) throw new Error(available);
+            pooler = await startPooler(url as string, 'transaction', 8);
+          }
+          const target = pooler === undefined ? database.url : pooler.urlFor(database.name);
+          expect((await sandbox.run(['work', '--db', target])).code).toBe(0);
+          workers.push(...(await startWorkers(12, ['--db', target], sandbox.cwd)));
+          const file = writeEvents(sandbox.cwd, EVENTS);
+          const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', target]);
+          expect(enqueued.stderr).toBe('');
+          expect(enqueued.code).toBe(0);
+
+          const facts = await settle(admin, EVENTS);
+          expect(facts.otherDead).toEqual([]);
+          expect(facts.done).toBe(EVENTS - Math.floor(EVENTS / 33));
+          expect(facts.effects).toBe(facts.done);
+          expect(await stopAll(workers)).toEqual(workers.map(() => 0));
+          for (const worker of workers) expect(worker.stderr()).not.toMatch(TROUBLE);
+        } finally {
+          await stopAll(workers);
+          await pooler?.stop();
+          await admin.close();
+          await database.drop();
+          sandbox.cleanup();
+        }
+      },
+      480_000,
+    );
+  }
+
+  test('a pool refused a connection runs every statement on the one it holds, and says so', async () => {
+    const database = await freshDatabase(url as string);
+    const hogs: SQL[] = [];
+    const store = await openStore(`${database.url}?pool_max=3`);
+    try {
+      const shorts: ConnectionUse[] = [];
+      store.connections?.onShort((use) => shorts.push(use));
+      await takeEverySlot(database.url, hogs);
+      // Three statements at once want three connections; the server has none to give.
+      const slept = await Promise.all(
+        [1, 2, 3].map((n) =>
+          store.read(
+            async (x) =>
+              (await x.query<{ n: number }>(`SELECT pg_sleep(0.1), ${n} AS n`)).rows[0]?.n,
+          ),
+        ),
+      );
+      expect(slept).toEqual([1, 2, 3]);
+      const use = store.connections?.use();
+      expect(use).toMatchObject({ held: 1, max: 3, short: true });
+      expect(use?.refused).toBeGreaterThan(0);
+      expect(shorts.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await Promise.all(hogs.map((h) => h.close().catch(() => {})));
+      await database.drop();
+    }
+  }, 120_000);
+
+  test('a refusal storm: workers that cannot grow say so once and work on with what they hold', async () => {
+    const EVENTS = 660;
+    const WORKERS = 4;
+    const database = await freshDatabase(url as string);
+    const sandbox = cliSandbox();
+    const workers: WorkerProcess[] = [];
+    const hogs: SQL[] = [];
+    const hogAll = () => takeEverySlot(database.url, hogs);
+    try {
+      expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
+      const args = ['--db', database.url, '--concurrency', '4', '--batch', '10'];
+      workers.push(...(await startWorkers(WORKERS, args, sandbox.cwd)));
+      await hogAll();
+      const admin = hogs[0] as SQL;
+      await until(() => onceqConnections(admin, database.name), WORKERS, 'idle workers');
+      // One slot for the producer, taken back once it is done.
+      await (hogs.pop() as SQL).close();
+      const file = writeEvents(sandbox.cwd, EVENTS);
+      const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', database.url]);
+      expect(enqueued.code).toBe(0);
+      await hogAll();
+
+      const facts = await settle(admin, EVENTS);
+      expect(facts.otherDead).toEqual([]);
+      expect(facts.done).toBe(EVENTS - Math.floor(EVENTS / 33));
+      // Refusals happened: each worker that was refused said so once, and none failed.
+      const short = workers.filter((w) => /connections_short/.test(w.stderr()));
+      expect(short.length).toBeGreaterThan(0);
+      for (const worker of short) {
+        expect(worker.stderr().match(/PostgreSQL refused a new connection/g)).toHaveLength(1);
+      }
+      expect(await stopAll(workers)).toEqual(workers.map(() => 0));
+      for (const worker of workers) expect(worker.stderr()).not.toMatch(TROUBLE);
+    } finally {
+      await stopAll(workers);
+      await Promise.all(hogs.map((h) => h.close().catch(() => {})));
+      await database.drop();
+      sandbox.cleanup();
+    }
+  }, 480_000);
+});
+
+describe.skipIf(SKIP || !SCALE)('16 to 64 default workers at max_connections = 100', () => {
+  let url: string | undefined;
+  beforeAll(async () => {
+    const started = await clusterCommand('start', 100, 40);
+    if (started.code !== 0) throw new Error(`could not start the cluster:\n${started.stderr}`);
+    url = started.stdout.trim();
+  }, CLUSTER_TIMEOUT_MS);
+  afterAll(async () => {
+    await clusterCommand('stop', 100, 40);
+  }, CLUSTER_TIMEOUT_MS);
+
+  for (const n of [16, 32, 48, 64]) {
+    test(`${n} default workers on 20,000 events: exact, no valid event dead`, async () => {
+      const EVENTS = 20_000;
+      const database = await freshDatabase(url as string);
+      const sandbox = cliSandbox();
+      const workers: WorkerProcess[] = [];
+      const admin = new SQL(database.url, { max: 1 });
+      try {
+        expect((await sandbox.run(['work', '--db', database.url])).code).toBe(0);
+        workers.push(...(await startWorkers(n, ['--db', database.url], sandbox.cwd)));
+        await until(() => onceqConnections(admin, database.name), n, `${n} idle workers`);
+        const file = writeEvents(sandbox.cwd, EVENTS);
+        const enqueued = await sandbox.run(['enqueue', '--split', file, '--db', database.url]);
+        expect(enqueued.code).toBe(0);
+        const facts = await settle(admin, EVENTS);
+        expect(facts.otherDead).toEqual([]);
+        expect(facts.done).toBe(EVENTS - Math.floor(EVENTS / 33));
+        expect(await stopAll(workers)).toEqual(workers.map(() => 0));
+        for (const worker of workers) expect(worker.stderr()).not.toMatch(TROUBLE);
+      } finally {
+        await stopAll(workers);
+        await admin.close();
+        await database.drop();
+        sandbox.cleanup();
+      }
+    }, 1_200_000);
+  }
+});

@@ -1,0 +1,393 @@
+// Upgrading a SQLite store made by an earlier release: pending migrations apply on open,
+// data intact, and the protocol works on the new schema.
+import { Database } from 'bun:sqlite';
+import { afterAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
+import { listDeliveries } from '@onceq/core/webhooks';
+import { SQL } from 'bun';
+import {
+  claimMany,
+  doctor,
+  formatIdPolicy,
+  getIdPolicy,
+} from '../../packages/core/src/internal.ts';
+import { onPostgres } from '../support/backends.ts';
+import { testClock } from '../support/factories.ts';
+import { postgresStoreAt, sqliteStoreAt } from '../support/old-store.ts';
+import { rawDb, rememberTarget } from '../support/raw-db.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'onceq-migrations-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const leaseIndexSql = (path: string) => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE name = 'messages_lease'")
+      .get()?.sql;
+  } finally {
+    db.close();
+  }
+};
+
+test('a store of 0001 gets the partial messages_lease of 0002 on open, its leases still recovered', async () => {
+  const path = join(dir, 'old.db');
+  const clock = testClock();
+  // A store exactly as 0001 left it (the full index, no 0002 or later), holding E0001
+  // leased at generation 1 until 1002 and E0002 ready since 1000.
+  await sqliteStoreAt(path, '0001_initial', (raw) => {
+    raw.run(`INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+      lease_until, enqueued_at, updated_at) VALUES
+      ('E0001', '{"amount_cents":100,"category":"book"}', 'leased', 1, 1, 1000, 1002, 1000, 1000),
+      ('E0002', '{"amount_cents":200,"category":"pen"}', 'ready', 0, 0, 1000, NULL, 1000, 1000)`);
+  });
+  expect(leaseIndexSql(path)).toBe('CREATE INDEX messages_lease ON messages (state, lease_until)');
+
+  clock.set(1005);
+  const upgraded = await openStore(path, { clock });
+  try {
+    expect(leaseIndexSql(path)).toBe(
+      "CREATE INDEX messages_lease ON messages (lease_until) WHERE state = 'leased'",
+    );
+    // The expired lease of E0001 (until 1002) is found through the new index: E0002
+    // (available at 1000) is claimed first, then E0001 again, at generation 2.
+    const leases = await claimMany(upgraded, { limit: 2 });
+    expect(leases.map((l) => [l.eventId, l.generation])).toEqual([
+      ['E0002', 1],
+      ['E0001', 2],
+    ]);
+    expect((await show(upgraded, 'E0001')).lastErrorCode).toBe('lease_expired');
+  } finally {
+    await upgraded.close();
+  }
+});
+
+/** A 0002 store: E0001 leased (generation 1, until 1002), E0002 ready, E0003 done with its effect, E0004 dead. */
+const STORE_0002_ROWS = `INSERT INTO messages (event_id, payload, state, attempts, generation,
+  available_at, lease_until, last_error_code, enqueued_at, updated_at) VALUES
+  ('E0001', '{"amount_cents":100,"category":"book"}', 'leased', 1, 1, 1000, 1002, NULL, 1000, 1000),
+  ('E0002', '{"amount_cents":200,"category":"pen"}', 'ready', 0, 0, 1000, NULL, NULL, 1000, 1000),
+  ('E0003', '{"amount_cents":300,"category":"bag"}', 'done', 1, 1, 1000, NULL, NULL, 1000, 1001),
+  ('E0004', '{"amount_cents":400,"category":"toy"}', 'dead', 1, 1, 1000, NULL, 'invalid_payload', 1000, 1001)`;
+const EFFECT_0002 = `INSERT INTO effects (event_id, category, amount_cents, created_at) VALUES ('E0003', 'bag', 300, 1001)`;
+
+async function expectUpgraded0003(store: Store) {
+  // Recorded policy: the lesson's, so an upgraded store means what it meant before.
+  expect(formatIdPolicy(await getIdPolicy(store))).toBe('lesson');
+  // Data intact, the money included, and the open lease of E0001 still recovered.
+  expect(await status(store)).toEqual({
+    messages: { ready: 1, leased: 1, done: 1, dead: 1 },
+    effects: 1,
+    totals: { bag: 300 },
+    total: 300,
+  });
+  const leases = await claimMany(store, { limit: 2 });
+  expect(leases.map((l) => [l.eventId, l.generation])).toEqual([
+    ['E0002', 1],
+    ['E0001', 2],
+  ]);
+  await rawDb(store, async (db) => {
+    // The effects foreign key survived the rebuild: an effect for an unknown message fails.
+    await expect(
+      db
+        .insertInto('effects')
+        .values({ event_id: 'E9999', category: 'book', amount_cents: 1, created_at: 1 })
+        .execute(),
+    ).rejects.toThrow();
+    // The relaxed id CHECK: a general id goes in, a space or a 201-byte id never does.
+    const row = (event_id: string) => ({
+      event_id,
+      payload: '{}',
+      state: 'ready' as const,
+      attempts: 0,
+      generation: 0,
+      available_at: 1,
+      lease_until: null,
+      last_error_code: null,
+      last_error_detail: null,
+      enqueued_at: 1,
+      updated_at: 1,
+      payload_sha256: null,
+      pruned_at: null,
+    });
+    await db.insertInto('messages').values(row('orders-17:883421')).execute();
+    await expect(db.insertInto('messages').values(row('has space')).execute()).rejects.toThrow();
+    await expect(
+      db
+        .insertInto('messages')
+        .values(row('x'.repeat(201)))
+        .execute(),
+    ).rejects.toThrow();
+    // The other CHECKs are still there: leased without lease_until, a pruned ready row.
+    await expect(
+      db
+        .insertInto('messages')
+        .values({ ...row('E0100'), state: 'leased' })
+        .execute(),
+    ).rejects.toThrow();
+    await expect(
+      db
+        .insertInto('messages')
+        .values({ ...row('E0101'), payload: null, payload_sha256: 'a'.repeat(64), pruned_at: 5 })
+        .execute(),
+    ).rejects.toThrow();
+  });
+}
+
+test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombstone columns), data and open lease intact', async () => {
+  const path = join(dir, 'store-0002.db');
+  await sqliteStoreAt(path, '0002_lease_index_partial', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const clock = testClock(1005);
+  const store = await openStore(path, { clock });
+  try {
+    await expectUpgraded0003(store);
+    // Still STRICT, every index of 0001/0002 rebuilt, no table left from the rebuild.
+    const raw = new Database(path, { readonly: true });
+    try {
+      const objects = raw
+        .query<{ type: string; name: string; sql: string | null }, []>(
+          "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'onceq_migrations%' ORDER BY name",
+        )
+        .all();
+      expect(objects.map((o) => `${o.type}:${o.name}`)).toEqual([
+        'table:completions',
+        'table:deliveries',
+        'index:deliveries_dead',
+        'index:deliveries_due',
+        'index:deliveries_lease',
+        'table:delivery_attempts',
+        'table:disabled_endpoints',
+        'table:effects',
+        'index:effects_category',
+        'trigger:effects_count_delete',
+        'trigger:effects_count_insert',
+        'trigger:effects_count_update',
+        'table:messages',
+        'index:messages_claim',
+        'trigger:messages_count_delete',
+        'trigger:messages_count_insert',
+        'trigger:messages_count_update',
+        'index:messages_dead',
+        'index:messages_key',
+        'trigger:messages_key_release',
+        'index:messages_lease',
+        'table:onceq_counts',
+        'table:onceq_meta',
+      ]);
+      for (const o of objects.filter((x) => x.type === 'table')) expect(o.sql).toEndWith('STRICT');
+      expect(leaseIndexSql(path)).toBe(
+        "CREATE INDEX messages_lease ON messages (lease_until) WHERE state = 'leased'",
+      );
+    } finally {
+      raw.close();
+    }
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0002 gets 0003', (target) =>
+  test('postgres: a schema of 0002 gets 0003 on open, data and open lease intact', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0002_lease_index_partial', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      rememberTarget(store, { target, schema });
+      try {
+        await expectUpgraded0003(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+/** Ids at the edges of the widest policy's envelope: 1-200 characters, each `!` … `~`. */
+const ENVELOPE_IN = ['!', '~', 'x'.repeat(200), 'order-2026/11#~!'];
+const ENVELOPE_OUT = ['', 'x'.repeat(201), 'a b', 'é', 'tab\there', 'line\n'];
+
+onPostgres('a schema of 0006 gets 0007', (target) =>
+  test("postgres: a schema of 0006 gets 0007's cheaper id CHECK on open: stored ids kept, the same envelope refused", async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const admin = new SQL(target);
+    try {
+      await postgresStoreAt(target, schema, '0006_counts_in_statements', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}`);
+      });
+      const check = async () =>
+        (
+          await admin.unsafe(
+            `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+             WHERE conname = 'messages_event_id_check' AND connamespace = $1::regnamespace`,
+            [schema],
+          )
+        )[0]?.def;
+      expect(await check()).toBe("CHECK ((event_id ~ '^[!-~]{1,200}$'::text))");
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        expect(await check()).toBe(
+          "CHECK ((((length(event_id) >= 1) AND (length(event_id) <= 200)) AND (event_id !~ '[^!-~]'::text)))",
+        );
+        expect((await status(store)).messages).toEqual({ ready: 1, leased: 1, done: 1, dead: 1 });
+      } finally {
+        await store.close();
+      }
+      const insert = (id: string) =>
+        admin.unsafe(
+          `INSERT INTO ${schema}.messages (event_id, payload, state, attempts, generation,
+             available_at, enqueued_at, updated_at) VALUES ($1, '{}', 'ready', 0, 0, 1000, 1000, 1000)`,
+          [id],
+        );
+      for (const id of ENVELOPE_IN) await insert(id);
+      for (const id of ENVELOPE_OUT) {
+        await expect(insert(id)).rejects.toThrow(/messages_event_id_check/);
+      }
+    } finally {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+test("sqlite: the id CHECK keeps the same envelope as PostgreSQL's", async () => {
+  const path = join(dir, 'envelope.db');
+  const store = await openStore(path, { clock: testClock(1000) });
+  await store.close();
+  const raw = new Database(path);
+  try {
+    const insert = raw.prepare(
+      `INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+         enqueued_at, updated_at) VALUES (?1, '{}', 'ready', 0, 0, 1000, 1000, 1000)`,
+    );
+    for (const id of ENVELOPE_IN) insert.run(id);
+    for (const id of ENVELOPE_OUT) expect(() => insert.run(id)).toThrow(/CHECK constraint failed/);
+    insert.finalize();
+  } finally {
+    raw.close();
+  }
+});
+
+/**
+ * What a 0007 store must still be after 0008 (ordering keys): every row and the money
+ * intact, the counters right, the open lease recovered, the doctor clean; and keyed
+ * messages work on it.
+ */
+async function expectUpgraded0008(store: Store) {
+  expect(await status(store)).toEqual({
+    messages: { ready: 1, leased: 1, done: 1, dead: 1 },
+    effects: 1,
+    totals: { bag: 300 },
+    total: 300,
+  });
+  expect((await doctor(store)).findings).toEqual([]);
+  await enqueue(store, [
+    { eventId: 'E0010', payload: { category: 'book', amount_cents: 1 }, key: 'K' },
+    { eventId: 'E0011', payload: { category: 'book', amount_cents: 2 }, key: 'K' },
+  ]);
+  expect((await claimMany(store, { limit: 10 })).map((l) => l.eventId)).toEqual([
+    'E0002',
+    'E0001',
+    'E0010',
+  ]);
+  expect((await show(store, 'E0011')).state).toBe('waiting');
+}
+
+test('a store of 0007 gets ordering keys (0008) on open: data, counters, effects and completions intact', async () => {
+  const path = join(dir, 'old-0007.db');
+  await sqliteStoreAt(path, '0007_event_id_check_by_length', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectUpgraded0008(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0007 gets 0008', (target) =>
+  test('postgres: a schema of 0007 gets ordering keys (0008) on open: data and counters intact', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const admin = new SQL(target);
+    try {
+      await postgresStoreAt(target, schema, '0007_event_id_check_by_length', async (db) => {
+        // Since 0006 PostgreSQL's statements count effects themselves: a raw insert adds its count.
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002};
+          INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectUpgraded0008(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+/** Each message delivers one webhook to `hooks`. */
+const delivering: Handler = (_payload, context) => ({
+  deliver: [{ to: 'hooks', body: { event: context.eventId } }],
+});
+
+/** After 0009: the open lease of E0001 (from before) completes with its delivery; the done E0003 has none. */
+async function expectDeliveriesAfterUpgrade(store: Store) {
+  expect(await listDeliveries(store)).toEqual([]);
+  await work(store, delivering);
+  expect((await listDeliveries(store)).map((d) => [d.webhookId, d.state])).toEqual([
+    ['E0001:1', 'pending'],
+    ['E0002:1', 'pending'],
+  ]);
+  expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 3, dead: 1 });
+}
+
+test('a store of 0007 gets the outbox tables of 0009 on open; work records deliveries with its ACKs', async () => {
+  const path = join(dir, 'before-0009.db');
+  await sqliteStoreAt(path, '0007_event_id_check_by_length', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectDeliveriesAfterUpgrade(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0007 gets 0009', (target) =>
+  test('postgres: a schema of 0007 gets the outbox tables of 0009 on open; work records deliveries with its ACKs', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0007_event_id_check_by_length', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectDeliveriesAfterUpgrade(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);

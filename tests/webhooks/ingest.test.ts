@@ -1,0 +1,182 @@
+// Webhooks in, through the ingest fetch handler on both backends (model clock): a
+// verified request is answered 200 only once its event is stored; a replay is a
+// duplicate; forged, stale and unsigned requests are 401 and write nothing; malformed
+// bodies are 400 naming the problem, oversized ones 413, a conflicting payload 409;
+// requests that arrive together share one commit.
+import { describe, expect, test } from 'bun:test';
+import { show, status } from '@onceq/core';
+import { createIngest, type IngestSource, signatureHeader } from '@onceq/core/webhooks';
+import { freshStore } from '../conformance/harness.ts';
+import { forEachBackend } from '../support/backends.ts';
+import type { BackendFactory } from '../support/factories.ts';
+import { T0 } from '../support/factories.ts';
+
+const SECRET = `whsec_${Buffer.from('ingest secret, thirty-two bytes!').toString('base64')}`;
+const NEXT_SECRET = `whsec_${Buffer.from('the next secret, rotated in soon').toString('base64')}`;
+const KEY = new Uint8Array(Buffer.from(SECRET.slice(6), 'base64'));
+const TOKEN = 'a-token-of-at-least-16-characters';
+
+const SOURCES: IngestSource[] = [
+  {
+    name: 'shop',
+    path: '/hooks/shop',
+    verify: { kind: 'standard-webhooks', secrets: [NEXT_SECRET, SECRET] },
+  },
+  {
+    name: 'github',
+    path: '/hooks/github',
+    verify: { kind: 'token', tokens: [TOKEN] },
+    eventId: { header: 'x-github-delivery' },
+  },
+  {
+    name: 'stripe',
+    path: '/hooks/stripe',
+    verify: { kind: 'token', tokens: [TOKEN], header: 'x-hook-token' },
+    eventId: { field: 'id' },
+  },
+];
+
+function signed(id: string, body: string, timestamp = T0, key = KEY): Request {
+  return new Request('http://127.0.0.1/hooks/shop', {
+    method: 'POST',
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader([key], id, timestamp, body),
+    },
+    body,
+  });
+}
+
+async function reply(response: Response): Promise<[number, string]> {
+  return [
+    response.status,
+    ((await response.json()) as { error?: string; event_id?: string }).error ?? 'ok',
+  ];
+}
+
+const generalFactory = (factory: BackendFactory): BackendFactory => ({
+  name: factory.name,
+  open: (clock) => factory.open(clock, { kind: 'general' }),
+});
+
+forEachBackend('ingest', (factory) => {
+  describe(`${factory.name}: ingest`, () => {
+    const env = freshStore(generalFactory(factory));
+
+    test('a verified request is stored before its 200; a replay is a duplicate; forged, stale and unsigned write nothing', async () => {
+      const { store } = env();
+      const ingest = createIngest(store, { sources: SOURCES });
+      const body = '{ "amount_cents": 100, "category": "book", "note": 1.0 }';
+      expect(await reply(await ingest.fetch(signed('msg_1', body)))).toEqual([200, 'ok']);
+      expect((await show(store, 'msg_1')).payloadText).toBe(
+        '{"amount_cents":100,"category":"book","note":1.0}',
+      );
+      expect(await reply(await ingest.fetch(signed('msg_1', body)))).toEqual([200, 'ok']);
+      const forgedKey = new Uint8Array(Buffer.from('not the secret, but 32 bytes....'));
+      const refused = [
+        signed('msg_2', body, T0, forgedKey),
+        signed('msg_3', body, T0 - 301),
+        signed('msg_4', body, T0 + 301),
+        new Request('http://127.0.0.1/hooks/shop', { method: 'POST', body }),
+      ];
+      const answers = [];
+      for (const r of refused) answers.push(await reply(await ingest.fetch(r)));
+      expect(answers).toEqual([
+        [401, 'no signature matches'],
+        [401, 'webhook-timestamp is more than 300 s away from now'],
+        [401, 'webhook-timestamp is more than 300 s away from now'],
+        [401, 'webhook-id, webhook-timestamp and webhook-signature are all required'],
+      ]);
+      // A signature over other bytes than those sent is refused too.
+      const tampered = signed('msg_5', body);
+      const swapped = new Request(tampered.url, {
+        method: 'POST',
+        headers: tampered.headers,
+        body: body.replace('100', '900'),
+      });
+      expect((await ingest.fetch(swapped)).status).toBe(401);
+      expect((await status(store)).messages.ready).toBe(1);
+    });
+
+    test('malformed bodies are 400 naming the problem, big ones 413, a conflicting payload 409; nothing written', async () => {
+      const { store } = env();
+      const ingest = createIngest(store, { sources: SOURCES, maxBodyBytes: 20_000 });
+      await ingest.fetch(signed('msg_1', '{"a":1}'));
+      const cases: [string, string][] = [
+        ['msg_2', '{"a":1,"a":2}'],
+        ['msg_3', '[1,2]'],
+        ['msg_4', '{"a":NaN}'],
+        ['msg_5', `{"a":"${'x'.repeat(10_001)}"}`],
+        ['msg_6', `{"a":"${'x'.repeat(20_001)}"}`],
+        ['msg_1', '{"a":2}'],
+        ['bad id', '{"a":1}'],
+      ];
+      const answers = [];
+      for (const [id, body] of cases)
+        answers.push((await reply(await ingest.fetch(signed(id, body))))[0]);
+      expect(answers).toEqual([400, 400, 400, 413, 413, 409, 400]);
+      const [, duplicateKey] = await reply(await ingest.fetch(signed('msg_2', '{"a":1,"a":2}')));
+      expect(duplicateKey).toContain('the body is not valid JSON');
+      expect(duplicateKey).toContain('"a"');
+      expect((await status(store)).messages.ready).toBe(1);
+    });
+
+    test('token sources take the event id from a header or a body field; a wrong token is 401', async () => {
+      const { store } = env();
+      const ingest = createIngest(store, { sources: SOURCES });
+      const github = (token: string) =>
+        new Request('http://127.0.0.1/hooks/github', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'x-github-delivery': 'gh-delivery-1' },
+          body: '{"action":"opened"}',
+        });
+      expect(await reply(await ingest.fetch(github(`${TOKEN}x`)))).toEqual([
+        401,
+        'the authorization header does not hold a valid token',
+      ]);
+      expect((await ingest.fetch(github(TOKEN))).status).toBe(200);
+      const stripe = new Request('http://127.0.0.1/hooks/stripe', {
+        method: 'POST',
+        headers: { 'x-hook-token': TOKEN },
+        body: '{"id":"evt_1","type":"charge.succeeded"}',
+      });
+      expect((await ingest.fetch(stripe)).status).toBe(200);
+      const noId = new Request('http://127.0.0.1/hooks/stripe', {
+        method: 'POST',
+        headers: { 'x-hook-token': TOKEN },
+        body: '{"type":"x"}',
+      });
+      expect(await reply(await ingest.fetch(noId))).toEqual([
+        400,
+        'no event id: the body field id must be a non-empty string',
+      ]);
+      expect(
+        (await ingest.fetch(new Request('http://127.0.0.1/elsewhere', { method: 'POST' }))).status,
+      ).toBe(404);
+      expect((await show(store, 'evt_1')).payloadText).toBe(
+        '{"id":"evt_1","type":"charge.succeeded"}',
+      );
+      expect((await status(store)).messages.ready).toBe(2);
+    });
+
+    test('requests that arrive together share commits; two payloads for one id: the first stored, the other 409', async () => {
+      const { store } = env();
+      const commits: number[] = [];
+      const ingest = createIngest(store, { sources: SOURCES, onCommit: (n) => commits.push(n) });
+      const many = Array.from({ length: 60 }, (_, i) =>
+        ingest.fetch(signed(`msg_${i}`, `{"n":${i}}`)),
+      );
+      const statuses = await Promise.all(many.map(async (r) => (await r).status));
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      expect(commits.reduce((a, b) => a + b, 0)).toBe(60);
+      expect(commits.length).toBeLessThan(60);
+      const pair = await Promise.all([
+        ingest.fetch(signed('msg_x', '{"n":1}')),
+        ingest.fetch(signed('msg_x', '{"n":2}')),
+      ]);
+      expect(pair.map((r) => r.status)).toEqual([200, 409]);
+      expect((await status(store)).messages.ready).toBe(61);
+    });
+  });
+});
