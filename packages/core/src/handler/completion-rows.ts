@@ -148,13 +148,20 @@ interface Group {
   columns: readonly string[];
   rows: unknown[][];
   json: (boolean[] | null)[];
-  own: false;
+  own: boolean;
   owner: null;
   stamp: null;
 }
 
-/** The groups of `insert`, or one sentence saying what is wrong and where. */
-export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation: string } {
+/**
+ * The groups of `insert`, or one sentence saying what is wrong and where. `own`: the
+ * tables are onceq's own (named in the store's schema), as a completion's `deliver`
+ * rows are; a user's `insert` names its own tables.
+ */
+export function checkRows(
+  insert: unknown,
+  own = false,
+): { groups: RowGroup[] } | { violation: string } {
   if (!isPlainObject(insert)) {
     return {
       violation: `the completion's insert must be an object of table names, not ${what(insert)}`,
@@ -177,13 +184,13 @@ export function checkRows(insert: unknown): { groups: RowGroup[] } | { violation
           : `insert row of table ${table}`;
       const copied = copyRow(rows[index], name, where);
       if ('violation' in copied) return copied;
-      const key = `${name.quoted} ${copied.shape.key}`;
+      const key = `${own ? 'own ' : ''}${name.quoted} ${copied.shape.key}`;
       let group = groups.get(key);
       if (group === undefined) {
         group = {
           key,
           table: name.quoted,
-          own: false,
+          own,
           columns: copied.shape.quoted,
           rows: [],
           json: [],

@@ -40,10 +40,14 @@ async function assertAllDead(store: Store, x: Executor, ids: readonly string[]):
   if (pruned !== undefined) throw new PrunedError(pruned.event_id, 'redrive');
 }
 
-/** Throws {@link NotFoundError} for the first unknown id, else {@link NotDeadError} for any live one. */
-function refuseUnlessAllDead(
+/**
+ * Throws {@link NotFoundError} for the first unknown id, else {@link NotDeadError} for
+ * any live one: what `operation` (a redrive or a skip) refuses before it changes anything.
+ */
+export function refuseUnlessAllDead(
   ids: readonly string[],
   rows: readonly { event_id: string; state: string }[],
+  operation: 'redrive' | 'skip' = 'redrive',
 ): void {
   const found = new Set(rows.map((r) => r.event_id));
   const missing = ids.find((id) => !found.has(id));
@@ -51,7 +55,7 @@ function refuseUnlessAllDead(
   const alive = rows
     .filter((r) => r.state !== 'dead')
     .map((r) => ({ eventId: r.event_id, state: r.state }));
-  if (alive.length > 0) throw new NotDeadError(alive);
+  if (alive.length > 0) throw new NotDeadError(alive, operation);
 }
 
 export interface RedrivePreview {
