@@ -29,8 +29,8 @@ export interface EnqueueOptions extends KeyOptions {
    */
   delaySeconds?: number;
   /**
-   * A transaction the caller holds open on the store's database (a Kysely transaction on
-   * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
+   * A transaction the caller holds open on the store's database (`transaction(store, fn)`'s
+   * `tx` on either backend; on PostgreSQL also a Kysely transaction or a `pg` client after
    * `BEGIN`): the events are written in it, so they exist if and only if it commits. A
    * rejected batch rolls back what enqueue wrote (a savepoint) and throws; the caller's
    * own writes are rolled back when the caller lets the error end its transaction.
