@@ -24,6 +24,7 @@ import {
   status,
   transaction,
 } from '@onceq/core';
+import { GENERAL_POLICY, setIdPolicy } from '@onceq/core/internal';
 import { forEachBackend } from '../support/backends.ts';
 import {
   type BackendFactory,
@@ -211,6 +212,37 @@ function enqueueInTransaction(factory: BackendFactory, kind: CallerKind) {
         expect((await show(store, 'E0001')).payloadText).toBe(
           '{"amount_cents":100,"category":"book"}',
         );
+      });
+    });
+
+    test("the id policy is the one the caller's transaction reads, not the last one this process saw", async () => {
+      await withCaller(factory, kind, async (store, caller) => {
+        await caller.inTransaction((trx) =>
+          enqueue(store, [{ eventId: 'E0001', payload: BOOK }], { transaction: trx }),
+        );
+        await setIdPolicy(store, GENERAL_POLICY);
+        const result = await caller.inTransaction(async (trx, insertOrder) => {
+          await insertOrder('o-1');
+          return enqueue(store, [{ eventId: 'order-1', payload: BOOK }], { transaction: trx });
+        });
+        expect(result).toEqual({ accepted: 1, duplicates: 0 });
+        expect((await show(store, 'order-1')).state).toBe('ready');
+      });
+    });
+
+    test("a rejection names an id the store's policy refuses beside a line of broken JSON", async () => {
+      await withCaller(factory, kind, async (store, caller) => {
+        const error = await rejection(
+          caller.inTransaction((trx) =>
+            enqueue(store, batch(line('E0001', BOOK), line('E0262:', BOOK), '{broken'), {
+              transaction: trx,
+            }),
+          ),
+          BatchRejectedError,
+        );
+        expect(error.issues.map((issue) => issue.line)).toEqual([2, 3]);
+        expect(error.message).toContain('line 2: event_id "E0262:" must match');
+        expect((await status(store)).messages.ready).toBe(0);
       });
     });
 

@@ -231,3 +231,45 @@ describe('onceq enqueue names every bad line before it opens the store', () => {
     expect(r.stderr).not.toContain('line 2');
   });
 });
+
+describe('onceq enqueue --split names the bad lines of every chunk', () => {
+  /** 2,500 good lines (three chunks), with the given lines replaced. */
+  function file(replaced: Record<number, string>): string {
+    const lines = Array.from({ length: 2500 }, (_, i) => {
+      const n = i + 1;
+      return replaced[n] ?? line(`E${String(n).padStart(4, '0')}`);
+    });
+    return `${lines.join('\n')}\n`;
+  }
+  let box: CliSandbox;
+  afterEach(() => box.cleanup());
+
+  test('broken JSON in chunk 1, an id the store refuses in chunk 2 (valid JSON), a missing key in chunk 3: all three named, nothing written', async () => {
+    box = cliSandbox();
+    writeFileSync(
+      join(box.cwd, 'big.jsonl'),
+      file({ 5: '{broken', 1500: line('E1:'), 2300: '{"event_id":"E2300"}' }),
+    );
+    const r = await box.run(['enqueue', '--split', 'big.jsonl']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('(3 problems)');
+    expect(r.stderr).toContain('  line 5: invalid JSON:');
+    expect(r.stderr).toContain('  line 1500: event_id "E1:" must match');
+    expect(r.stderr).toContain('  line 2300: missing key "payload"');
+    expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+  });
+
+  test('more bad lines across chunks than a rejection lists: the first in file order, then how many more', async () => {
+    box = cliSandbox();
+    const bad: Record<number, string> = {};
+    for (let n = 990; n <= 1014; n++) bad[n] = '{"event_id":"x"}'; // 25 bad lines over chunks 1 and 2
+    bad[2400] = '{broken';
+    writeFileSync(join(box.cwd, 'big.jsonl'), file(bad));
+    const r = await box.run(['enqueue', '--split', 'big.jsonl']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('(26 problems)');
+    const named = [...r.stderr.matchAll(/^ {2}line (\d+):/gm)].map((m) => Number(m[1]));
+    expect(named).toEqual(Array.from({ length: 20 }, (_, i) => 990 + i));
+    expect(r.stderr).toContain('… and 6 more problems');
+  });
+});

@@ -22,6 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { onPostgres } from '../support/backends.ts';
+import { packedTarballs } from '../support/packed.ts';
 import { scratchDatabase } from '../support/pg-database.ts';
 import { runProcess } from '../support/spawn.ts';
 
@@ -147,26 +148,14 @@ console.log(added, total, stopped, shown, report, policy, isHandlerFailure(null)
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'onceq-installed-'));
-  const packed = await runProcess(
-    ['bun', join(ROOT, 'scripts', 'pack.ts'), join(dir, 'packages')],
-    {
-      cwd: ROOT,
-    },
-  );
-  if (packed.code !== 0) throw new Error(`bun run pack failed:\n${packed.stdout}${packed.stderr}`);
+  const tarballs = await packedTarballs();
   project = join(dir, 'shop');
   await runProcess(['mkdir', '-p', project]);
   writeFileSync(
     join(project, 'package.json'),
     '{ "name": "shop", "private": true, "type": "module" }\n',
   );
-  const version = coreManifest.version;
-  await mustRun([
-    'bun',
-    'add',
-    join(dir, 'packages', `onceq-core-${version}.tgz`),
-    join(dir, 'packages', `onceq-handler-${version}.tgz`),
-  ]);
+  await mustRun(['bun', 'add', tarballs.core, tarballs.handler]);
   copyFileSync(join(ROOT, 'examples', 'library.ts'), join(project, 'library.ts'));
   copyFileSync(join(ROOT, 'examples', 'service.ts'), join(project, 'service.ts'));
   copyFileSync(join(ROOT, 'examples', 'demo.jsonl'), join(project, 'demo.jsonl'));

@@ -32,6 +32,7 @@ export {
 export { resolveSource } from './ingest/source.ts';
 export {
   MAX_BATCH_BYTES,
+  MAX_BATCH_ISSUES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   oversizedLine,

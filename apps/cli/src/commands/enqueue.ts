@@ -7,6 +7,7 @@ import {
   GENERAL_POLICY,
   type KeyOptions,
   MAX_BATCH_BYTES,
+  MAX_BATCH_ISSUES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   oversizedLine,
@@ -212,9 +213,10 @@ function wholeFile(bytes: Uint8Array): Chunk {
 
 /**
  * Each chunk's batch, parsed with the widest id envelope: enqueue checks the store's own
- * id policy in its transaction. A rejected chunk is parsed again with the store's policy,
- * so that its rejection names every bad line, an event id the store would refuse beside
- * a line of broken JSON.
+ * id policy in its transaction. When any chunk is rejected, every chunk is parsed again
+ * with the store's policy, so that one rejection names every bad line of the whole file
+ * (up to `MAX_BATCH_ISSUES`, then how many more): an event id the store would refuse in
+ * one chunk beside a line of broken JSON in another.
  */
 async function parseChunks(
   chunks: readonly Chunk[],
@@ -222,28 +224,60 @@ async function parseChunks(
   storePolicy: () => Promise<IdPolicy>,
 ): Promise<EnqueueArgs['batches']> {
   const batches: EnqueueArgs['batches'] = [];
+  let rejected = false;
   for (const chunk of chunks) {
-    try {
-      batches.push({ chunk, batch: parseChunk(chunk, GENERAL_POLICY, keys) });
-    } catch (error) {
-      if (!(error instanceof BatchRejectedError)) throw error;
-      // A store that cannot be read now is reported when enqueue opens it.
-      const policy = await storePolicy().catch(() => GENERAL_POLICY);
-      if (policy.kind !== 'general') parseChunk(chunk, policy, keys);
-      throw error;
-    }
+    const outcome = parseChunk(chunk, GENERAL_POLICY, keys);
+    if (outcome instanceof BatchRejectedError) rejected = true;
+    else batches.push({ chunk, batch: outcome });
   }
-  return batches;
+  if (!rejected) return batches;
+  // A store that cannot be read now is reported when enqueue opens it.
+  const policy = await storePolicy().catch(() => GENERAL_POLICY);
+  const rejections = chunks.flatMap((chunk) => {
+    const outcome = parseChunk(chunk, policy, keys);
+    return outcome instanceof BatchRejectedError ? [outcome] : [];
+  });
+  throw rejections.length === 1 ? rejections[0] : mergeRejections(rejections);
 }
 
-/** A chunk's batch with its ordering keys; its problems carry line numbers of the whole file. */
-function parseChunk(chunk: Chunk, policy: IdPolicy, keys: KeyOptions): ParsedBatch {
+/**
+ * The rejections of several chunks as one, in line order: each chunk's named lines, then
+ * one `… and N more problems` for everything past the cap (a chunk's own cap included).
+ */
+function mergeRejections(rejections: readonly BatchRejectedError[]): BatchRejectedError {
+  const problems = rejections.reduce((sum, error) => sum + error.problems, 0);
+  const shown = rejections
+    .flatMap((error) => error.issues.filter((issue) => !isCapNote(issue)))
+    .slice(0, MAX_BATCH_ISSUES);
+  const more = problems - shown.length;
+  return new BatchRejectedError(
+    more > 0
+      ? [...shown, { line: 0, reason: `… and ${more} more problem${more === 1 ? '' : 's'}` }]
+      : shown,
+    { problems },
+  );
+}
+
+/** The `… and N more problems` issue a capped rejection ends with. */
+function isCapNote(issue: { line: number; reason: string }): boolean {
+  return issue.line === 0 && issue.reason.startsWith('… and ');
+}
+
+/**
+ * A chunk's batch with its ordering keys, or its rejection; the rejection's problems
+ * carry line numbers of the whole file.
+ */
+function parseChunk(
+  chunk: Chunk,
+  policy: IdPolicy,
+  keys: KeyOptions,
+): ParsedBatch | BatchRejectedError {
   try {
     return assignKeys(parseBatch(chunk.bytes, policy), keys);
   } catch (error) {
     if (!(error instanceof BatchRejectedError)) throw error;
     const offset = chunk.firstLine - 1;
-    throw new BatchRejectedError(
+    return new BatchRejectedError(
       error.issues.map((issue) =>
         issue.line > 0 ? { ...issue, line: issue.line + offset } : issue,
       ),

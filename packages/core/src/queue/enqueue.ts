@@ -5,12 +5,7 @@ import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError, type RejectionUnit } from '../errors.ts';
 import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
-import {
-  formatIdPolicy,
-  GENERAL_POLICY,
-  type IdPolicy,
-  parseIdPolicy,
-} from '../input/id-policy.ts';
+import { formatIdPolicy, type IdPolicy, LESSON_POLICY, parseIdPolicy } from '../input/id-policy.ts';
 import { assignKeys, type KeyOptions } from '../input/ordering-key.ts';
 import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
@@ -34,8 +29,8 @@ export interface EnqueueOptions extends KeyOptions {
    */
   delaySeconds?: number;
   /**
-   * A transaction the caller holds open on the store's database (a Kysely transaction on
-   * either backend, a `bun:sqlite` Database in a transaction, a `pg` client after
+   * A transaction the caller holds open on the store's database (`transaction(store, fn)`'s
+   * `tx` on either backend; on PostgreSQL also a Kysely transaction or a `pg` client after
    * `BEGIN`): the events are written in it, so they exist if and only if it commits. A
    * rejected batch rolls back what enqueue wrote (a savepoint) and throws; the caller's
    * own writes are rolled back when the caller lets the error end its transaction.
@@ -72,24 +67,30 @@ export async function enqueue(
   options: EnqueueOptions = {},
 ): Promise<EnqueueResult> {
   const within = options.transaction;
-  // Parsed here with the store's policy, so id and envelope problems are reported
-  // together; checked again inside the transaction against the policy as it is then.
-  // In the caller's transaction nothing is read on the store's own connection (on SQLite
-  // that may be the very connection the caller's transaction holds): the last policy
-  // seen, else the widest, and the check inside the transaction decides.
-  const batch = isParsed(input)
+  // Outside a caller's transaction the batch is parsed here, before any transaction, with
+  // the store's policy, so id and envelope problems are reported together; the policy is
+  // checked again inside the transaction as it is then. In the caller's transaction
+  // nothing is read on the store's own connection (on SQLite that may be the very
+  // connection the caller's transaction holds): the batch is parsed inside it, with the
+  // policy that transaction reads.
+  const early = isParsed(input)
     ? input
     : within === undefined
       ? await parseWithPolicy(store, input)
-      : parseInput(input, lastPolicy.get(store)?.policy ?? GENERAL_POLICY);
-  const unit: RejectionUnit =
-    batch.unit === 'event' ? { unit: 'event', events: batch.lines } : { unit: 'line' };
-  const keyed = assignKeys(batch, options);
+      : undefined;
   const delay = delayOf(options);
+  const prepare = (batch: ParsedBatch) => {
+    const unit: RejectionUnit =
+      batch.unit === 'event' ? { unit: 'event', events: batch.lines } : { unit: 'line' };
+    return { batch, unit, keyed: assignKeys(batch, options) };
+  };
+  const prepared = early === undefined ? undefined : prepare(early);
   return store.transact(async (x) => {
     const now = store.clock();
     const policyText = await store.driver.readIdPolicy(x);
     remember(store, policyText);
+    const { batch, unit, keyed } =
+      prepared ?? prepare(parseInput(input as RawInput, policyOf(policyText)));
     checkIds(keyed.entries, policyText, unit);
     const accepted = keyed.entries.some((entry) => entry.key !== undefined)
       ? await insertKeyed(store, x, keyed.entries, now, unit, delay)
@@ -103,7 +104,14 @@ export async function enqueue(
   }, within);
 }
 
-function parseInput(input: Uint8Array | string | readonly EventInput[], policy: IdPolicy) {
+type RawInput = Uint8Array | string | readonly EventInput[];
+
+/** The policy `onceq_meta` holds (`text`), `lesson` for a store without the row. */
+function policyOf(text: string | undefined): IdPolicy {
+  return text === undefined ? LESSON_POLICY : parseIdPolicy(text);
+}
+
+function parseInput(input: RawInput, policy: IdPolicy) {
   return Array.isArray(input)
     ? parseEvents(input, policy)
     : parseBatch(input as Uint8Array | string, policy);
@@ -276,10 +284,7 @@ function remember(store: Store, text: string | undefined): void {
   }
 }
 
-async function parseWithPolicy(
-  store: Store,
-  input: Uint8Array | string | readonly EventInput[],
-): Promise<ParsedBatch> {
+async function parseWithPolicy(store: Store, input: RawInput): Promise<ParsedBatch> {
   const guess = lastPolicy.get(store);
   if (guess === undefined) return parseInput(input, await getIdPolicy(store));
   try {

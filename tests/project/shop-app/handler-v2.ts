@@ -1,0 +1,4 @@
+import { ledgerHandler } from './ledger.ts';
+
+export const version = 'ledger-2';
+export const handle = ledgerHandler(['EUR', 'USD', 'GBP']);
