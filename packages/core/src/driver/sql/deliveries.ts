@@ -48,16 +48,33 @@ const recoverText = statement(
     WHERE endpoint = ${d.param(2)} AND state = 'leased' AND lease_until <= ${d.now(1)}`,
 );
 
+/**
+ * A due pending delivery is claimable unless its message has an ordering key and an
+ * earlier delivery of that key to the same endpoint is unfinished (pending, leased or
+ * dead): within a key, deliveries go out one at a time, in the order of their messages'
+ * `seq`, and within one message in the order of their keys (shorter first, so the
+ * default keys 1, 2 … 10 keep the list's order). Messages of a key finish in `seq`
+ * order, so an earlier delivery always exists before a later one is written. A
+ * delivery of a message without a key (or whose message row is gone) never waits.
+ */
 const claimText = statement(
   'delivery-claim',
   (d) => `UPDATE ${d.table('deliveries')}
     SET state = 'leased', attempts = attempts + 1, generation = generation + 1,
       lease_until = ${d.nowPlus(1, 4)}
     WHERE (event_id, key) IN (
-      SELECT event_id, key FROM ${d.table('deliveries')}
-      WHERE endpoint = ${d.param(2)} AND state = 'pending' AND available_at <= ${d.now(1)}
-      ORDER BY available_at, event_id, key
-      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE SKIP LOCKED' : ''})
+      SELECT dl.event_id, dl.key FROM ${d.table('deliveries')} dl
+      LEFT JOIN ${d.table('messages')} m ON m.event_id = dl.event_id
+      WHERE dl.endpoint = ${d.param(2)} AND dl.state = 'pending' AND dl.available_at <= ${d.now(1)}
+        AND (m.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM ${d.table('messages')} mk
+          JOIN ${d.table('deliveries')} dk ON dk.event_id = mk.event_id
+          WHERE mk.ordering_key = m.ordering_key AND mk.seq <= m.seq
+            AND dk.endpoint = dl.endpoint AND dk.state IN ('pending', 'leased', 'dead')
+            AND (mk.seq < m.seq OR length(dk.key) < length(dl.key)
+              OR (length(dk.key) = length(dl.key) AND dk.key < dl.key))))
+      ORDER BY dl.available_at, dl.event_id, dl.key
+      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''})
     RETURNING event_id, key, endpoint, body, attempts, generation`,
 );
 
