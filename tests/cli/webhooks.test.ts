@@ -122,10 +122,12 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
     { webhook_id: 'E0001:1', endpoint: 'hooks', state: 'dead', last_status: 500 },
     { webhook_id: 'E0002:1', endpoint: 'hooks', state: 'dead', last_status: 500 },
   ]);
-  const statusText = (await box.run(['status'])).stdout;
+  const statusRun = await box.run(['status']);
+  const statusText = statusRun.stdout;
   expect(statusText).toMatch(/hooks\s+0\s+0\s+0\s+2/);
   expect(statusText).toContain('dead deliveries  2 (send again: onceq deliveries redrive');
-  const dlqText = (await box.run(['dlq'])).stdout;
+  const dlqRun = await box.run(['dlq']);
+  const dlqText = dlqRun.stdout;
   expect(dlqText).toStartWith('no dead messages\n');
   expect(dlqText).toMatch(/E0001:1\s+hooks\s+1\s+500\s+the endpoint answered 500/);
   const redriven = await box.run(['deliveries', 'redrive', '--all', '--json']);
@@ -136,6 +138,6 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   const table = await box.run(['deliveries']);
   expect(table.stdout).toMatch(/hooks\s+0\s+0\s+2\s+0\s+4/);
   expect((await box.run(['dlq'])).stdout).toBe('the DLQ is empty\n');
-  for (const r of [first, shown, second, table])
+  for (const r of [first, shown, second, table, statusRun, dlqRun])
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
 });

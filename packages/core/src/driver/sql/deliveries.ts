@@ -56,6 +56,10 @@ const recoverText = statement(
  * default keys 1, 2 … 10 keep the list's order). Messages of a key finish in `seq`
  * order, so an earlier delivery always exists before a later one is written. A
  * delivery of a message without a key (or whose message row is gone) never waits.
+ *
+ * Ordered by `available_at` alone, the order of `deliveries_due`: the claim reads only
+ * the rows it takes. A tie-breaker column would sort every due row at each claim (due
+ * rows share `available_at`: a new delivery's is 0).
  */
 const claimText = statement(
   'delivery-claim',
@@ -73,7 +77,7 @@ const claimText = statement(
             AND dk.endpoint = dl.endpoint AND dk.state IN ('pending', 'leased', 'dead')
             AND (mk.seq < m.seq OR length(dk.key) < length(dl.key)
               OR (length(dk.key) = length(dl.key) AND dk.key < dl.key))))
-      ORDER BY dl.available_at, dl.event_id, dl.key
+      ORDER BY dl.available_at
       LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''})
     RETURNING event_id, key, endpoint, body, attempts, generation`,
 );
