@@ -90,6 +90,8 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
   /** Leases to give back unattempted at the next commit. */
   const released: ClaimedDelivery[] = [];
   let running = 0;
+  /** The last commit failed: wait for the poll interval before the next. */
+  let resting = false;
   let wake: (() => void) | null = null;
   const wakeUp = () => {
     const w = wake;
@@ -194,7 +196,9 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
     } catch (error) {
       // Nothing of it committed: the outcomes are lost (their leases expire and the
       // deliveries are sent again under the same ids) and nothing was leased or released.
+      // The next try waits for the poll interval: a failing store is not hammered.
       options.onError?.(error);
+      resting = true;
       return 0;
     }
     report(records, recorded);
@@ -208,12 +212,16 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
   };
 
   /** Whether to commit now rather than wait for more attempts to end. */
-  const due = () =>
-    options.signal?.aborted === true ||
-    released.length > 0 ||
-    (finished.length > 0 && running === 0) ||
-    lanes.some((l) => !l.disabled && !l.drained && wantsLeases(l)) ||
-    lanes.some((l) => finished.length * 4 >= l.endpoint.concurrency && l.drained);
+  const due = () => {
+    if (options.signal?.aborted === true) return true;
+    if (resting) return false;
+    return (
+      released.length > 0 ||
+      (finished.length > 0 && running === 0) ||
+      lanes.some((l) => !l.disabled && !l.drained && wantsLeases(l)) ||
+      lanes.some((l) => finished.length * 4 >= l.endpoint.concurrency && l.drained)
+    );
+  };
 
   while (!options.signal?.aborted) {
     const claimed = await step(true);
@@ -233,6 +241,7 @@ export async function sendDeliveries(store: Store, options: SenderOptions): Prom
       };
       const timer = setTimeout(() => {
         for (const lane of lanes) lane.drained = false;
+        resting = false;
         finish();
       }, pollMs);
       const check = () => {
