@@ -51,6 +51,13 @@ test('configuration and flag mistakes are one sentence each, exit 2, and print n
     2,
     'onceq: endpoint hooks: secret 1: a secret must decode to 24 to 64 bytes, this one is 5',
   ]);
+  const lease = await box.run(['deliver', '--until-idle', '--lease', '15'], {
+    env: { HOOKS_SECRET: SECRET },
+  });
+  expect([lease.code, lease.stderr.trim()]).toEqual([
+    2,
+    "onceq: --lease 15 does not outlast endpoint hooks's timeout of 15000 ms",
+  ]);
   config({ endpoints: { hooks: { ...ENDPOINT(), url: 'ftp://x' } } });
   const url = await box.run(['deliveries']);
   expect(url.code).toBe(2);
@@ -69,7 +76,7 @@ test('configuration and flag mistakes are one sentence each, exit 2, and print n
     2,
     'onceq: deliveries redrive needs webhook ids or --all (not both)',
   ]);
-  for (const r of [missing, weak, url, noSources, state, redrive]) {
+  for (const r of [missing, weak, lease, url, noSources, state, redrive]) {
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
   }
 });

@@ -348,9 +348,16 @@ forEachBackend('deliveries', (factory) => {
           (e: Error) => errors.push(e.message),
         );
       }
+      // A lease that does not outlast an attempt would let a second sender send it meanwhile.
+      await sendDeliveries(store, {
+        endpoints: [endpoint()],
+        leaseSeconds: 2,
+        untilIdle: true,
+      }).catch((e: Error) => errors.push(e.message));
       expect(errors).toEqual([
         'endpoint hooks: secret 1: the part after whsec_ must be standard base64',
         'endpoint hooks: secret 1: a secret must decode to 24 to 64 bytes, this one is 5',
+        'endpoint hooks: a lease of 2 s does not outlast its timeout of 2000 ms',
       ]);
       const printed = JSON.stringify([
         logs,

@@ -54,9 +54,15 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     expectPositionals(positionals, [], 'deliver');
     // Checked before the store is opened: a missing or bad secret creates nothing.
     const endpoints = configuredEndpoints(config(), ctx.env);
+    const leaseSeconds = intFlag(values, 'lease', { min: 1, max: 86_400 });
     for (const endpoint of endpoints) {
       try {
-        resolveEndpoint(endpoint);
+        const { timeoutMs } = resolveEndpoint(endpoint);
+        if (leaseSeconds !== undefined && leaseSeconds * 1000 <= timeoutMs) {
+          throw new UsageError(
+            `--lease ${leaseSeconds} does not outlast endpoint ${endpoint.name}'s timeout of ${timeoutMs} ms`,
+          );
+        }
       } catch (error) {
         if (error instanceof EndpointConfigError) throw new UsageError(error.message);
         throw error;
@@ -65,7 +71,7 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     return {
       endpoints,
       untilIdle: boolFlag(values, 'until-idle') === true,
-      leaseSeconds: intFlag(values, 'lease', { min: 1, max: 86_400 }),
+      leaseSeconds,
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
     };
   },
