@@ -1,7 +1,8 @@
 // The webhook commands at their edges, as real `onceq` processes: a missing secret, a
 // bad endpoint or source in the config, bad flags: each one sentence naming what is at
 // fault, exit 2, no secret printed. Then `onceq deliver --until-idle` against a local
-// receiver and `onceq deliveries` listing, showing and redriving what it did.
+// receiver and `onceq deliveries` listing, showing and redriving what it did, with the
+// dead deliveries listed by `onceq status` and `onceq dlq` too.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +51,13 @@ test('configuration and flag mistakes are one sentence each, exit 2, and print n
     2,
     'onceq: endpoint hooks: secret 1: a secret must decode to 24 to 64 bytes, this one is 5',
   ]);
+  const lease = await box.run(['deliver', '--until-idle', '--lease', '15'], {
+    env: { HOOKS_SECRET: SECRET },
+  });
+  expect([lease.code, lease.stderr.trim()]).toEqual([
+    2,
+    "onceq: --lease 15 does not outlast endpoint hooks's timeout of 15000 ms",
+  ]);
   config({ endpoints: { hooks: { ...ENDPOINT(), url: 'ftp://x' } } });
   const url = await box.run(['deliveries']);
   expect(url.code).toBe(2);
@@ -68,7 +76,7 @@ test('configuration and flag mistakes are one sentence each, exit 2, and print n
     2,
     'onceq: deliveries redrive needs webhook ids or --all (not both)',
   ]);
-  for (const r of [missing, weak, url, noSources, state, redrive]) {
+  for (const r of [missing, weak, lease, url, noSources, state, redrive]) {
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
   }
 });
@@ -111,6 +119,24 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   ]);
   const shown = await box.run(['deliveries', 'E0001:1']);
   expect(shown.stdout).toContain('the endpoint answered 500');
+  // The dead deliveries are listed where dead things are looked for: status and dlq.
+  const status = json<{
+    deliveries: { endpoints: { dead: number }[]; dead: { count: number; first: unknown[] } };
+  }>(await box.run(['status', '--json']));
+  expect(status.deliveries.endpoints).toEqual([listed.endpoints[0] as { dead: number }]);
+  expect(status.deliveries.dead.count).toBe(2);
+  expect(status.deliveries.dead.first).toMatchObject([
+    { webhook_id: 'E0001:1', endpoint: 'hooks', state: 'dead', last_status: 500 },
+    { webhook_id: 'E0002:1', endpoint: 'hooks', state: 'dead', last_status: 500 },
+  ]);
+  const statusRun = await box.run(['status']);
+  const statusText = statusRun.stdout;
+  expect(statusText).toMatch(/hooks\s+0\s+0\s+0\s+2/);
+  expect(statusText).toContain('dead deliveries  2 (send again: onceq deliveries redrive');
+  const dlqRun = await box.run(['dlq']);
+  const dlqText = dlqRun.stdout;
+  expect(dlqText).toStartWith('no dead messages\n');
+  expect(dlqText).toMatch(/E0001:1\s+hooks\s+1\s+500\s+the endpoint answered 500/);
   const redriven = await box.run(['deliveries', 'redrive', '--all', '--json']);
   expect(json(redriven)).toEqual({ redriven: ['E0001:1', 'E0002:1'] });
   failing = false;
@@ -118,6 +144,7 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   expect(json(second)).toMatchObject({ delivered: 2, dead: 0 });
   const table = await box.run(['deliveries']);
   expect(table.stdout).toMatch(/hooks\s+0\s+0\s+2\s+0\s+4/);
-  for (const r of [first, shown, second, table])
+  expect((await box.run(['dlq'])).stdout).toBe('the DLQ is empty\n');
+  for (const r of [first, shown, second, table, statusRun, dlqRun])
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
 });

@@ -6,6 +6,7 @@
 // crash proof is tests/webhooks/deliveries-storm.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, LeaseLostError, show, work } from '@onceq/core';
+import { WorkerMetrics } from '@onceq/core/metrics';
 import {
   type AttemptLog,
   type DeliveryEndpoint,
@@ -293,16 +294,50 @@ forEachBackend('deliveries', (factory) => {
       ]);
     });
 
-    test('no secret appears in a log, a list, an attempt record or a configuration error', async () => {
+    test('metrics per endpoint: deliveries by state, attempts by outcome, attempt latency', async () => {
+      const { store, clock } = env();
+      received = [];
+      answer = (_r, nth) => new Response('', { status: nth === 1 ? 500 : 200 });
+      await enqueue(store, nEvents(2).jsonl);
+      await work(store, delivering);
+      const metrics = new WorkerMetrics(store);
+      const send = () =>
+        sendDeliveries(store, {
+          endpoints: [endpoint({ schedule: [0, 5] })],
+          untilIdle: true,
+          onAttempt: (a) => metrics.recordAttempt(a),
+        });
+      await send();
+      clock.advance(5);
+      await send();
+      const text = await metrics.render();
+      const value = (line: string) => {
+        const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+        return found === undefined ? undefined : Number(found.slice(line.length + 1));
+      };
+      expect(value('onceq_deliveries{endpoint="hooks",state="delivered"}')).toBe(2);
+      expect(value('onceq_deliveries{endpoint="hooks",state="dead"}')).toBe(0);
+      expect(value('onceq_deliveries{endpoint="audit",state="pending"}')).toBe(2);
+      expect(value('onceq_endpoint_disabled{endpoint="hooks"}')).toBe(0);
+      expect(value('onceq_delivery_attempts_total{endpoint="hooks",outcome="retry"}')).toBe(2);
+      expect(value('onceq_delivery_attempts_total{endpoint="hooks",outcome="delivered"}')).toBe(2);
+      expect(value('onceq_delivery_attempt_seconds_count{endpoint="hooks"}')).toBe(4);
+    });
+
+    test('no secret appears in a log, a list, an attempt record, metrics or a configuration error', async () => {
       const { store } = env();
       answer = () => new Response('nope', { status: 500 });
       await enqueue(store, nEvents(1).jsonl);
       await work(store, delivering);
       const logs: AttemptLog[] = [];
+      const metrics = new WorkerMetrics(store);
       await sendDeliveries(store, {
         endpoints: [endpoint({ schedule: [0] })],
         untilIdle: true,
-        onAttempt: (l) => logs.push(l),
+        onAttempt: (l) => {
+          logs.push(l);
+          metrics.recordAttempt(l);
+        },
       });
       const errors: string[] = [];
       for (const secrets of [
@@ -313,9 +348,16 @@ forEachBackend('deliveries', (factory) => {
           (e: Error) => errors.push(e.message),
         );
       }
+      // A lease that does not outlast an attempt would let a second sender send it meanwhile.
+      await sendDeliveries(store, {
+        endpoints: [endpoint()],
+        leaseSeconds: 2,
+        untilIdle: true,
+      }).catch((e: Error) => errors.push(e.message));
       expect(errors).toEqual([
         'endpoint hooks: secret 1: the part after whsec_ must be standard base64',
         'endpoint hooks: secret 1: a secret must decode to 24 to 64 bytes, this one is 5',
+        'endpoint hooks: a lease of 2 s does not outlast its timeout of 2000 ms',
       ]);
       const printed = JSON.stringify([
         logs,
@@ -323,6 +365,7 @@ forEachBackend('deliveries', (factory) => {
         await listDeliveries(store),
         await showDelivery(store, 'E0001:1'),
         await deliveryCounts(store),
+        await metrics.render(),
       ]);
       expect(printed).toContain('E0001:1');
       for (const secret of [SECRET, OLD_SECRET]) {

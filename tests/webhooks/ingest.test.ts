@@ -116,6 +116,18 @@ forEachBackend('ingest', (factory) => {
       for (const [id, body] of cases)
         answers.push((await reply(await ingest.fetch(signed(id, body))))[0]);
       expect(answers).toEqual([400, 400, 400, 413, 413, 409, 400]);
+      // A body over the limit is refused whether its length is declared (truly or not) or not.
+      const small = createIngest(store, { sources: SOURCES, maxBodyBytes: 100 });
+      const big = `{"a":"${'x'.repeat(200)}"}`;
+      const understated = signed('msg_7', big);
+      understated.headers.set('content-length', '10');
+      const undeclared = signed('msg_8', big);
+      undeclared.headers.delete('content-length');
+      const stated = signed('msg_9', big);
+      stated.headers.set('content-length', String(big.length));
+      for (const request of [understated, undeclared, stated]) {
+        expect((await reply(await small.fetch(request)))[0]).toBe(413);
+      }
       const [, duplicateKey] = await reply(await ingest.fetch(signed('msg_2', '{"a":1,"a":2}')));
       expect(duplicateKey).toContain('the body is not valid JSON');
       expect(duplicateKey).toContain('"a"');

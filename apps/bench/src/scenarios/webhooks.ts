@@ -116,6 +116,7 @@ export async function runDeliver(dir: string, messages: number): Promise<Deliver
         { name: 'receiver', url: `http://127.0.0.1:${port}/`, secrets: [SECRET], concurrency: 64 },
       ],
       untilIdle: true,
+      onError: (e) => console.error(e),
     });
     const seconds = (performance.now() - started) / 1000;
     if (summary.delivered !== messages)

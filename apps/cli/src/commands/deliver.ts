@@ -1,4 +1,5 @@
 import { resolveEndpoint } from '@onceq/core/internal';
+import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
 import {
   type AttemptLog,
   type DeliveryEndpoint,
@@ -15,6 +16,7 @@ interface DeliverArgs {
   endpoints: DeliveryEndpoint[];
   untilIdle: boolean;
   leaseSeconds: number | undefined;
+  metricsPort: number | undefined;
 }
 
 export const deliverCommand = defineCommand<DeliverArgs>({
@@ -28,7 +30,12 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     lease: {
       type: 'string',
       value: 'S',
-      help: "how long one attempt's lease lasts, in seconds (default: the endpoint's timeout plus 10)",
+      help: "how long a lease lasts, in seconds; must outlast the endpoint's timeout (default: twice the timeout plus 10)",
+    },
+    'metrics-port': {
+      type: 'string',
+      value: 'P',
+      help: 'serve /metrics (Prometheus: deliveries and attempts per endpoint) and /healthz on 127.0.0.1:P',
     },
   },
   notes: [
@@ -47,9 +54,15 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     expectPositionals(positionals, [], 'deliver');
     // Checked before the store is opened: a missing or bad secret creates nothing.
     const endpoints = configuredEndpoints(config(), ctx.env);
+    const leaseSeconds = intFlag(values, 'lease', { min: 1, max: 86_400 });
     for (const endpoint of endpoints) {
       try {
-        resolveEndpoint(endpoint);
+        const { timeoutMs } = resolveEndpoint(endpoint);
+        if (leaseSeconds !== undefined && leaseSeconds * 1000 <= timeoutMs) {
+          throw new UsageError(
+            `--lease ${leaseSeconds} does not outlast endpoint ${endpoint.name}'s timeout of ${timeoutMs} ms`,
+          );
+        }
       } catch (error) {
         if (error instanceof EndpointConfigError) throw new UsageError(error.message);
         throw error;
@@ -58,7 +71,8 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     return {
       endpoints,
       untilIdle: boolFlag(values, 'until-idle') === true,
-      leaseSeconds: intFlag(values, 'lease', { min: 1, max: 86_400 }),
+      leaseSeconds,
+      metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
     };
   },
   async run(args, { store, json, ctx }) {
@@ -69,7 +83,14 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     const onSignal = () => stop.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    const log = (a: AttemptLog) =>
+    const metrics = args.metricsPort === undefined ? undefined : new WorkerMetrics(store);
+    let server: MetricsServer | undefined;
+    if (metrics !== undefined && args.metricsPort !== undefined) {
+      server = serveMetrics(args.metricsPort, metrics, () => true);
+      ctx.err(`serving /metrics and /healthz on http://127.0.0.1:${server.port}`);
+    }
+    const log = (a: AttemptLog) => {
+      metrics?.recordAttempt(a);
       ctx.err(
         json
           ? toJson({
@@ -83,6 +104,7 @@ export const deliverCommand = defineCommand<DeliverArgs>({
             })
           : `${a.webhookId} to ${a.endpoint}: attempt ${a.attempt}, ${a.status ?? 'no answer'} in ${a.latencyMs} ms, ${a.outcome}${a.error === null ? '' : ` (${a.error})`}`,
       );
+    };
     try {
       const summary = await sendDeliveries(store, {
         endpoints,
@@ -105,6 +127,7 @@ export const deliverCommand = defineCommand<DeliverArgs>({
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      await server?.stop();
     }
   },
 });

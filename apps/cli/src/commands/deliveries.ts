@@ -1,8 +1,11 @@
+import type { Store } from '@onceq/core';
+import { printable } from '@onceq/core/internal';
 import {
   DELIVERY_STATES,
   type DeliveryState,
   type DeliveryView,
   deliveryCounts,
+  type EndpointCounts,
   enableEndpoint,
   listDeliveries,
   redriveDeliveries,
@@ -156,12 +159,7 @@ export const deliveriesCommand = defineCommand<DeliveriesArgs>({
     if (json) {
       ctx.out(
         toJson({
-          endpoints: counts.map((c) => ({
-            endpoint: c.endpoint,
-            ...c.states,
-            attempts: c.attempts,
-            disabled: c.disabled,
-          })),
+          endpoints: countsJson(counts),
           deliveries: list.map(viewJson),
         }),
       );
@@ -194,7 +192,53 @@ export const deliveriesCommand = defineCommand<DeliveriesArgs>({
   },
 });
 
-function viewJson(d: DeliveryView) {
+/** Per endpoint counts as JSON: the same object in `deliveries --json` and `status --json`. */
+export function countsJson(counts: readonly EndpointCounts[]) {
+  return counts.map((c) => ({
+    endpoint: c.endpoint,
+    ...c.states,
+    attempts: c.attempts,
+    disabled: c.disabled,
+  }));
+}
+
+/**
+ * Dead deliveries for people (nothing when none), as `onceq dlq` and `onceq status` print
+ * them: the first ones with their last attempt, and how to send them again.
+ */
+export function formatDeadDeliveries(total: number, dead: readonly DeliveryView[]): string[] {
+  if (total === 0) return [];
+  const more = total > dead.length ? `, the first ${dead.length}` : '';
+  return [
+    '',
+    `dead deliveries  ${total}${more} (send again: onceq deliveries redrive <webhook-id>… or --all)`,
+    ...table(
+      [
+        ['webhook_id', 'endpoint', 'attempts', 'last', 'error'],
+        ...dead.map((d) => [
+          d.webhookId,
+          d.endpoint,
+          d.attempts,
+          d.lastStatus ?? '-',
+          printable(d.lastError ?? ''),
+        ]),
+      ],
+      ['left', 'left', 'right', 'right', 'left'],
+    ).map((line) => `  ${line}`),
+  ];
+}
+
+/** The dead deliveries' total and the first `limit` of them. */
+export async function deadDeliveries(
+  store: Store,
+  counts: readonly EndpointCounts[],
+  limit: number,
+): Promise<{ total: number; dead: DeliveryView[] }> {
+  const total = counts.reduce((sum, c) => sum + c.states.dead, 0);
+  return { total, dead: total === 0 ? [] : await listDeliveries(store, { state: 'dead', limit }) };
+}
+
+export function viewJson(d: DeliveryView) {
   return {
     webhook_id: d.webhookId,
     event_id: d.eventId,

@@ -1,10 +1,12 @@
 import type { MessageView } from '@onceq/core';
 import { dlq } from '@onceq/core';
 import { blockedKeys, countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
+import { deliveryCounts } from '@onceq/core/webhooks';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
 import { plural, RawJson, table, toJson, truncate } from '../output.ts';
+import { deadDeliveries, formatDeadDeliveries } from './deliveries.ts';
 import { formatBlocked } from './status.ts';
 
 interface DlqArgs {
@@ -13,7 +15,8 @@ interface DlqArgs {
 
 export const dlqCommand = defineCommand<DlqArgs>({
   name: 'dlq',
-  summary: 'dead messages: id, attempts, generation, last error, the original payload',
+  summary:
+    'dead messages: id, attempts, generation, last error, the original payload; then dead deliveries',
   flags: {
     limit: {
       type: 'string',
@@ -49,20 +52,25 @@ export const dlqCommand = defineCommand<DlqArgs>({
       );
       return 0;
     }
-    if (dead.length === 0) {
+    const deliveries = await deadDeliveries(store, await deliveryCounts(store), limit ?? 100);
+    if (dead.length === 0 && deliveries.total === 0) {
       ctx.out('the DLQ is empty');
       return 0;
     }
-    ctx.out(
-      dead.length < total
-        ? `${plural(total, 'dead message')}, the first ${dead.length} (--limit):`
-        : `${plural(dead.length, 'dead message')}:`,
-    );
-    printDeadTable(dead, ctx);
-    for (const m of dead) {
-      if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
+    if (dead.length === 0) ctx.out('no dead messages');
+    else {
+      ctx.out(
+        dead.length < total
+          ? `${plural(total, 'dead message')}, the first ${dead.length} (--limit):`
+          : `${plural(dead.length, 'dead message')}:`,
+      );
+      printDeadTable(dead, ctx);
+      for (const m of dead) {
+        if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
+      }
+      for (const line of formatBlocked(await blockedKeys(store, { limit: 10 }))) ctx.out(line);
     }
-    for (const line of formatBlocked(await blockedKeys(store, { limit: 10 }))) ctx.out(line);
+    for (const line of formatDeadDeliveries(deliveries.total, deliveries.dead)) ctx.out(line);
     return 0;
   },
 });

@@ -7,9 +7,11 @@ import {
   queueSnapshot,
   reportedStates,
 } from '@onceq/core/internal';
+import { deliveryCounts, type EndpointCounts } from '@onceq/core/webhooks';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, table, toJson } from '../output.ts';
+import { countsJson, deadDeliveries, formatDeadDeliveries, viewJson } from './deliveries.ts';
 
 export const statusCommand = defineCommand<null>({
   name: 'status',
@@ -27,11 +29,22 @@ export const statusCommand = defineCommand<null>({
     const { report } = snapshot;
     const ages = queueAges(snapshot);
     const blocked = await blockedKeys(store, { limit: 10 });
+    const endpoints = await deliveryCounts(store);
+    const deliveries = await deadDeliveries(store, endpoints, 10);
     if (json) {
       ctx.out(
         toJson({
           ...report,
           ...(blocked.count === 0 ? {} : { blocked_keys: blockedJson(blocked) }),
+          // Only a store with deliveries: the document of one without is unchanged.
+          ...(endpoints.length === 0
+            ? {}
+            : {
+                deliveries: {
+                  endpoints: countsJson(endpoints),
+                  dead: { count: deliveries.total, first: deliveries.dead.map(viewJson) },
+                },
+              }),
           // Times, not ages: the same store prints the same document whenever it is read.
           oldest_ready_at: snapshot.oldestReadyAt,
           next_due_at: snapshot.nextDueAt,
@@ -49,6 +62,8 @@ export const statusCommand = defineCommand<null>({
       );
       ctx.out(`oldest dead   ${formatAge(ages.dead)}`);
       for (const line of formatBlocked(blocked)) ctx.out(line);
+      for (const line of formatEndpoints(endpoints)) ctx.out(line);
+      for (const line of formatDeadDeliveries(deliveries.total, deliveries.dead)) ctx.out(line);
     }
     return 0;
   },
@@ -129,5 +144,27 @@ export function formatBlocked(blocked: BlockedKeys): string[] {
       ],
       ['left', 'left', 'right'],
     ).map((line) => `  ${line}`),
+  ];
+}
+
+/** Deliveries per endpoint for people (nothing for a store without any). */
+function formatEndpoints(counts: readonly EndpointCounts[]): string[] {
+  if (counts.length === 0) return [];
+  return [
+    '',
+    ...table(
+      [
+        ['endpoint', 'pending', 'leased', 'delivered', 'dead', ''],
+        ...counts.map((c) => [
+          c.endpoint,
+          c.states.pending,
+          c.states.leased,
+          c.states.delivered,
+          c.states.dead,
+          c.disabled === null ? '' : `disabled: ${c.disabled.reason}`,
+        ]),
+      ],
+      ['left', 'right', 'right', 'right', 'right', 'left'],
+    ),
   ];
 }

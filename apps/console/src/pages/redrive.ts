@@ -199,16 +199,24 @@ function confirmForms(
 }
 
 /** POST /dlq/redrive: every check of a write, then core's all-or-nothing redrive. */
-export async function redriveAction(state: ConsoleState, r: Request0): Promise<Response> {
+/**
+ * The checks in front of every write: writes allowed, signed in, same origin, the
+ * session's CSRF token in the form. Returns the form and who writes, for the write log.
+ */
+export async function writeForm(
+  state: ConsoleState,
+  r: Request0,
+  verb: { to: string; ing: string },
+): Promise<{ form: URLSearchParams; who: string }> {
   if (!state.allowWrites) {
     throw forbidden(
       'read_only',
-      'this console is read-only: start it with onceq console --allow-writes to redrive',
+      `this console is read-only: start it with onceq console --allow-writes to ${verb.to}`,
     );
   }
   const session = r.session;
   if (session === null)
-    throw forbidden('not_signed_in', 'sign in with the console token before redriving');
+    throw forbidden('not_signed_in', `sign in with the console token before ${verb.ing}`);
   checkOrigin(r.req);
   const form = await readForm(r.req);
   const csrf = form.get('csrf');
@@ -218,12 +226,16 @@ export async function redriveAction(state: ConsoleState, r: Request0): Promise<R
       'the form is stale or did not come from this console (CSRF check failed): reload the page and try again',
     );
   }
+  return { form, who: `session ${session.id.slice(0, 6)} from ${session.client}` };
+}
+
+export async function redriveAction(state: ConsoleState, r: Request0): Promise<Response> {
+  const { form, who } = await writeForm(state, r, { to: 'redrive', ing: 'redriving' });
   const ids = checkIds(form.getAll('ids'));
   if (ids.length === 0) throw badParam('ids', 'no message to redrive was named');
   // Checked against the known handlers: the name goes into the write log.
   const handlerField = form.get('handler');
   const handler = checkHandler(state, handlerField);
-  const who = `session ${session.id.slice(0, 6)} from ${session.client}`;
   let redriven: string[];
   try {
     redriven = await redrive(state.store, ids);

@@ -5,7 +5,7 @@
  * its timestamp is within the tolerance. A secret is written `whsec_<base64>`; the key is
  * the decoded bytes. Nothing here prints a secret or a key: errors name the problem only.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 /** The prefix of a Standard Webhooks secret. */
 export const SECRET_PREFIX = 'whsec_';
@@ -33,7 +33,9 @@ export function secretKey(secret: string): { key: Uint8Array } | { problem: stri
 }
 
 function mac(key: Uint8Array, id: string, timestamp: number, body: string | Uint8Array): Buffer {
-  const hmac = createHmac('sha256', key);
+  // Bun's native HMAC: the same bytes as node:crypto's createHmac, at a fraction of its
+  // cost per call (one per request received and per attempt sent).
+  const hmac = new Bun.CryptoHasher('sha256', key);
   hmac.update(`${id}.${timestamp}.`);
   hmac.update(body);
   return hmac.digest();

@@ -76,6 +76,10 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
   let drained: (() => void) | null = null;
 
   const commitGroups = async () => {
+    // Let requests already read reach the queue first: a commit blocks the thread on
+    // SQLite, and requests that arrived meanwhile belong in the next group, not in one
+    // after it.
+    await new Promise((resolve) => setImmediate(resolve));
     while (queue.length > 0) {
       // One group: distinct event ids (a second request for an id waits for the next
       // group, so its answer says what the first one's commit left), at most a batch.
@@ -91,6 +95,7 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
       }
       queue.unshift(...later);
       await commit(group);
+      await new Promise((resolve) => setImmediate(resolve));
     }
     committing = false;
   };
@@ -203,6 +208,12 @@ function refusal(error: unknown, eventId: string): Response {
 
 /** The body, or null past `max` bytes. */
 async function readBody(request: Request, max: number): Promise<Uint8Array | null> {
+  // A declared length (over `max` already refused by the caller) lets the body be read
+  // whole, without a stream's per-chunk cost; its size is checked again, not trusted.
+  if (request.headers.has('content-length')) {
+    const body = await request.bytes();
+    return body.length > max ? null : body;
+  }
   const reader = request.body?.getReader();
   if (reader === undefined) return new Uint8Array();
   const chunks: Uint8Array[] = [];

@@ -1,4 +1,6 @@
 import type * as PromClient from 'prom-client';
+import { DELIVERY_STATES, deliveryCounts } from '../delivery/inspect.ts';
+import type { AttemptLog } from '../delivery/sender.ts';
 import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { listenAlone } from '../listen.ts';
@@ -27,7 +29,8 @@ function promClient(): typeof PromClient {
  * The worker's Prometheus metrics (prom-client, a registry of its own: nothing global).
  * Counters and histograms are fed by the worker; the queue gauges are read from the
  * store at each scrape with one snapshot statement ({@link queueSnapshot}), so they are
- * the same figures `onceq status` prints. Totals only: no per-event labels.
+ * the same figures `onceq status` prints, and so are the deliveries per endpoint and
+ * state. Totals only: no per-event labels (an endpoint is a label: operators name a few).
  */
 export class WorkerMetrics implements MetricsRecorder {
   readonly #prom = promClient();
@@ -88,6 +91,38 @@ export class WorkerMetrics implements MetricsRecorder {
     registers: [this.registry],
   });
 
+  readonly #deliveries = new this.#prom.Gauge({
+    name: 'onceq_deliveries',
+    help: 'Webhook deliveries by endpoint and state (pending, leased, delivered, dead).',
+    labelNames: ['endpoint', 'state'] as const,
+    registers: [this.registry],
+  });
+  readonly #endpointDisabled = new this.#prom.Gauge({
+    name: 'onceq_endpoint_disabled',
+    help: 'Endpoints with deliveries: 1 while a 410 Gone keeps the endpoint disabled, else 0.',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveryAttempts = new this.#prom.Counter({
+    name: 'onceq_delivery_attempts_total',
+    help: 'Delivery attempts this process recorded, by endpoint and outcome (delivered, retry, dead, gone).',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveryAttemptSeconds = new this.#prom.Histogram({
+    name: 'onceq_delivery_attempt_seconds',
+    help: "From a delivery attempt's request to its answer (or its failure), by endpoint.",
+    labelNames: ['endpoint'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 30],
+    registers: [this.registry],
+  });
+
+  /** Counts one recorded delivery attempt (the sender's `onAttempt`). */
+  recordAttempt(attempt: AttemptLog): void {
+    this.deliveryAttempts.inc({ endpoint: attempt.endpoint, outcome: attempt.outcome });
+    this.deliveryAttemptSeconds.observe({ endpoint: attempt.endpoint }, attempt.latencyMs / 1000);
+  }
+
   #notificationsLive: (() => boolean) | undefined;
   readonly #notifications = new this.#prom.Gauge({
     name: 'onceq_notifications_live',
@@ -146,6 +181,14 @@ export class WorkerMetrics implements MetricsRecorder {
     this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
     this.#dlq.set(snap.report.messages.dead);
     this.#dlqOldest.set(snap.oldestDeadAt === null ? 0 : snap.now - snap.oldestDeadAt);
+    this.#deliveries.reset();
+    this.#endpointDisabled.reset();
+    for (const counts of await deliveryCounts(this.#store)) {
+      for (const state of DELIVERY_STATES) {
+        this.#deliveries.set({ endpoint: counts.endpoint, state }, counts.states[state]);
+      }
+      this.#endpointDisabled.set({ endpoint: counts.endpoint }, counts.disabled === null ? 0 : 1);
+    }
     return this.registry.metrics();
   }
 

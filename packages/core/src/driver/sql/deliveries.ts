@@ -7,7 +7,7 @@
  * claim skips rows another sender holds (`FOR UPDATE SKIP LOCKED`).
  */
 import type { Executor } from '../executor.ts';
-import { statement } from '../sql-text.ts';
+import { statement, statementFor } from '../sql-text.ts';
 
 /** One claimed attempt: what to send and the lease its outcome is fenced by. */
 export interface ClaimedDelivery {
@@ -48,16 +48,37 @@ const recoverText = statement(
     WHERE endpoint = ${d.param(2)} AND state = 'leased' AND lease_until <= ${d.now(1)}`,
 );
 
+/**
+ * A due pending delivery is claimable unless its message has an ordering key and an
+ * earlier delivery of that key to the same endpoint is unfinished (pending, leased or
+ * dead): within a key, deliveries go out one at a time, in the order of their messages'
+ * `seq`, and within one message in the order of their keys (shorter first, so the
+ * default keys 1, 2 … 10 keep the list's order). Messages of a key finish in `seq`
+ * order, so an earlier delivery always exists before a later one is written. A
+ * delivery of a message without a key (or whose message row is gone) never waits.
+ *
+ * Ordered by `available_at` alone, the order of `deliveries_due`: the claim reads only
+ * the rows it takes. A tie-breaker column would sort every due row at each claim (due
+ * rows share `available_at`: a new delivery's is 0).
+ */
 const claimText = statement(
   'delivery-claim',
   (d) => `UPDATE ${d.table('deliveries')}
     SET state = 'leased', attempts = attempts + 1, generation = generation + 1,
       lease_until = ${d.nowPlus(1, 4)}
     WHERE (event_id, key) IN (
-      SELECT event_id, key FROM ${d.table('deliveries')}
-      WHERE endpoint = ${d.param(2)} AND state = 'pending' AND available_at <= ${d.now(1)}
-      ORDER BY available_at, event_id, key
-      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE SKIP LOCKED' : ''})
+      SELECT dl.event_id, dl.key FROM ${d.table('deliveries')} dl
+      LEFT JOIN ${d.table('messages')} m ON m.event_id = dl.event_id
+      WHERE dl.endpoint = ${d.param(2)} AND dl.state = 'pending' AND dl.available_at <= ${d.now(1)}
+        AND (m.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM ${d.table('messages')} mk
+          JOIN ${d.table('deliveries')} dk ON dk.event_id = mk.event_id
+          WHERE mk.ordering_key = m.ordering_key AND mk.seq <= m.seq
+            AND dk.endpoint = dl.endpoint AND dk.state IN ('pending', 'leased', 'dead')
+            AND (mk.seq < m.seq OR length(dk.key) < length(dl.key)
+              OR (length(dk.key) = length(dl.key) AND dk.key < dl.key))))
+      ORDER BY dl.available_at
+      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''})
     RETURNING event_id, key, endpoint, body, attempts, generation`,
 );
 
@@ -94,32 +115,44 @@ export async function claimDeliveries(
   }));
 }
 
-const finishText = statement(
-  'delivery-finish',
-  (d) => `UPDATE ${d.table('deliveries')}
-    SET state = ${d.param(4)}, lease_until = NULL, finished_at = ${d.now(1)},
-      last_status = ${d.param(5)}, last_error = ${d.param(6)}
-    WHERE event_id = ${d.param(2)} AND key = ${d.param(3)} AND state = 'leased'
-      AND generation = ${d.param(7)}`,
-);
+/** Values bound per record by {@link recordText}. */
+const RECORD_WIDTH = 8;
 
-const retryText = statement(
-  'delivery-retry',
-  (d) => `UPDATE ${d.table('deliveries')}
-    SET state = 'pending', lease_until = NULL, available_at = ${d.nowPlus(1, 4)},
-      attempts = attempts - ${d.param(8)},
-      last_status = ${d.param(5)}, last_error = ${d.param(6)}
-    WHERE event_id = ${d.param(2)} AND key = ${d.param(3)} AND state = 'leased'
-      AND generation = ${d.param(7)}`,
-);
+/**
+ * The outcomes of `n` attempts in one statement, each fenced by its lease (still
+ * `leased` at its generation): `delivered` and `dead` finish the row; `pending` (a retry,
+ * or a 410's wait, which gives its attempt back) makes it due again after its delay.
+ * Returns the rows it changed: the others were taken over by another sender.
+ */
+const recordText = statementFor('delivery-record', (d, n) => {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const p = (j: number) => d.param(2 + i * RECORD_WIDTH + j);
+    return `(CAST(${p(0)} AS TEXT), CAST(${p(1)} AS TEXT), CAST(${p(2)} AS BIGINT), CAST(${p(3)} AS TEXT),
+      CAST(${p(4)} AS BIGINT), CAST(${p(5)} AS BIGINT), CAST(${p(6)} AS BIGINT), CAST(${p(7)} AS TEXT))`;
+  });
+  return `WITH v (v_event, v_key, v_generation, v_state, v_delay, v_refund, v_status, v_error) AS (
+      VALUES ${rows.join(',\n      ')})
+    UPDATE ${d.table('deliveries')} AS dl
+    SET state = v.v_state, lease_until = NULL,
+      finished_at = CASE WHEN v.v_state = 'pending' THEN NULL ELSE ${d.now(1)} END,
+      available_at = CASE WHEN v.v_state = 'pending' THEN ${d.now(1)} + v.v_delay ELSE dl.available_at END,
+      attempts = dl.attempts - v.v_refund, last_status = v.v_status, last_error = v.v_error
+    FROM v
+    WHERE dl.event_id = v.v_event AND dl.key = v.v_key AND dl.state = 'leased'
+      AND dl.generation = v.v_generation
+    RETURNING event_id, key`;
+});
 
-const attemptText = statement(
-  'delivery-attempt',
-  (d) => `INSERT INTO ${d.table('delivery_attempts')}
+/** The attempt log rows of `n` recorded attempts, in one INSERT. */
+const logText = statementFor('delivery-attempt-log', (d, n) => {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const p = (j: number) => d.param(2 + i * 8 + j);
+    return `(${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${d.now(1)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`;
+  });
+  return `INSERT INTO ${d.table('delivery_attempts')}
     (event_id, key, generation, attempt, at, status, latency_ms, response, error)
-    VALUES (${d.param(2)}, ${d.param(3)}, ${d.param(4)}, ${d.param(5)}, ${d.now(1)},
-      ${d.param(6)}, ${d.param(7)}, ${d.param(8)}, ${d.param(9)})`,
-);
+    VALUES ${rows.join(', ')}`;
+});
 
 const disableText = statement(
   'delivery-disable',
@@ -128,59 +161,81 @@ const disableText = statement(
 );
 
 /**
- * Records the attempts of `records` in the caller's transaction: each fenced by its
- * lease (a record whose lease another sender took over changes nothing and is not
- * logged). Returns how many were recorded.
+ * Records the attempts of `records` in the caller's transaction, in one statement
+ * (plus one for their attempt log): each fenced by its lease (a record whose lease
+ * another sender took over changes nothing and is not logged). Returns how many were
+ * recorded.
  */
 export async function recordAttempts(
   x: Executor,
   records: readonly AttemptRecord[],
   now: number,
 ): Promise<number> {
+  if (records.length === 0) return 0;
   const d = x.dialect;
   const at = d.nowValue(now);
-  let recorded = 0;
+  const values: unknown[] = [at];
   for (const r of records) {
     const { delivery: c, outcome } = r;
-    const fenced =
-      outcome.kind === 'delivered' || outcome.kind === 'dead'
-        ? await x.query(finishText(d), [
-            at,
-            c.eventId,
-            c.key,
-            outcome.kind,
-            r.status,
-            r.error,
-            c.generation,
-          ])
-        : await x.query(retryText(d), [
-            at,
-            c.eventId,
-            c.key,
-            outcome.kind === 'retry' ? outcome.delaySeconds : 0,
-            r.status,
-            r.error,
-            c.generation,
-            outcome.kind === 'gone' ? 1 : 0,
-          ]);
-    if (fenced.changes !== 1) continue;
-    recorded += 1;
-    await x.query(attemptText(d), [
-      at,
+    const state = outcome.kind === 'retry' || outcome.kind === 'gone' ? 'pending' : outcome.kind;
+    values.push(
       c.eventId,
       c.key,
       c.generation,
-      c.attempt,
+      state,
+      outcome.kind === 'retry' ? outcome.delaySeconds : 0,
+      outcome.kind === 'gone' ? 1 : 0,
       r.status,
-      r.latencyMs,
-      r.response,
       r.error,
-    ]);
-    if (outcome.kind === 'gone') {
-      await x.query(disableText(d), [at, c.endpoint, 'it answered 410 Gone']);
-    }
+    );
   }
-  return recorded;
+  const { rows } = await x.query<{ event_id: string; key: string }>(
+    recordText(d, records.length),
+    values,
+  );
+  if (rows.length === 0) return 0;
+  const fenced = new Set(rows.map((r) => `${r.event_id}\n${r.key}`));
+  const recorded = records.filter((r) => fenced.has(`${r.delivery.eventId}\n${r.delivery.key}`));
+  const log: unknown[] = [at];
+  for (const r of recorded) {
+    const c = r.delivery;
+    log.push(c.eventId, c.key, c.generation, c.attempt, r.status, r.latencyMs, r.response, r.error);
+  }
+  await x.query(logText(d, recorded.length), log);
+  const gone = new Set(
+    recorded.filter((r) => r.outcome.kind === 'gone').map((r) => r.delivery.endpoint),
+  );
+  for (const endpoint of gone) {
+    await x.query(disableText(d), [at, endpoint, 'it answered 410 Gone']);
+  }
+  return recorded.length;
+}
+
+/**
+ * Gives leases back that were never attempted (the sender is stopping, or a lease ran
+ * too short to start an attempt under it): pending again, due at once, the attempt the
+ * claim counted returned. Fenced by generation; nothing is logged.
+ */
+const releaseText = statementFor(
+  'delivery-release',
+  (d, n) => `UPDATE ${d.table('deliveries')}
+    SET state = 'pending', lease_until = NULL, attempts = attempts - 1
+    WHERE state = 'leased' AND (event_id, key, generation) IN (VALUES ${Array.from(
+      { length: n },
+      (_, i) =>
+        `(CAST(${d.param(1 + i * 3)} AS TEXT), CAST(${d.param(2 + i * 3)} AS TEXT), CAST(${d.param(3 + i * 3)} AS BIGINT))`,
+    ).join(', ')})`,
+);
+
+/** Releases the leases of `deliveries`, never attempted; returns how many were still held. */
+export async function releaseDeliveries(
+  x: Executor,
+  deliveries: readonly ClaimedDelivery[],
+): Promise<number> {
+  if (deliveries.length === 0) return 0;
+  const values = deliveries.flatMap((c) => [c.eventId, c.key, c.generation]);
+  const { changes } = await x.query(releaseText(x.dialect, deliveries.length), values);
+  return changes;
 }
 
 const disabledText = statement(
