@@ -115,6 +115,7 @@ function pruneJson(r: PruneResult) {
     dead_before: r.deadBefore,
     forgotten: r.forgotten,
     forgotten_before: r.forgottenBefore,
+    pages_released: r.pagesReleased,
     vacuumed: r.vacuumed,
     duty_cycle: r.dutyCycle,
   };
@@ -144,5 +145,7 @@ function describe(r: PruneResult, now: number): string {
     );
   }
   if (r.vacuumed) lines.push('file vacuumed');
+  if (r.pagesReleased > 0)
+    lines.push(`${r.pagesReleased} free pages given back to the file system`);
   return lines.join('\n');
 }

@@ -445,6 +445,13 @@ export interface Driver {
    */
   vacuum(x: Executor): Promise<boolean>;
   /**
+   * Gives up to `maxPages` free pages back to the file system in the caller's write
+   * transaction, without rewriting the file (SQLite `PRAGMA incremental_vacuum` on a
+   * store created with `auto_vacuum = INCREMENTAL`); returns how many. 0 where there is
+   * nothing to do (an older SQLite store, PostgreSQL: autovacuum's job).
+   */
+  releaseFreePages(x: Executor, maxPages: number): Promise<number>;
+  /**
    * Writes a consistent copy of the store to `file`, which does not exist yet (SQLite
    * `VACUUM INTO`, one read snapshot). Only where {@link Capabilities.backup} says so.
    */

@@ -74,6 +74,11 @@ export interface PruneResult {
   forgotten: number;
   /** The forgetting horizon, Unix seconds: tombstones finished before it. `null` = not asked. */
   forgottenBefore: number | null;
+  /**
+   * Free pages given back to the file system afterwards without a full VACUUM (SQLite
+   * stores created with incremental auto-vacuum); 0 elsewhere.
+   */
+  pagesReleased: number;
   /** Whether VACUUM ran. */
   vacuumed: boolean;
   /** The duty cycle it ran with ({@link PruneOptions.dutyCycle}). */
@@ -140,6 +145,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     deadBefore: null,
     forgotten: 0,
     forgottenBefore: null,
+    pagesReleased: 0,
     vacuumed: false,
     dutyCycle: duty,
   };
@@ -159,8 +165,11 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     result.forgottenBefore = before;
     result.forgotten = await forgetBefore(store, before, options.dryRun === true, chunk, pace);
   }
-  if (options.vacuum && !options.dryRun && result.done + result.dead + result.forgotten > 0) {
+  const changed = !options.dryRun && result.done + result.dead + result.forgotten > 0;
+  if (changed && options.vacuum) {
     result.vacuumed = await store.read((x) => store.driver.vacuum(x));
+  } else if (changed) {
+    result.pagesReleased = await releaseFreePages(store, pace);
   }
   return result;
 }
@@ -218,6 +227,27 @@ async function forgetBefore(
     }
   }
   return forgotten;
+}
+
+/** Free pages given back per write transaction after a prune. */
+const RELEASE_STEP_PAGES = 1000;
+
+/**
+ * Gives the pages prune freed back to the file system, a step of
+ * {@link RELEASE_STEP_PAGES} per write transaction, paced like the chunks: never one
+ * exclusive rewrite of the file. Nothing to do on PostgreSQL or an older SQLite store.
+ */
+async function releaseFreePages(store: Store, pace: Pace): Promise<number> {
+  let released = 0;
+  while (pace.signal?.aborted !== true) {
+    const started = performance.now();
+    const pages = await store.transact((x) => store.driver.releaseFreePages(x, RELEASE_STEP_PAGES));
+    released += pages;
+    if (pages < RELEASE_STEP_PAGES) break;
+    const busy = performance.now() - started;
+    await pause((busy * (1 - pace.duty)) / pace.duty, pace.signal);
+  }
+  return released;
 }
 
 /** How far the store has forgotten: Unix seconds, 0 when it never has (the default). */

@@ -249,6 +249,8 @@ export const postgresDriver: Driver = {
   },
   // Autovacuum gives space back; a manual VACUUM FULL would lock the tables for its run.
   vacuum: async () => false,
+  // Autovacuum marks dead row versions reusable; nothing to give back by hand.
+  releaseFreePages: async () => 0,
   async copyTo() {
     throw new TypeError('a PostgreSQL store is copied with pg_dump, not by onceq');
   },
