@@ -118,6 +118,17 @@ test('prune --forget-older-than: below 3d refused in one sentence (exit 2, nothi
   expect(again.code).toBe(3);
   expect(again.stderr).toContain(`line 1: event_id ${id} was made at`);
   expect(again.stderr).toContain("before the store's dedup window");
+  const { storage } = json<{
+    storage: {
+      bytes: number;
+      events: number;
+      bytes_per_event: number | null;
+      forgotten_before: number;
+    };
+  }>(await box.run(['status', '--json', '--now', at(4)]));
+  expect(storage.forgotten_before).toBe(Number(at(2)));
+  expect([storage.events, storage.bytes_per_event]).toEqual([0, null]);
+  expect(storage.bytes).toBeGreaterThan(0);
 });
 
 test('prune --duty-cycle takes a plain number from 0.01 to 1; anything else names the flag (exit 2)', async () => {

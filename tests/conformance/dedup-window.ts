@@ -8,6 +8,7 @@ import {
   PruneArgumentError,
   parseIdPolicy,
   prune,
+  storageUse,
   uuidV7Millis,
 } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
@@ -71,6 +72,10 @@ export function dedupWindowSuite(name: string, factory: BackendFactory): void {
       expect([after.effects, after.total]).toEqual([1, 300]);
       expect((await snapshot(store)).messages.map((m) => m.event_id)).toEqual([C]);
       expect((await doctor(store)).healthy).toBe(true);
+      // What status --json reports of the store's size (onceq's tables on PostgreSQL).
+      const use = await storageUse(store, 1);
+      expect(use.bytes).toBeGreaterThan(0);
+      expect(use.bytesPerEvent).toBe(use.bytes);
       // A later, shorter run never moves the horizon back.
       await prune(store, { forgetOlderThanSeconds: 95 * DAY });
       expect(await forgottenBefore(store)).toBe(clock() - 90 * DAY);

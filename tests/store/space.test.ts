@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { prune } from '../../packages/core/src/internal.ts';
+import { prune, storageUse } from '../../packages/core/src/internal.ts';
 import { batch, eventId, line, testClock } from '../support/factories.ts';
 import { sqliteStoreAt } from '../support/old-store.ts';
 
@@ -54,6 +54,10 @@ test('a new store gives the pages a prune frees back to the file system, without
     expect(after.free).toBe(0);
     expect(result.pagesReleased).toBeGreaterThan(before.total / 2);
     expect(after.total).toBe(before.total - result.pagesReleased);
+    // What status --json reports: the file's pages (4096 bytes each) plus its WAL.
+    const use = await storageUse(store, 400);
+    expect(use.bytes).toBeGreaterThanOrEqual(after.total * 4096);
+    expect(use.bytesPerEvent).toBe(Math.round(use.bytes / 400));
   } finally {
     await store.close();
   }

@@ -85,6 +85,7 @@ export {
   type PruneResult,
   prune,
 } from './maintenance/prune.ts';
+export { type StorageUse, storageUse } from './maintenance/storage.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
 export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';

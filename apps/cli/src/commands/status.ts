@@ -2,10 +2,12 @@ import type { StatusReport } from '@onceq/core';
 import {
   type BlockedKeys,
   blockedKeys,
+  forgottenBefore,
   printable,
   type QueueSnapshot,
   queueSnapshot,
   reportedStates,
+  storageUse,
 } from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
@@ -28,6 +30,8 @@ export const statusCommand = defineCommand<null>({
     const ages = queueAges(snapshot);
     const blocked = await blockedKeys(store, { limit: 10 });
     if (json) {
+      const events = Object.values(report.messages).reduce((sum, n) => sum + (n ?? 0), 0);
+      const storage = await storageUse(store, events);
       ctx.out(
         toJson({
           ...report,
@@ -37,6 +41,12 @@ export const statusCommand = defineCommand<null>({
           next_due_at: snapshot.nextDueAt,
           oldest_dead_at: snapshot.oldestDeadAt,
           store: { kind: store.kind, location: store.location },
+          storage: {
+            bytes: storage.bytes,
+            events: storage.events,
+            bytes_per_event: storage.bytesPerEvent,
+            forgotten_before: await forgottenBefore(store),
+          },
         }),
       );
     } else {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Executor } from '../../executor.ts';
 
 /** `VACUUM`: rewrites the file without its free pages (an exclusive lock meanwhile). */
@@ -27,4 +28,17 @@ export async function releaseFreePages(x: Executor, maxPages: number): Promise<n
   const pages = Math.min(Number(free?.freelist_count ?? 0), maxPages);
   if (pages > 0) await x.query(`PRAGMA incremental_vacuum(${pages})`);
   return pages;
+}
+
+/** The database file's pages (free ones included) plus its `-wal` file, in bytes. */
+export async function storageBytes(x: Executor, location: string): Promise<number> {
+  const count = (await x.query<{ page_count: number }>('PRAGMA page_count')).rows[0];
+  const size = (await x.query<{ page_size: number }>('PRAGMA page_size')).rows[0];
+  let wal = 0;
+  try {
+    wal = statSync(`${location}-wal`).size;
+  } catch {
+    // No WAL file: every change is checkpointed and the last connection removed it.
+  }
+  return Number(count?.page_count ?? 0) * Number(size?.page_size ?? 0) + wal;
 }
