@@ -82,6 +82,55 @@ test('prune refuses bad durations and a call without an age (exit 2, nothing ope
   }
 });
 
+test('prune --forget-older-than: below 3d refused in one sentence (exit 2, nothing opened) unless --force; then a forgotten UUIDv7 is refused naming the window', async () => {
+  box = cliSandbox();
+  const low = await box.run(['prune', '--forget-older-than', '2d']);
+  expect(low.code).toBe(2);
+  expect(low.stderr.trim().split('\n')).toHaveLength(1);
+  expect(low.stderr).toStartWith('onceq: --forget-older-than 2d is below the 3-day floor');
+  expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+  const stray = await box.run(['prune', '--done-older-than', '30d', '--force']);
+  expect([stray.code, stray.stderr.trim()]).toEqual([
+    2,
+    'onceq: --force only applies to --forget-older-than',
+  ]);
+
+  const at = (day: number) => String(1_800_000_000 + day * DAY);
+  expect((await box.run(['id-policy', 'set', 'general', '--now', at(0)])).code).toBe(0);
+  const made = (1_800_000_000 * 1000).toString(16).padStart(12, '0');
+  const id = `${made.slice(0, 8)}-${made.slice(8)}-7000-8000-000000000001`;
+  writeFileSync(join(box.cwd, 'v7.jsonl'), batch(line(id, paid('book', 100))));
+  expect((await box.run(['enqueue', 'v7.jsonl', '--now', at(0)])).code).toBe(0);
+  expect((await box.run(['work', '--now', at(0)])).code).toBe(0);
+  const result = await box.run([
+    'prune',
+    '--done-older-than',
+    '1d',
+    '--forget-older-than',
+    '2d',
+    '--force',
+    '--json',
+    '--now',
+    at(4),
+  ]);
+  expect(json(result)).toMatchObject({ done: 1, forgotten: 1, forgotten_before: Number(at(2)) });
+  const again = await box.run(['enqueue', 'v7.jsonl', '--now', at(4)]);
+  expect(again.code).toBe(3);
+  expect(again.stderr).toContain(`line 1: event_id ${id} was made at`);
+  expect(again.stderr).toContain("before the store's dedup window");
+  const { storage } = json<{
+    storage: {
+      bytes: number;
+      events: number;
+      bytes_per_event: number | null;
+      forgotten_before: number;
+    };
+  }>(await box.run(['status', '--json', '--now', at(4)]));
+  expect(storage.forgotten_before).toBe(Number(at(2)));
+  expect([storage.events, storage.bytes_per_event]).toEqual([0, null]);
+  expect(storage.bytes).toBeGreaterThan(0);
+});
+
 test('prune --duty-cycle takes a plain number from 0.01 to 1; anything else names the flag (exit 2)', async () => {
   box = cliSandbox();
   for (const bad of ['0', '0.001', '1.5', '1e-1', '50%', '-0.5', 'fast']) {

@@ -13,6 +13,7 @@ import { applyFaultsSuite } from './apply-faults.ts';
 import { batchSuite } from './batch.ts';
 import { claimSuite } from './claim.ts';
 import { completeSuite } from './complete.ts';
+import { dedupWindowSuite } from './dedup-window.ts';
 import { enqueueSuite } from './enqueue.ts';
 import { failuresSuite } from './failures.ts';
 import { fenceSuite } from './fence.ts';
@@ -41,6 +42,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   storySuite(name, factory);
   idPolicySuite(name, factory);
   pruneSuite(name, factory);
+  dedupWindowSuite(name, factory);
   orderingSuite(name, factory);
 }
 

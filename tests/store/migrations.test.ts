@@ -7,12 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
 import { listDeliveries } from '@onceq/core/webhooks';
+import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import {
   claimMany,
   doctor,
+  forgottenBefore,
   formatIdPolicy,
   getIdPolicy,
+  prune,
 } from '../../packages/core/src/internal.ts';
 import { onPostgres } from '../support/backends.ts';
 import { testClock } from '../support/factories.ts';
@@ -381,6 +384,57 @@ onPostgres('a schema of 0007 gets 0009', (target) =>
       const store = await openStore(target, { schema, clock: testClock(1005) });
       try {
         await expectDeliveriesAfterUpgrade(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+/** After 0011: nothing forgotten yet, and a forget records its horizon and deletes old tombstones. */
+async function expectDedupWindowAfterUpgrade(store: Store, clock: ReturnType<typeof testClock>) {
+  expect(await forgottenBefore(store)).toBe(0);
+  await work(store, handlers.v1);
+  clock.advance(100 * 86_400);
+  await prune(store, { doneOlderThanSeconds: 30 * 86_400 });
+  const result = await prune(store, { forgetOlderThanSeconds: 90 * 86_400 });
+  expect(result.forgotten).toBe(3);
+  expect(await forgottenBefore(store)).toBe(clock() - 90 * 86_400);
+  expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 0, dead: 1 });
+  expect((await doctor(store)).healthy).toBe(true);
+}
+
+test('a store of 0009 gets the dedup window of 0011 on open: nothing forgotten, then forgetting works', async () => {
+  const path = join(dir, 'before-0011.db');
+  await sqliteStoreAt(path, '0009_deliveries', (raw) => {
+    raw.run(STORE_0002_ROWS);
+    raw.run(EFFECT_0002);
+  });
+  const clock = testClock(1005);
+  const store = await openStore(path, { clock });
+  try {
+    await expectDedupWindowAfterUpgrade(store, clock);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0009 gets 0011', (target) =>
+  test('postgres: a schema of 0009 gets the dedup window of 0011 on open: nothing forgotten, then forgetting works', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0009_deliveries', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${STORE_0002_ROWS}; ${EFFECT_0002};
+          INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`);
+      });
+      const clock = testClock(1005);
+      const store = await openStore(target, { schema, clock });
+      try {
+        await expectDedupWindowAfterUpgrade(store, clock);
       } finally {
         await store.close();
       }

@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { enqueue, show, status, Worker, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import type { WorkerLog } from '../../packages/core/src/index.ts';
-import { localTime, PruneArgumentError, prune } from '../../packages/core/src/internal.ts';
+import {
+  forgottenBefore,
+  localTime,
+  PruneArgumentError,
+  prune,
+} from '../../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore, rejection } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from '../support/cli.ts';
@@ -82,6 +87,44 @@ function scheduleSuite(factory: BackendFactory) {
       } finally {
         await worker.stop();
       }
+    });
+
+    test('with a dedup window the scheduled prune also forgets old tombstones, records the horizon and logs it', async () => {
+      const { store, clock } = env();
+      await enqueueDemo(store);
+      await work(store, handlers.v1); // E0001–E0003 done, E0004 dead, at 1000
+      clock.advance(1);
+      await prune(store, { doneOlderThanSeconds: 0, deadOlderThanSeconds: 0 });
+      clock.advance(4 * 86_400 - 1);
+      const { log, prunes } = recordingLog();
+      const worker = new Worker(store, handlers.v1, {
+        pollMaxMs: 20,
+        log,
+        prune: { everySeconds: 600, forgetOlderThanSeconds: 3 * 86_400 },
+      });
+      await worker.start();
+      try {
+        await until(() => prunes().length === 1, 'the first prune');
+        const horizon = 1000 + 86_400;
+        expect(prunes()[0]?.fields).toMatchObject({ forgotten: 4, forgotten_before: horizon });
+        expect(prunes()[0]?.message).toContain(
+          `forgot 4 tombstones (finished before ${localTime(horizon)})`,
+        );
+        expect((await status(store)).messages).toEqual({ ready: 0, leased: 0, done: 0, dead: 0 });
+        expect(await forgottenBefore(store)).toBe(horizon);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    test('a dedup window below the 3-day floor is refused when the worker is made', () => {
+      const { store } = env();
+      expect(
+        () =>
+          new Worker(store, handlers.v1, {
+            prune: { everySeconds: 600, forgetOlderThanSeconds: 86_400 },
+          }),
+      ).toThrow(PruneArgumentError);
     });
   });
 }

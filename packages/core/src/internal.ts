@@ -71,11 +71,14 @@ export {
   type Finding,
   type FindingSeverity,
 } from './maintenance/doctor-types.ts';
-export { payloadSha256 } from './maintenance/enqueue-checks.ts';
+export { payloadSha256, uuidV7Millis } from './maintenance/enqueue-checks.ts';
 export { getIdPolicy, setIdPolicy } from './maintenance/meta.ts';
 export {
+  checkDedupWindow,
+  DEDUP_WINDOW_FLOOR_SECONDS,
   DEFAULT_PRUNE_CHUNK,
   DEFAULT_PRUNE_DUTY_CYCLE,
+  forgottenBefore,
   PRUNABLE_STATES,
   type PrunableState,
   PruneArgumentError,
@@ -83,6 +86,7 @@ export {
   type PruneResult,
   prune,
 } from './maintenance/prune.ts';
+export { type StorageUse, storageUse } from './maintenance/storage.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { printable } from './printable.ts';
 export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';

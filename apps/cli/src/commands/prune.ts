@@ -1,4 +1,9 @@
-import { DEFAULT_PRUNE_DUTY_CYCLE, type PruneResult, prune } from '@onceq/core/internal';
+import {
+  checkDedupWindow,
+  DEFAULT_PRUNE_DUTY_CYCLE,
+  type PruneResult,
+  prune,
+} from '@onceq/core/internal';
 import { boolFlag, expectPositionals, fractionFlag, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
@@ -8,6 +13,8 @@ import { humanTime, toJson } from '../output.ts';
 interface PruneArgs {
   doneOlderThanSeconds?: number;
   deadOlderThanSeconds?: number;
+  forgetOlderThanSeconds?: number;
+  force: boolean;
   dryRun: boolean;
   vacuum: boolean;
   chunkSize?: number;
@@ -28,6 +35,12 @@ export const pruneCommand = defineCommand<PruneArgs>({
       value: 'age',
       help: 'dead messages (they leave the DLQ and cannot be redriven)',
     },
+    'forget-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'the dedup window: delete tombstones of messages finished longer ago (at least 3d); their repeats are no longer recognised',
+    },
+    force: { type: 'boolean', help: 'allow --forget-older-than below 3d' },
     'dry-run': { type: 'boolean', help: 'count what would go, change nothing' },
     vacuum: {
       type: 'boolean',
@@ -47,23 +60,33 @@ export const pruneCommand = defineCommand<PruneArgs>({
   examples: [
     'prune --done-older-than 30d --dry-run',
     'prune --done-older-than 30d --dead-older-than 90d',
+    'prune --done-older-than 30d --forget-older-than 90d',
   ],
   opensStore: true,
   parse({ values, positionals }) {
     expectPositionals(positionals, [], 'prune');
     const done = stringFlag(values, 'done-older-than');
     const dead = stringFlag(values, 'dead-older-than');
-    if (done === undefined && dead === undefined) {
+    const forget = stringFlag(values, 'forget-older-than');
+    if (done === undefined && dead === undefined && forget === undefined) {
       throw new UsageError(
-        'prune needs --done-older-than or --dead-older-than (ready and leased messages are never pruned)',
+        'prune needs --done-older-than, --dead-older-than or --forget-older-than (ready and leased messages are never pruned)',
       );
     }
     const args: PruneArgs = {
+      force: boolFlag(values, 'force') === true,
       dryRun: boolFlag(values, 'dry-run') === true,
       vacuum: boolFlag(values, 'vacuum') === true,
     };
     if (done !== undefined) args.doneOlderThanSeconds = parseDuration(done, '--done-older-than');
     if (dead !== undefined) args.deadOlderThanSeconds = parseDuration(dead, '--dead-older-than');
+    if (forget !== undefined) {
+      const seconds = parseDuration(forget, '--forget-older-than');
+      checkDedupWindow(seconds, args.force, forget);
+      args.forgetOlderThanSeconds = seconds;
+    } else if (args.force) {
+      throw new UsageError('--force only applies to --forget-older-than');
+    }
     const chunk = intFlag(values, 'chunk', { min: 1, max: 5000 });
     if (chunk !== undefined) args.chunkSize = chunk;
     const dutyCycle = fractionFlag(values, 'duty-cycle', { min: 0.01, max: 1 });
@@ -74,7 +97,8 @@ export const pruneCommand = defineCommand<PruneArgs>({
   async run(args, { store, json, ctx, clock }) {
     const result = await prune(store, {
       ...args,
-      onChunk: ({ state, pruned }) => ctx.progress?.update(`pruned ${pruned} ${state} messages`),
+      onChunk: ({ state, pruned, forgotten }) =>
+        ctx.progress?.update(`${forgotten ? 'forgot' : 'pruned'} ${pruned} ${state} messages`),
     });
     ctx.progress?.done();
     ctx.out(json ? toJson(pruneJson(result)) : describe(result, clock()));
@@ -89,6 +113,9 @@ function pruneJson(r: PruneResult) {
     dead: r.dead,
     done_before: r.doneBefore,
     dead_before: r.deadBefore,
+    forgotten: r.forgotten,
+    forgotten_before: r.forgottenBefore,
+    pages_released: r.pagesReleased,
     vacuumed: r.vacuumed,
     duty_cycle: r.dutyCycle,
   };
@@ -101,9 +128,24 @@ function describe(r: PruneResult, now: number): string {
     parts.push(`${r.done} done (finished before ${humanTime(r.doneBefore, now)})`);
   if (r.deadBefore !== null)
     parts.push(`${r.dead} dead (died before ${humanTime(r.deadBefore, now)})`);
-  const verb = r.dryRun ? 'would prune' : 'pruned';
-  const tail = r.dryRun
-    ? '; nothing changed'
-    : `; ids, final states and payload hashes kept, effects untouched${r.vacuumed ? ', file vacuumed' : ''}`;
-  return `${verb} ${parts.join(', ')}${tail}`;
+  const lines: string[] = [];
+  if (parts.length > 0) {
+    const verb = r.dryRun ? 'would prune' : 'pruned';
+    const tail = r.dryRun
+      ? '; nothing changed'
+      : '; ids, final states and payload hashes kept, effects untouched';
+    lines.push(`${verb} ${parts.join(', ')}${tail}`);
+  }
+  if (r.forgottenBefore !== null) {
+    const when = humanTime(r.forgottenBefore, now);
+    lines.push(
+      r.dryRun
+        ? `would forget ${r.forgotten} tombstones (finished before ${when}); nothing changed`
+        : `forgot ${r.forgotten} tombstones (finished before ${when}) with their effects; repeats of events finished before then are no longer recognised`,
+    );
+  }
+  if (r.vacuumed) lines.push('file vacuumed');
+  if (r.pagesReleased > 0)
+    lines.push(`${r.pagesReleased} free pages given back to the file system`);
+  return lines.join('\n');
 }

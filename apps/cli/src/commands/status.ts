@@ -2,10 +2,12 @@ import type { StatusReport } from '@onceq/core';
 import {
   type BlockedKeys,
   blockedKeys,
+  forgottenBefore,
   printable,
   type QueueSnapshot,
   queueSnapshot,
   reportedStates,
+  storageUse,
 } from '@onceq/core/internal';
 import { deliveryCounts, type EndpointCounts } from '@onceq/core/webhooks';
 import { expectPositionals } from '../args.ts';
@@ -32,6 +34,8 @@ export const statusCommand = defineCommand<null>({
     const endpoints = await deliveryCounts(store);
     const deliveries = await deadDeliveries(store, endpoints, 10);
     if (json) {
+      const events = Object.values(report.messages).reduce((sum, n) => sum + (n ?? 0), 0);
+      const storage = await storageUse(store, events);
       ctx.out(
         toJson({
           ...report,
@@ -50,6 +54,12 @@ export const statusCommand = defineCommand<null>({
           next_due_at: snapshot.nextDueAt,
           oldest_dead_at: snapshot.oldestDeadAt,
           store: { kind: store.kind, location: store.location },
+          storage: {
+            bytes: storage.bytes,
+            events: storage.events,
+            bytes_per_event: storage.bytesPerEvent,
+            forgotten_before: await forgottenBefore(store),
+          },
         }),
       );
     } else {

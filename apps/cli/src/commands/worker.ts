@@ -1,6 +1,6 @@
 import type { PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
-import { DEFAULT_BATCH } from '@onceq/core/internal';
+import { checkDedupWindow, DEFAULT_BATCH } from '@onceq/core/internal';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
 import { createLog, LOG_FORMATS, type LogFormat, stopOnSignals } from '@onceq/core/service';
 import { expectPositionals, type FlagValues, intFlag, stringFlag } from '../args.ts';
@@ -88,6 +88,11 @@ export const workerCommand = defineCommand<WorkerArgs>({
       value: 'age',
       help: 'with --prune-every: done messages finished longer ago (default 30d, or none if only --dead-older-than)',
     },
+    'forget-older-than': {
+      type: 'string',
+      value: 'age',
+      help: 'with --prune-every: the dedup window, forget tombstones of messages finished longer ago (at least 3d)',
+    },
     'dead-older-than': {
       type: 'string',
       value: 'age',
@@ -160,12 +165,11 @@ function pruneSchedule(values: FlagValues): PruneSchedule | undefined {
   const every = stringFlag(values, 'prune-every');
   const done = stringFlag(values, 'done-older-than');
   const dead = stringFlag(values, 'dead-older-than');
+  const forget = stringFlag(values, 'forget-older-than');
   if (every === undefined) {
-    if (done !== undefined || dead !== undefined) {
-      throw new UsageError(
-        `--${done !== undefined ? 'done' : 'dead'}-older-than needs --prune-every (or use onceq prune)`,
-      );
-    }
+    const given = done !== undefined ? 'done' : dead !== undefined ? 'dead' : forget && 'forget';
+    if (given)
+      throw new UsageError(`--${given}-older-than needs --prune-every (or use onceq prune)`);
     return undefined;
   }
   const everySeconds = parseDuration(every, '--prune-every');
@@ -178,7 +182,15 @@ function pruneSchedule(values: FlagValues): PruneSchedule | undefined {
     ...(dead === undefined
       ? {}
       : { deadOlderThanSeconds: parseDuration(dead, '--dead-older-than') }),
+    ...(forget === undefined ? {} : { forgetOlderThanSeconds: forgetWindow(forget) }),
   };
+}
+
+/** `--forget-older-than` for the worker: the 3-day floor holds (`onceq prune --force` goes below it). */
+function forgetWindow(raw: string): number {
+  const seconds = parseDuration(raw, '--forget-older-than');
+  checkDedupWindow(seconds, false, raw);
+  return seconds;
 }
 
 function describe(s: WorkerSummary): string {

@@ -368,6 +368,36 @@ export interface Driver {
     before: number,
   ): Promise<number>;
 
+  // The dedup window: forgetting tombstones (`prune`'s `forgetOlderThanSeconds`).
+
+  /**
+   * The next `limit` tombstones of `state` finished before `before` that may be
+   * forgotten (no delivery of theirs still waiting), after the cursor, in
+   * `messages_claim` order. The first cursor is `(-1, '')`.
+   */
+  forgetPage(
+    x: Executor,
+    state: PrunableState,
+    before: number,
+    after: { availableAt: number; eventId: string },
+    limit: number,
+  ): Promise<{ event_id: string; available_at: number }[]>;
+  /**
+   * Deletes those of `ids` still forgettable (every condition of the page checked again
+   * in the caller's write transaction) with their delivery attempts, deliveries, effect
+   * and completion. Returns how many messages it deleted.
+   */
+  forgetRows(
+    x: Executor,
+    state: PrunableState,
+    ids: readonly string[],
+    before: number,
+  ): Promise<number>;
+  /** How far the store has forgotten (Unix seconds; 0 = never). */
+  readForgottenBefore(x: Executor): Promise<number>;
+  /** Moves the recorded horizon to `before` unless it is already later. */
+  recordForgottenBefore(x: Executor, before: number): Promise<void>;
+
   // The maintained counters (`onceq_counts`, migration 0004) and the doctor's data checks.
 
   /** Every counted or present key, with the counter's and the rows' figures, one statement. */
@@ -414,6 +444,19 @@ export interface Driver {
    * autovacuum) it does nothing and returns false.
    */
   vacuum(x: Executor): Promise<boolean>;
+  /**
+   * Gives up to `maxPages` free pages back to the file system in the caller's write
+   * transaction, without rewriting the file (SQLite `PRAGMA incremental_vacuum` on a
+   * store created with `auto_vacuum = INCREMENTAL`); returns how many. 0 where there is
+   * nothing to do (an older SQLite store, PostgreSQL: autovacuum's job).
+   */
+  releaseFreePages(x: Executor, maxPages: number): Promise<number>;
+  /**
+   * The bytes the store occupies: SQLite the database file's pages plus its `-wal` file
+   * (`location` is the file); PostgreSQL every onceq table of the schema with its indexes
+   * and TOAST (`pg_total_relation_size`).
+   */
+  storageBytes(x: Executor, location: string): Promise<number>;
   /**
    * Writes a consistent copy of the store to `file`, which does not exist yet (SQLite
    * `VACUUM INTO`, one read snapshot). Only where {@link Capabilities.backup} says so.

@@ -2,8 +2,13 @@
  * Retention that keeps dedup: `prune` removes the payload of old finished messages and
  * keeps a narrow tombstone in the same row (event id, final state, finish time
  * `updated_at`, `payload_sha256`, `pruned_at`). A repeat of a pruned event is still a
- * duplicate and a changed payload still a conflict (see protocol/enqueue.ts). Effects
- * (the money) are never touched; `ready` and `leased` messages never pruned.
+ * duplicate and a changed payload still a conflict (see queue/enqueue.ts). Effects
+ * (the money) are never touched by a prune; `ready` and `leased` messages never pruned.
+ *
+ * The dedup window, chosen by the operator: `forgetOlderThanSeconds` deletes tombstones
+ * of messages finished longer ago than that (with their effect or completion and
+ * delivered webhooks), and records the horizon in `onceq_meta` first. Off by default:
+ * tombstones stay forever.
  */
 import type { Store } from '../driver/backend.ts';
 import { OnceqError } from '../errors.ts';
@@ -41,10 +46,20 @@ export interface PruneOptions {
    * flat out. 1 = no pause (fastest, for a store nobody else is using).
    */
   dutyCycle?: number;
+  /**
+   * The dedup window: delete the tombstones (pruned messages, done or dead) of messages
+   * finished more than this many seconds ago, with their effect or completion rows and
+   * their finished deliveries. A repeat of a forgotten event is no longer recognised.
+   * At least {@link DEDUP_WINDOW_FLOOR_SECONDS} (3 days) unless {@link force}. Default:
+   * never (tombstones stay forever).
+   */
+  forgetOlderThanSeconds?: number;
+  /** Allows a {@link forgetOlderThanSeconds} below the 3-day floor. */
+  force?: boolean;
   /** Stops between two chunks when aborted (a worker shutting down); the result counts what was pruned. */
   signal?: AbortSignal;
   /** Called after each chunk with the running totals (progress for people). */
-  onChunk?: (progress: { state: PrunableState; pruned: number }) => void;
+  onChunk?: (progress: { state: PrunableState; pruned: number; forgotten?: boolean }) => void;
 }
 
 export interface PruneResult {
@@ -55,6 +70,15 @@ export interface PruneResult {
   /** The cutoffs used, Unix seconds: messages finished before these. `null` = state not asked. */
   doneBefore: number | null;
   deadBefore: number | null;
+  /** Tombstones forgotten (deleted), or with `dryRun` that would be. */
+  forgotten: number;
+  /** The forgetting horizon, Unix seconds: tombstones finished before it. `null` = not asked. */
+  forgottenBefore: number | null;
+  /**
+   * Free pages given back to the file system afterwards without a full VACUUM (SQLite
+   * stores created with incremental auto-vacuum); 0 elsewhere.
+   */
+  pagesReleased: number;
   /** Whether VACUUM ran. */
   vacuumed: boolean;
   /** The duty cycle it ran with ({@link PruneOptions.dutyCycle}). */
@@ -67,6 +91,13 @@ export class PruneArgumentError extends OnceqError {
     super('prune_argument', 2, message);
   }
 }
+
+/**
+ * The shortest dedup window without `force`: 3 days, the longest common sender retry
+ * horizon (Standard Webhooks' example schedule ends after about 3 days; Stripe retries
+ * webhooks for 3 days).
+ */
+export const DEDUP_WINDOW_FLOOR_SECONDS = 3 * 86_400;
 
 /** Default rows per transaction. */
 export const DEFAULT_PRUNE_CHUNK = 500;
@@ -98,9 +129,13 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     ['done', options.doneOlderThanSeconds],
     ['dead', options.deadOlderThanSeconds],
   ];
-  if (ages.every(([, age]) => age === undefined)) {
-    throw new PruneArgumentError('nothing to prune: give --done-older-than or --dead-older-than');
+  const forget = options.forgetOlderThanSeconds;
+  if (ages.every(([, age]) => age === undefined) && forget === undefined) {
+    throw new PruneArgumentError(
+      'nothing to prune: give --done-older-than, --dead-older-than or --forget-older-than',
+    );
   }
+  if (forget !== undefined) checkDedupWindow(forget, options.force === true);
   const now = store.clock();
   const result: PruneResult = {
     done: 0,
@@ -108,6 +143,9 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     dryRun: options.dryRun === true,
     doneBefore: null,
     deadBefore: null,
+    forgotten: 0,
+    forgottenBefore: null,
+    pagesReleased: 0,
     vacuumed: false,
     dutyCycle: duty,
   };
@@ -122,10 +160,99 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
       ? await countPrunable(store, state, before)
       : await pruneState(store, state, before, now, chunk, pace);
   }
-  if (options.vacuum && !options.dryRun && result.done + result.dead > 0) {
+  if (forget !== undefined) {
+    const before = now - forget;
+    result.forgottenBefore = before;
+    result.forgotten = await forgetBefore(store, before, options.dryRun === true, chunk, pace);
+  }
+  const changed = !options.dryRun && result.done + result.dead + result.forgotten > 0;
+  if (changed && options.vacuum) {
     result.vacuumed = await store.read((x) => store.driver.vacuum(x));
+  } else if (changed) {
+    result.pagesReleased = await releaseFreePages(store, pace);
   }
   return result;
+}
+
+/**
+ * Checks a dedup window: whole seconds and, without `force`, at least the 3-day floor.
+ * `shown` is how the caller's user wrote it (`90d`); throws {@link PruneArgumentError}.
+ */
+export function checkDedupWindow(seconds: number, force: boolean, shown = `${seconds}s`): void {
+  if (!Number.isInteger(seconds) || seconds < 0) {
+    throw new PruneArgumentError(
+      `the dedup window (--forget-older-than ${shown}) must be whole seconds ≥ 0`,
+    );
+  }
+  if (seconds < DEDUP_WINDOW_FLOOR_SECONDS && !force) {
+    throw new PruneArgumentError(
+      `--forget-older-than ${shown} is below the 3-day floor: senders retry for up to 3 days (Stripe, Standard Webhooks) and a retry of a forgotten event is applied again; give at least 3d (onceq prune --force goes below it)`,
+    );
+  }
+}
+
+/**
+ * Forgets the tombstones finished before `before`, done then dead, in chunks. The
+ * horizon is recorded first, in its own transaction: from then on enqueue refuses a
+ * time-ordered id made before it that the store no longer holds, so no repeat slips
+ * through while the chunks are deleted. A dry run counts by the same pages.
+ */
+async function forgetBefore(
+  store: Store,
+  before: number,
+  dryRun: boolean,
+  chunk: number,
+  pace: Pace,
+): Promise<number> {
+  if (!dryRun) await store.transact((x) => store.driver.recordForgottenBefore(x, before));
+  let forgotten = 0;
+  for (const state of PRUNABLE_STATES) {
+    let after = { availableAt: -1, eventId: '' };
+    while (pace.signal?.aborted !== true) {
+      const started = performance.now();
+      const rows = await store.read((x) => store.driver.forgetPage(x, state, before, after, chunk));
+      if (rows.length === 0) break;
+      const last = rows[rows.length - 1] as { event_id: string; available_at: number };
+      after = { availableAt: Number(last.available_at), eventId: last.event_id };
+      if (dryRun) {
+        forgotten += rows.length;
+      } else {
+        const ids = rows.map((r) => r.event_id);
+        forgotten += await store.transact((x) => store.driver.forgetRows(x, state, ids, before));
+        pace.onChunk?.({ state, pruned: forgotten, forgotten: true });
+      }
+      if (rows.length < chunk) break;
+      const busy = performance.now() - started;
+      if (!dryRun) await pause((busy * (1 - pace.duty)) / pace.duty, pace.signal);
+    }
+  }
+  return forgotten;
+}
+
+/** Free pages given back per write transaction after a prune. */
+const RELEASE_STEP_PAGES = 1000;
+
+/**
+ * Gives the pages prune freed back to the file system, a step of
+ * {@link RELEASE_STEP_PAGES} per write transaction, paced like the chunks: never one
+ * exclusive rewrite of the file. Nothing to do on PostgreSQL or an older SQLite store.
+ */
+async function releaseFreePages(store: Store, pace: Pace): Promise<number> {
+  let released = 0;
+  while (pace.signal?.aborted !== true) {
+    const started = performance.now();
+    const pages = await store.transact((x) => store.driver.releaseFreePages(x, RELEASE_STEP_PAGES));
+    released += pages;
+    if (pages < RELEASE_STEP_PAGES) break;
+    const busy = performance.now() - started;
+    await pause((busy * (1 - pace.duty)) / pace.duty, pace.signal);
+  }
+  return released;
+}
+
+/** How far the store has forgotten: Unix seconds, 0 when it never has (the default). */
+export async function forgottenBefore(store: Store): Promise<number> {
+  return store.read((x) => store.driver.readForgottenBefore(x));
 }
 
 async function countPrunable(store: Store, state: PrunableState, before: number): Promise<number> {

@@ -3,11 +3,18 @@ import type { CallerTransaction } from '../driver/caller-transaction.ts';
 import type { EnqueueDelay, NewMessage, StoredForEnqueue } from '../driver/driver.ts';
 import type { Executor } from '../driver/executor.ts';
 import { type BatchIssue, BatchRejectedError, type RejectionUnit } from '../errors.ts';
-import { type BatchEntry, type ParsedBatch, parseBatch } from '../input/batch.ts';
+import { type BatchEntry, MAX_BATCH_ISSUES, type ParsedBatch, parseBatch } from '../input/batch.ts';
 import { type EventInput, parseEvents } from '../input/events.ts';
 import { formatIdPolicy, type IdPolicy, LESSON_POLICY, parseIdPolicy } from '../input/id-policy.ts';
 import { assignKeys, type KeyOptions } from '../input/ordering-key.ts';
-import { checkIds, payloadSha256, prunedConflict } from '../maintenance/enqueue-checks.ts';
+import {
+  beforeWindow,
+  checkIds,
+  madeBeforeWindow,
+  payloadSha256,
+  prunedConflict,
+  uuidV7Millis,
+} from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
 import { KEY_RELEASING_STATES, type MessageState } from '../states.ts';
 import { crashPoint } from '../testing/crash-points.ts';
@@ -92,6 +99,7 @@ export async function enqueue(
     const { batch, unit, keyed } =
       prepared ?? prepare(parseInput(input as RawInput, policyOf(policyText)));
     checkIds(keyed.entries, policyText, unit);
+    await refuseForgotten(store, x, keyed.entries, unit);
     const accepted = keyed.entries.some((entry) => entry.key !== undefined)
       ? await insertKeyed(store, x, keyed.entries, now, unit, delay)
       : await insertNew(store, x, keyed.entries, now, unit, delay);
@@ -109,6 +117,34 @@ type RawInput = Uint8Array | string | readonly EventInput[];
 /** The policy `onceq_meta` holds (`text`), `lesson` for a store without the row. */
 function policyOf(text: string | undefined): IdPolicy {
   return text === undefined ? LESSON_POLICY : parseIdPolicy(text);
+}
+
+/**
+ * The dedup window (docs/operations.md): a UUIDv7 made before the store's forgetting
+ * horizon that the store does not hold is refused, since its tombstone may have been
+ * forgotten. Costs nothing for a batch without UUIDv7 ids (nothing is read), one read of
+ * `onceq_meta` otherwise, and a lookup only of ids made before the horizon. Other ids
+ * carry no readable time: a repeat of a forgotten one is accepted as new.
+ */
+async function refuseForgotten(
+  store: Store,
+  x: Executor,
+  entries: readonly BatchEntry[],
+  unit: RejectionUnit,
+): Promise<void> {
+  if (!entries.some((entry) => uuidV7Millis(entry.eventId) !== undefined)) return;
+  const horizon = await store.driver.readForgottenBefore(x);
+  if (horizon <= 0) return;
+  const old = madeBeforeWindow(entries, horizon);
+  if (old.length === 0) return;
+  const held = new Set((await readStored(store, x, old)).map((row) => row.event_id));
+  const issues = old.filter((entry) => !held.has(entry.eventId));
+  if (issues.length > 0) {
+    throw new BatchRejectedError(
+      issues.slice(0, MAX_BATCH_ISSUES).map((entry) => beforeWindow(entry, horizon)),
+      { ...unit, problems: issues.length },
+    );
+  }
 }
 
 function parseInput(input: RawInput, policy: IdPolicy) {

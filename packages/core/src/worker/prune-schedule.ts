@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
 import { localTime } from '../local-time.ts';
-import { type PruneResult, prune } from '../maintenance/prune.ts';
+import { checkDedupWindow, type PruneResult, prune } from '../maintenance/prune.ts';
 import type { WorkerLog } from './log.ts';
 
 /** Default ages for a scheduled prune when neither is given: done 30 days, dead 90 days. */
@@ -20,6 +20,12 @@ export interface PruneSchedule {
   doneOlderThanSeconds?: number;
   /** Prune dead messages that died longer ago than this (they leave the DLQ). */
   deadOlderThanSeconds?: number;
+  /**
+   * The dedup window: also forget tombstones of messages finished longer ago than this
+   * (at least 3 days; see `PruneOptions.forgetOlderThanSeconds`). Default: never. It
+   * comes on top of the ages above (their defaults apply when neither is given).
+   */
+  forgetOlderThanSeconds?: number;
   /** Rows per write transaction; default prune's (500). */
   chunkSize?: number;
   /** Share of wall time the prune may keep busy; default prune's (0.1). */
@@ -48,6 +54,9 @@ export class ScheduledPrune {
       throw new RangeError(
         `prune interval must be a whole number of seconds ≥ 1, got ${schedule.everySeconds}`,
       );
+    }
+    if (schedule.forgetOlderThanSeconds !== undefined) {
+      checkDedupWindow(schedule.forgetOlderThanSeconds, false);
     }
     this.#store = store;
     this.#schedule = schedule;
@@ -90,6 +99,9 @@ export class ScheduledPrune {
     const started = performance.now();
     this.#running = prune(this.#store, {
       ...this.ages(),
+      ...(this.#schedule.forgetOlderThanSeconds === undefined
+        ? {}
+        : { forgetOlderThanSeconds: this.#schedule.forgetOlderThanSeconds }),
       ...(this.#schedule.chunkSize === undefined ? {} : { chunkSize: this.#schedule.chunkSize }),
       ...(this.#schedule.dutyCycle === undefined ? {} : { dutyCycle: this.#schedule.dutyCycle }),
       signal: this.#abort.signal,
@@ -116,14 +128,21 @@ export class ScheduledPrune {
       parts.push(`${result.done} done (finished before ${localTime(result.doneBefore)})`);
     if (result.deadBefore !== null)
       parts.push(`${result.dead} dead (died before ${localTime(result.deadBefore)})`);
+    const forgot =
+      result.forgottenBefore === null
+        ? ''
+        : `, forgot ${result.forgotten} tombstones (finished before ${localTime(result.forgottenBefore)})`;
     this.#log.write(
       'prune',
-      `pruned ${parts.join(' and ')} in ${Math.round(ms)} ms; next prune in ${this.#schedule.everySeconds} s`,
+      `pruned ${parts.join(' and ')}${forgot} in ${Math.round(ms)} ms; next prune in ${this.#schedule.everySeconds} s`,
       {
         done: result.done,
         dead: result.dead,
         done_before: result.doneBefore,
         dead_before: result.deadBefore,
+        ...(result.forgottenBefore === null
+          ? {}
+          : { forgotten: result.forgotten, forgotten_before: result.forgottenBefore }),
         ms: Math.round(ms),
       },
     );

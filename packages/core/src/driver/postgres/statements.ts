@@ -23,7 +23,7 @@ import type { Executor, StatementRunner } from '../executor.ts';
 import * as shared from '../shared-statements.ts';
 import * as ordering from '../sql/ordering.ts';
 import { sharedDriver } from '../sql/shared-driver.ts';
-import { statement } from '../sql-text.ts';
+import { statement, type Table } from '../sql-text.ts';
 import { claimOn, literal } from './sql/claim.ts';
 import { postgresTemplate } from './sql/complete.ts';
 import { readConnections } from './sql/connections.ts';
@@ -32,6 +32,19 @@ import { statisticsProbe } from './sql/statistics.ts';
 
 /** The PostgreSQL channel a long-running worker LISTENs on; the payload is the schema. */
 export const WAKE_CHANNEL = 'onceq_wake';
+
+/** onceq's own tables, whose sizes `storageBytes` sums. */
+const ONCEQ_TABLES: readonly Table[] = [
+  'messages',
+  'effects',
+  'completions',
+  'onceq_counts',
+  'onceq_meta',
+  'onceq_migrations',
+  'deliveries',
+  'delivery_attempts',
+  'disabled_endpoints',
+];
 
 /** Reads the messages for apply/fail, one array parameter for any number, locked until COMMIT. */
 const readFencedText = statement(
@@ -249,6 +262,18 @@ export const postgresDriver: Driver = {
   },
   // Autovacuum gives space back; a manual VACUUM FULL would lock the tables for its run.
   vacuum: async () => false,
+  // Autovacuum marks dead row versions reusable; nothing to give back by hand.
+  releaseFreePages: async () => 0,
+  // onceq's own tables only: the application's may share the schema.
+  storageBytes: async (x) => {
+    const { rows } = await x.query<{ bytes: string | number | null }>(
+      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname = ANY($2::text[])`,
+      [x.dialect.schema, ONCEQ_TABLES],
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  },
   async copyTo() {
     throw new TypeError('a PostgreSQL store is copied with pg_dump, not by onceq');
   },

@@ -8,6 +8,13 @@ import type { Executor } from '../executor.ts';
 import type { SqlDialect, SqlText } from '../sql-text.ts';
 import { compareCounters, recount } from './counters.ts';
 import {
+  forgetDeletes,
+  forgetPage,
+  forgetRecheck,
+  readForgottenBefore,
+  recordForgottenBefore,
+} from './forget.ts';
+import {
   countMatching,
   deadCount,
   deadMessages,
@@ -49,6 +56,10 @@ type SharedMethods =
   | 'countPrunable'
   | 'prunePage'
   | 'pruneRows'
+  | 'forgetPage'
+  | 'forgetRows'
+  | 'readForgottenBefore'
+  | 'recordForgottenBefore'
   | 'compareCounters'
   | 'recount'
   | 'violations'
@@ -120,6 +131,33 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
       values[2 + n + i] = row.sha256;
     }
     return (await x.query(pruneRows(state)(x.dialect, n), values)).changes;
+  },
+  forgetPage: async (x, state, before, after, limit) =>
+    (
+      await x.query<{ event_id: string; available_at: number }>(
+        forgetPage(state)(x.dialect, limit),
+        [before, after.availableAt, after.eventId],
+      )
+    ).rows,
+  forgetRows: async (x, state, ids, before) => {
+    if (ids.length === 0) return 0;
+    const still = (
+      await x.query<{ event_id: string }>(forgetRecheck(state)(x.dialect, ids.length), [
+        before,
+        ...ids,
+      ])
+    ).rows.map((r) => r.event_id);
+    if (still.length === 0) return 0;
+    let deleted = 0;
+    for (const text of forgetDeletes) {
+      deleted = (await x.query(text(x.dialect, still.length), still)).changes;
+    }
+    return deleted; // The last delete is the messages'.
+  },
+  readForgottenBefore: async (x) =>
+    Number((await rowsOf<{ value: string }>(x, readForgottenBefore))[0]?.value ?? 0),
+  recordForgottenBefore: async (x, before) => {
+    await x.query(recordForgottenBefore(x.dialect), [String(before)]);
   },
   compareCounters,
   recount,

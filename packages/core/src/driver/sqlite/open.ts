@@ -72,6 +72,11 @@ function openReadWrite(path: string, options: OpenStoreOptions): BunDatabase {
     const raw = new BunDatabase(path, { create: true, readwrite: true, strict: false });
     // Pragmas are per connection and no-ops inside a transaction: set them here, first.
     raw.run('PRAGMA busy_timeout = 5000');
+    // Space that prune frees goes back to the file system page by page (prune runs
+    // `PRAGMA incremental_vacuum`), never by rewriting the whole file. SQLite takes the
+    // mode only before the first table is created; on an older store it takes effect at
+    // its next full `VACUUM` (`onceq prune … --vacuum`), once.
+    raw.run('PRAGMA auto_vacuum = INCREMENTAL');
     raw.run('PRAGMA journal_mode = WAL');
     raw.run(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.run('PRAGMA foreign_keys = ON');

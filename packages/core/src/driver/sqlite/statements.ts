@@ -28,7 +28,7 @@ import { sqliteTemplate } from './sql/complete.ts';
 import { insertMessages } from './sql/insert-messages.ts';
 import { foreignKeyProbe, integrityProbe } from './sql/integrity.ts';
 import { schemas } from './sql/schema.ts';
-import { copyTo, vacuum } from './sql/vacuum.ts';
+import { copyTo, releaseFreePages, storageBytes, vacuum } from './sql/vacuum.ts';
 
 /** One message for apply's and fail's fence read (no lock needed: the transaction holds the write lock). */
 const READ_FENCED = sqlText(
@@ -99,5 +99,7 @@ export const sqliteDriver: Driver = {
   // BEGIN IMMEDIATE already holds the one write lock.
   lockForRecount: async () => {},
   vacuum,
+  releaseFreePages,
+  storageBytes,
   copyTo,
 };

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Executor } from '../../executor.ts';
 
 /** `VACUUM`: rewrites the file without its free pages (an exclusive lock meanwhile). */
@@ -12,4 +13,32 @@ export async function vacuum(x: Executor): Promise<boolean> {
  */
 export async function copyTo(x: Executor, file: string): Promise<void> {
   await x.query('VACUUM INTO ?1', [file]);
+}
+
+/**
+ * Gives up to `maxPages` free pages back to the file system without rewriting the file
+ * (`PRAGMA incremental_vacuum`, in the caller's write transaction), on a store created
+ * with `auto_vacuum = INCREMENTAL`; returns how many. 0 on an older store (its free pages
+ * are only reused, until a full `VACUUM` switches it) or when none is free.
+ */
+export async function releaseFreePages(x: Executor, maxPages: number): Promise<number> {
+  const mode = (await x.query<{ auto_vacuum: number }>('PRAGMA auto_vacuum')).rows[0];
+  if (Number(mode?.auto_vacuum) !== 2) return 0;
+  const free = (await x.query<{ freelist_count: number }>('PRAGMA freelist_count')).rows[0];
+  const pages = Math.min(Number(free?.freelist_count ?? 0), maxPages);
+  if (pages > 0) await x.query(`PRAGMA incremental_vacuum(${pages})`);
+  return pages;
+}
+
+/** The database file's pages (free ones included) plus its `-wal` file, in bytes. */
+export async function storageBytes(x: Executor, location: string): Promise<number> {
+  const count = (await x.query<{ page_count: number }>('PRAGMA page_count')).rows[0];
+  const size = (await x.query<{ page_size: number }>('PRAGMA page_size')).rows[0];
+  let wal = 0;
+  try {
+    wal = statSync(`${location}-wal`).size;
+  } catch {
+    // No WAL file: every change is checkpointed and the last connection removed it.
+  }
+  return Number(count?.page_count ?? 0) * Number(size?.page_size ?? 0) + wal;
 }
