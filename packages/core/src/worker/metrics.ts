@@ -2,6 +2,7 @@ import type * as PromClient from 'prom-client';
 import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { listenAlone } from '../listen.ts';
+import { blockedKeys } from '../queue/blocked.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
 import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
@@ -26,8 +27,10 @@ function promClient(): typeof PromClient {
 /**
  * The worker's Prometheus metrics (prom-client, a registry of its own: nothing global).
  * Counters and histograms are fed by the worker; the queue gauges are read from the
- * store at each scrape with one snapshot statement ({@link queueSnapshot}), so they are
- * the same figures `onceq status` prints. Totals only: no per-event labels.
+ * store at each scrape with one snapshot statement ({@link queueSnapshot}) and the count
+ * of blocked keys ({@link blockedKeys}, from the partial index of dead messages), so
+ * they are the same figures `onceq status` prints. Totals only: no per-event or per-key
+ * labels.
  */
 export class WorkerMetrics implements MetricsRecorder {
   readonly #prom = promClient();
@@ -87,6 +90,11 @@ export class WorkerMetrics implements MetricsRecorder {
     help: 'How long the oldest dead message has been dead; 0 when none.',
     registers: [this.registry],
   });
+  readonly #blockedKeys = new this.#prom.Gauge({
+    name: 'onceq_blocked_keys',
+    help: 'Ordering keys held by a dead head: nothing more of the key is handed out until it is redriven or skipped.',
+    registers: [this.registry],
+  });
 
   #notificationsLive: (() => boolean) | undefined;
   readonly #notifications = new this.#prom.Gauge({
@@ -138,14 +146,17 @@ export class WorkerMetrics implements MetricsRecorder {
     for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
   }
 
-  /** The text exposition: reads the queue gauges from the store (one statement), then renders. */
+  /** The text exposition: reads the queue gauges from the store (two reads), then renders. */
   async render(): Promise<string> {
+    // One after the other: a scrape never takes a second pooled connection from the worker.
     const snap = await queueSnapshot(this.#store);
+    const blocked = await blockedKeys(this.#store, { limit: 0 });
     for (const state of MESSAGE_STATES)
       this.#messages.set({ state }, snap.report.messages[state] ?? 0);
     this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
     this.#dlq.set(snap.report.messages.dead);
     this.#dlqOldest.set(snap.oldestDeadAt === null ? 0 : snap.now - snap.oldestDeadAt);
+    this.#blockedKeys.set(blocked.count);
     return this.registry.metrics();
   }
 
