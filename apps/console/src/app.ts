@@ -10,6 +10,7 @@ import { ICON, STYLE } from './assets/style.ts';
 import type { ConsoleState, Request0 } from './context.ts';
 import { badParam, ConsoleRequestError } from './errors.ts';
 import { errorPage, redirect, SECURITY_HEADERS } from './layout.ts';
+import { keysPage } from './pages/keys.ts';
 import { loginAction, loginPage, logoutAction } from './pages/login.ts';
 import { messagePage } from './pages/message.ts';
 import { listPage } from './pages/messages.ts';
@@ -32,6 +33,7 @@ const GET: [RegExp, Route][] = [
   [/^\/messages\/([^/]+)$/, (s, r, id) => messagePage(s, r, pathId(id))],
   [/^\/dlq$/, (s, r) => listPage(s, r, 'dlq')],
   [/^\/dlq\/preview$/, previewPage],
+  [/^\/keys$/, keysPage],
   [/^\/login$/, loginPage],
 ];
 

@@ -1,12 +1,13 @@
 import type { ConsoleState, Request0 } from './context.ts';
 import { type Html, html } from './html.ts';
 
-export type Section = 'overview' | 'messages' | 'dlq' | 'login' | 'none';
+export type Section = 'overview' | 'messages' | 'dlq' | 'keys' | 'login' | 'none';
 
 const NAV: [Section, string, string][] = [
   ['overview', '/', 'Overview'],
   ['messages', '/messages', 'Messages'],
   ['dlq', '/dlq', 'Dead letters'],
+  ['keys', '/keys', 'Blocked keys'],
 ];
 
 /** Headers every answer carries: no caching, no framing, scripts and styles from here only. */
