@@ -71,8 +71,8 @@ function idOf(k: number, perKey: number, seq: number): string {
 }
 
 /**
- * The plan of the events: about one key in six gets a dead head somewhere after its
- * first event, and about one event in ten fails its first attempt.
+ * The plan of the events: every sixth key gets a dead head somewhere after its first
+ * event, and about one event in ten fails its first attempt.
  */
 function planKeys(plan: OrderedStormPlan): {
   keys: KeyPlan[];
@@ -82,7 +82,8 @@ function planKeys(plan: OrderedStormPlan): {
   const queues: string[][] = [];
   for (let k = 0; k < plan.keys; k++) {
     const key = `k${String(k).padStart(3, '0')}`;
-    const poison = plan.random() < 1 / 6 ? 2 + Math.floor(plan.random() * (plan.perKey - 1)) : null;
+    // Every sixth key (so every storm has some) dies at a random event after its first.
+    const poison = k % 6 === 1 ? 2 + Math.floor(plan.random() * (plan.perKey - 1)) : null;
     const ids = Array.from({ length: plan.perKey }, (_, i) => idOf(k, plan.perKey, i + 1));
     keys.push({ key, ids, poison });
     const lines: string[] = [];
