@@ -13,6 +13,7 @@ import {
   show,
   skip,
   status,
+  work,
 } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { blockedKeys, claimMany } from '../../packages/core/src/internal.ts';
@@ -69,6 +70,20 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
       expect(await findCounterDrift(store)).toEqual([]);
     });
 
+    test("work() drains every key to its end: a record's release of a key's next message is claimed before the drain ends", async () => {
+      const { store } = env();
+      await enqueue(store, keyed('A', 1, 3));
+      expect((await work(store, handlers.v1)).done).toBe(3);
+      await enqueue(store, [...keyed('B', 4, 3), ...keyed('C', 7, 2)]);
+      expect((await work(store, handlers.v1, { batch: 1 })).done).toBe(5);
+      expect((await status(store)).messages).toEqual({
+        ready: 0,
+        leased: 0,
+        done: 8,
+        dead: 0,
+      });
+    });
+
     test('at most one message per key is leased; other keys and unkeyed messages go in parallel', async () => {
       const { store } = env();
       await enqueue(store, [...keyed('A', 1, 3), ...keyed('B', 4, 3), ...keyed(undefined, 7, 2)]);
@@ -119,7 +134,16 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
       expect(await claimIds(store)).toEqual([]);
       expect(await blockedKeys(store)).toEqual({
         count: 1,
-        keys: [{ key: 'A', eventId: 'E0001', deadSince: 1000, waiting: 2 }],
+        keys: [
+          {
+            key: 'A',
+            eventId: 'E0001',
+            deadSince: 1000,
+            waiting: 2,
+            code: PERMANENT.code,
+            detail: 'permanent failure reported by the worker',
+          },
+        ],
       });
       await redrive(store, ['E0001']);
       expect((await blockedKeys(store)).count).toBe(0);

@@ -24,6 +24,7 @@ import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
 import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
+import { orderingSection } from './sections/ordering.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { referenceTargetsSection } from './sections/reference-targets.ts';
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
   let pgSkip: string | null = null;
   // Sections that measure PostgreSQL too.
   if (
-    ['pg', 'service', 'console', 'anchors', 'streams', 'scale'].some((s) =>
+    ['pg', 'service', 'console', 'anchors', 'streams', 'scale', 'ordering'].some((s) =>
       opts.only.has(s as Section),
     )
   ) {
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       overheadSection,
       scaleSection,
       webhooksSection,
+      orderingSection,
       anchorsSection,
     ])
       await run(ctx);

@@ -13,10 +13,13 @@ export const SECTIONS = [
   'startup',
   'scale',
   'webhooks',
+  'ordering',
   'anchors',
 ] as const;
-/** Sections run when neither --only nor --anchors says otherwise: all but the two long ones. */
-const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'anchors' && s !== 'streams');
+/** Sections run when neither --only nor --anchors says otherwise: all but the long ones. */
+const DEFAULT_SECTIONS = SECTIONS.filter(
+  (s) => s !== 'anchors' && s !== 'streams' && s !== 'ordering',
+);
 export type Section = (typeof SECTIONS)[number];
 
 export const TARGETS = {
@@ -35,6 +38,10 @@ export const TARGETS = {
   serveP99Ms: 50,
   /** Deliveries a second to a local receiver, one sender. */
   deliveryRate: 5_000,
+  /** Ordered (every event keyed) against the same events unordered, same run. */
+  orderedVsUnordered: 0.8,
+  /** One claim with messages waiting behind blocked keys (median). */
+  blockedClaimMs: 5,
 };
 
 export interface Options {
@@ -67,7 +74,8 @@ flags:
   --runs <N>         runs per setting; the table shows the median (min–max). Default 3
   --messages <N>     messages per processing run, at most 10000. Default 10000
   --batches <list>   batch sizes to sweep, e.g. 1,100. Default 1,10,50,100,200,500
-  --only <list>      sections: ${SECTIONS.join(', ')}. Default all but anchors
+  --only <list>      sections: ${SECTIONS.join(', ')}. Default all but
+                     anchors, streams and ordering (the long ones)
   --anchors          add the anchors section: plainjob, graphile-worker and pg-boss
                      (pinned dev dependencies of apps/bench) next to onceq, same run
   --anchor-keys <l>  only these anchors settings (keys or their leading parts), e.g.

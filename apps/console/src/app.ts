@@ -11,6 +11,7 @@ import type { ConsoleState, Request0 } from './context.ts';
 import { badParam, ConsoleRequestError } from './errors.ts';
 import { errorPage, redirect, SECURITY_HEADERS } from './layout.ts';
 import { deliveriesPage, deliveriesRedriveAction } from './pages/deliveries.ts';
+import { keysPage } from './pages/keys.ts';
 import { loginAction, loginPage, logoutAction } from './pages/login.ts';
 import { messagePage } from './pages/message.ts';
 import { listPage } from './pages/messages.ts';
@@ -34,6 +35,7 @@ const GET: [RegExp, Route][] = [
   [/^\/dlq$/, (s, r) => listPage(s, r, 'dlq')],
   [/^\/dlq\/preview$/, previewPage],
   [/^\/deliveries$/, deliveriesPage],
+  [/^\/keys$/, keysPage],
   [/^\/login$/, loginPage],
 ];
 

@@ -1,12 +1,13 @@
 import type { ConsoleState, Request0 } from './context.ts';
 import { type Html, html } from './html.ts';
 
-export type Section = 'overview' | 'messages' | 'dlq' | 'deliveries' | 'login' | 'none';
+export type Section = 'overview' | 'messages' | 'dlq' | 'keys' | 'deliveries' | 'login' | 'none';
 
 const NAV: [Section, string, string][] = [
   ['overview', '/', 'Overview'],
   ['messages', '/messages', 'Messages'],
   ['dlq', '/dlq', 'Dead letters'],
+  ['keys', '/keys', 'Blocked keys'],
   ['deliveries', '/deliveries', 'Deliveries'],
 ];
 

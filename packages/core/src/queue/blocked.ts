@@ -10,9 +10,13 @@ export interface BlockedKey {
   deadSince: number;
   /** Messages of the key waiting behind the head. */
   waiting: number;
+  /** The head's error code (why it died), as `show` gives it. */
+  code: string | null;
+  /** The head's error detail. */
+  detail: string | null;
 }
 
-/** The blocked keys: how many, and the first `limit` by key (default 20). */
+/** The blocked keys: how many, and the first `limit` by key (default 20; 0: the count alone). */
 export interface BlockedKeys {
   count: number;
   keys: BlockedKey[];
@@ -38,6 +42,8 @@ export async function blockedKeys(
         eventId: row.event_id,
         deadSince: Number(row.updated_at),
         waiting: Number(row.behind),
+        code: row.last_error_code,
+        detail: row.last_error_detail,
       })),
     };
   });

@@ -103,6 +103,14 @@ export class PipelinedCompleter implements Completer {
    * makes (null inside: it claimed nothing, there was no room).
    */
   readonly #coming: Promise<Held[] | null>[] = [];
+  /**
+   * Whether a record went out since the last batch was taken: a claim that came back
+   * empty then proves nothing. The record's own claim runs in the record's statement, on
+   * its snapshot, and a claim ahead ran before the record committed, so neither saw the
+   * messages the record released (a keyed message's successor becomes ready when it is
+   * done: docs/ordering.md).
+   */
+  #recorded = false;
   /** Whether a claim ahead would get a connection now (no leases it could not settle). */
   readonly #spare: () => boolean;
 
@@ -114,17 +122,21 @@ export class PipelinedCompleter implements Completer {
 
   async next(): Promise<Held[]> {
     let claimed = false;
+    const recorded = this.#recorded;
+    this.#recorded = false;
     for (let coming = this.#coming.shift(); coming !== undefined; coming = this.#coming.shift()) {
       const batch = await coming;
       if (batch === null) continue;
       if (batch.length > 0) return this.#ahead(batch);
       claimed = true;
     }
-    // A claim that just came back empty says nothing is claimable now: no claim of nothing.
-    return claimed ? [] : this.#ahead(await this.#claimer.claim());
+    // A claim that came back empty after every record committed says nothing is
+    // claimable now: no claim of nothing. After a record, one claim of its own, now.
+    return claimed && !recorded ? [] : this.#ahead(await this.#claimer.claim());
   }
 
   record(batch: readonly Held[], startedAt: number): Promise<void> {
+    this.#recorded = true;
     const recorded = this.#claimer.claimWith((next) =>
       this.#recorder.settle(batch, startedAt, next),
     );

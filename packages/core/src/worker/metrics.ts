@@ -4,6 +4,7 @@ import type { AttemptLog } from '../delivery/sender.ts';
 import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { listenAlone } from '../listen.ts';
+import { blockedKeys } from '../queue/blocked.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
 import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
@@ -28,9 +29,11 @@ function promClient(): typeof PromClient {
 /**
  * The worker's Prometheus metrics (prom-client, a registry of its own: nothing global).
  * Counters and histograms are fed by the worker; the queue gauges are read from the
- * store at each scrape with one snapshot statement ({@link queueSnapshot}), so they are
- * the same figures `onceq status` prints, and so are the deliveries per endpoint and
- * state. Totals only: no per-event labels (an endpoint is a label: operators name a few).
+ * store at each scrape with one snapshot statement ({@link queueSnapshot}) and the count
+ * of blocked keys ({@link blockedKeys}, from the partial index of dead messages), so
+ * they are the same figures `onceq status` prints, and so are the deliveries per endpoint
+ * and state. Totals only: no per-event or per-key labels (an endpoint is a label:
+ * operators name a few).
  */
 export class WorkerMetrics implements MetricsRecorder {
   readonly #prom = promClient();
@@ -88,6 +91,11 @@ export class WorkerMetrics implements MetricsRecorder {
   readonly #dlqOldest = new this.#prom.Gauge({
     name: 'onceq_dlq_oldest_age_seconds',
     help: 'How long the oldest dead message has been dead; 0 when none.',
+    registers: [this.registry],
+  });
+  readonly #blockedKeys = new this.#prom.Gauge({
+    name: 'onceq_blocked_keys',
+    help: 'Ordering keys held by a dead head: nothing more of the key is handed out until it is redriven or skipped.',
     registers: [this.registry],
   });
 
@@ -173,9 +181,11 @@ export class WorkerMetrics implements MetricsRecorder {
     for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
   }
 
-  /** The text exposition: reads the queue gauges from the store (one statement), then renders. */
+  /** The text exposition: reads the queue gauges from the store (two reads), then renders. */
   async render(): Promise<string> {
+    // One after the other: a scrape never takes a second pooled connection from the worker.
     const snap = await queueSnapshot(this.#store);
+    const blocked = await blockedKeys(this.#store, { limit: 0 });
     for (const state of MESSAGE_STATES)
       this.#messages.set({ state }, snap.report.messages[state] ?? 0);
     this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
@@ -189,6 +199,7 @@ export class WorkerMetrics implements MetricsRecorder {
       }
       this.#endpointDisabled.set({ endpoint: counts.endpoint }, counts.disabled === null ? 0 : 1);
     }
+    this.#blockedKeys.set(blocked.count);
     return this.registry.metrics();
   }
 

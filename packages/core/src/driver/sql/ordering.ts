@@ -74,6 +74,8 @@ export interface BlockedKeyRow {
   event_id: string;
   updated_at: unknown;
   behind: unknown;
+  last_error_code: string | null;
+  last_error_detail: string | null;
 }
 
 /**
@@ -83,7 +85,7 @@ export interface BlockedKeyRow {
 const blockedText = statement(
   'blocked-keys',
   (d) => `
-    SELECT m.ordering_key, m.event_id, m.updated_at,
+    SELECT m.ordering_key, m.event_id, m.updated_at, m.last_error_code, m.last_error_detail,
       (SELECT count(*) FROM ${d.table('messages')} w
         WHERE w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
     FROM ${d.table('messages')} m

@@ -1,0 +1,269 @@
+/**
+ * Ordering keys (docs/ordering.md) against the same events without keys:
+ *
+ * - throughput: `keys × perKey` events, event `i` of key `i mod keys` (so a key's events
+ *   are spread over the whole batch), drained by N worker processes
+ *   (worker-child.ts: `work()`, handler v1) once with `--key-field key` and once
+ *   without; the payloads are the same bytes;
+ * - the claim's cost with messages waiting behind blocked keys: `blocked` keys whose
+ *   head is dead with `behind` messages waiting after each, and `free` ready messages
+ *   of other keys; each claim takes `limit` of them. The same claims on a store holding
+ *   only the free messages are the reference.
+ */
+import { join } from 'node:path';
+import { enqueue, openStore, PermanentFailure, type Store, work } from '@onceq/core';
+import { claimMany, GENERAL_POLICY } from '@onceq/core/internal';
+import { dropSchema, rawQuery } from '../raw-db.ts';
+import { removeDb, type Spread, spread, wallMs } from '../util.ts';
+import { ownRowsTable } from '../worker-child.ts';
+import { type ProcessingRun, runProcessing, type StoreFactory } from './processing.ts';
+
+const CATEGORIES = ['book', 'pen', 'bag'] as const;
+
+/** How a run names its events and their keys. */
+interface Names {
+  /** Event `i` is `<ids>-<i>`. */
+  ids: string;
+  /** Its key is `<keys>-<i mod key count>`. */
+  keys: string;
+}
+
+/** Event `i` of key number `i mod keys`: a v1 payload that names its key. */
+function keyedLine(i: number, keys: number, names: Names): string {
+  const category = CATEGORIES[i % CATEGORIES.length];
+  const amount = 1 + ((i * 7919) % 99_999);
+  return `{"event_id":"${names.ids}-${i}","payload":{"category":"${category}","amount_cents":${amount},"key":"${names.keys}-${i % keys}"}}`;
+}
+
+/** JSONL batches of 1,000 lines of events `0 … count-1` over `keys` keys. */
+function keyedBatches(
+  count: number,
+  keys: number,
+  names: Names = { ids: 'ev', keys: 'k' },
+): string[] {
+  const out: string[] = [];
+  for (let start = 0; start < count; start += 1000) {
+    const lines: string[] = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++)
+      lines.push(keyedLine(i, keys, names));
+    out.push(`${lines.join('\n')}\n`);
+  }
+  return out;
+}
+
+/** `messages` events of `keys` keys, enqueued with or without `--key-field key`. */
+function orderingFactory(
+  backend: 'sqlite' | 'pg',
+  where: string,
+  keys: number,
+  ordered: boolean,
+): StoreFactory {
+  let counter = 0;
+  const fill = async (store: Store, messages: number) => {
+    for (const text of keyedBatches(messages, keys))
+      await enqueue(store, text, ordered ? { keyField: 'key' } : {});
+  };
+  if (backend === 'sqlite') {
+    return {
+      backend,
+      async prepare(messages) {
+        const target = join(where, `ordering-${++counter}.db`);
+        removeDb(target);
+        const store = await openStore(target, { synchronous: 'NORMAL', idPolicy: GENERAL_POLICY });
+        try {
+          await fill(store, messages);
+        } finally {
+          await store.close();
+        }
+        await ownRowsTableIn(target, undefined);
+        return { target };
+      },
+      async dispose(target) {
+        removeDb(target);
+      },
+    };
+  }
+  return {
+    backend,
+    async prepare(messages) {
+      const schema = `onceq_bench_ordering_${process.pid}_${++counter}`;
+      const store = await openStore(where, { schema, idPolicy: GENERAL_POLICY });
+      try {
+        await fill(store, messages);
+      } finally {
+        await store.close();
+      }
+      await ownRowsTableIn(where, schema);
+      await rawQuery(where, schema, 'ANALYZE messages');
+      return { target: where, schema };
+    },
+    async dispose(target, schema) {
+      if (schema !== undefined) await dropSchema(target, schema);
+    },
+  };
+}
+
+/** The own-row table the bench's stores carry (the run's check counts it). */
+async function ownRowsTableIn(target: string, schema: string | undefined): Promise<void> {
+  await rawQuery(
+    target,
+    schema,
+    `CREATE TABLE ${ownRowsTable(schema)} (event_id TEXT PRIMARY KEY, category TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+  );
+}
+
+export interface OrderingThroughput {
+  backend: 'sqlite' | 'pg';
+  keys: number;
+  perKey: number;
+  workers: number;
+  batch: number;
+  /** msg/s of each run, unordered and ordered (interleaved rounds). */
+  unordered: Spread;
+  ordered: Spread;
+  /** Every run drained every message exactly once. */
+  exact: boolean;
+  errors: string[];
+}
+
+/**
+ * `rounds` interleaved pairs (unordered, then ordered) of the same events drained by
+ * `workers` processes at `batch`; the medians are compared.
+ */
+export async function runOrderingThroughput(
+  backend: 'sqlite' | 'pg',
+  where: string,
+  shape: { keys: number; perKey: number; workers: number; batch: number; rounds: number },
+  log: (line: string) => void,
+): Promise<OrderingThroughput> {
+  const rates: Record<'unordered' | 'ordered', number[]> = { unordered: [], ordered: [] };
+  const errors: string[] = [];
+  let exact = true;
+  const messages = shape.keys * shape.perKey;
+  for (let round = 0; round < shape.rounds; round++) {
+    for (const mode of ['unordered', 'ordered'] as const) {
+      log(
+        `ordering: ${backend}, ${mode}, ${messages} events of ${shape.keys} keys, ${shape.workers} worker(s), batch ${shape.batch}, round ${round + 1} …`,
+      );
+      const run: ProcessingRun = await runProcessing(
+        orderingFactory(backend, where, shape.keys, mode === 'ordered'),
+        {
+          backend,
+          impl: 'core',
+          effect: 'money',
+          synchronous: backend === 'pg' ? 'FULL' : 'NORMAL',
+          workers: shape.workers,
+          batch: shape.batch,
+          messages,
+        },
+      );
+      rates[mode].push(run.rate);
+      exact &&= run.verified;
+      if (!run.verified) errors.push(`${mode}: ${run.verifyDetail}`);
+      errors.push(...run.errors);
+    }
+  }
+  return {
+    backend,
+    ...shape,
+    unordered: spread(rates.unordered),
+    ordered: spread(rates.ordered),
+    exact,
+    errors,
+  };
+}
+
+export interface BlockedClaim {
+  backend: 'sqlite' | 'pg';
+  blocked: number;
+  behind: number;
+  limit: number;
+  /** ms per claim of `limit`, with the blocked keys and their waiting messages. */
+  withBlocked: Spread;
+  /** The same claims on a store of only the free messages. */
+  reference: Spread;
+  /** Messages in the measured store: dead heads, waiting, free. */
+  stored: { dead: number; waiting: number; ready: number };
+  /** What each claim of the blocked store handed out (must be free messages only). */
+  claimedFree: boolean;
+}
+
+const refusing = () => {
+  throw new PermanentFailure('bench_dead_head', 'the head of a blocked key');
+};
+
+/**
+ * Claims of `limit` on a store with `blocked` keys held by a dead head and `behind`
+ * messages waiting after each, plus `free` ready messages of other keys: each claim
+ * timed alone (the leases are kept: later claims go further into the free messages).
+ */
+export async function runBlockedClaim(
+  backend: 'sqlite' | 'pg',
+  where: string,
+  shape: { blocked: number; behind: number; free: number; limit: number },
+): Promise<BlockedClaim> {
+  const claims = Math.floor(shape.free / shape.limit);
+  const measure = async (withBlocked: boolean) => {
+    const schema = `onceq_bench_blocked_${process.pid}_${withBlocked ? 'b' : 'r'}`;
+    const target = backend === 'sqlite' ? join(where, `blocked-${schema}.db`) : where;
+    if (backend === 'sqlite') removeDb(target);
+    else await dropSchema(where, schema);
+    const store = await openStore(target, {
+      idPolicy: GENERAL_POLICY,
+      ...(backend === 'pg' ? { schema } : { synchronous: 'NORMAL' as const }),
+    });
+    try {
+      if (withBlocked) {
+        // Each blocked key's head first (they die), then everything behind them.
+        const heads = keyedBatches(shape.blocked, shape.blocked, { ids: 'head', keys: 'k' });
+        for (const text of heads) await enqueue(store, text, { keyField: 'key' });
+        const died = await work(store, refusing, { batch: 500 });
+        if (died.dead !== shape.blocked)
+          throw new Error(`${died.dead} heads died, not ${shape.blocked}`);
+        const waiting = shape.blocked * shape.behind;
+        for (const text of keyedBatches(waiting, shape.blocked, { ids: 'behind', keys: 'k' }))
+          await enqueue(store, text, { keyField: 'key' });
+      }
+      // The free messages: one per key of its own, ready.
+      for (const text of keyedBatches(shape.free, shape.free, { ids: 'free', keys: 'free' }))
+        await enqueue(store, text, { keyField: 'key' });
+      if (backend === 'pg') await rawQuery(where, schema, 'ANALYZE messages');
+      const counts = await rawQuery(
+        target,
+        backend === 'pg' ? schema : undefined,
+        'SELECT state, count(*) AS n FROM messages GROUP BY state',
+      );
+      const stored = { dead: 0, waiting: 0, ready: 0 };
+      for (const row of counts) {
+        const state = String(row.state);
+        if (state in stored) stored[state as keyof typeof stored] = Number(row.n);
+      }
+      const times: number[] = [];
+      let claimedFree = true;
+      for (let i = 0; i < claims; i++) {
+        const t0 = wallMs();
+        const leases = await claimMany(store, { limit: shape.limit });
+        times.push(wallMs() - t0);
+        claimedFree &&=
+          leases.length === shape.limit && leases.every((l) => l.eventId.startsWith('free-'));
+      }
+      return { times, stored, claimedFree };
+    } finally {
+      await store.close();
+      if (backend === 'sqlite') removeDb(target);
+      else await dropSchema(where, schema);
+    }
+  };
+  const reference = await measure(false);
+  const blocked = await measure(true);
+  return {
+    backend,
+    blocked: shape.blocked,
+    behind: shape.behind,
+    limit: shape.limit,
+    withBlocked: spread(blocked.times),
+    reference: spread(reference.times),
+    stored: blocked.stored,
+    claimedFree: blocked.claimedFree,
+  };
+}

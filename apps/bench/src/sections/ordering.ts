@@ -1,0 +1,147 @@
+/**
+ * Ordering keys: ordered against unordered throughput on PostgreSQL (8 worker
+ * processes) and SQLite (batch 100), and the claim with messages waiting behind blocked
+ * keys on both backends (scenarios/ordering.ts).
+ */
+import type { SectionContext } from '../context.ts';
+import { TARGETS } from '../options.ts';
+import { msCell, rateCell, section, table } from '../report.ts';
+import {
+  type BlockedClaim,
+  type OrderingThroughput,
+  runBlockedClaim,
+  runOrderingThroughput,
+} from '../scenarios/ordering.ts';
+import { errorText, fmtRate } from '../util.ts';
+
+export async function orderingSection(ctx: SectionContext): Promise<void> {
+  const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
+  if (!opts.only.has('ordering')) return;
+  // --quick: a smoke test of the section, too small to judge its targets.
+  const rounds = opts.quick ? 1 : opts.runs;
+  const throughput: OrderingThroughput[] = [];
+  const claims: BlockedClaim[] = [];
+  const blockedShape = opts.quick
+    ? { blocked: 100, behind: 100, free: 1000, limit: 10 }
+    : { blocked: 1000, behind: 100, free: 2000, limit: 10 };
+  try {
+    if (pgUrl !== null) {
+      throughput.push(
+        await runOrderingThroughput(
+          'pg',
+          pgUrl,
+          opts.quick
+            ? { keys: 100, perKey: 20, workers: 8, batch: 50, rounds }
+            : { keys: 1000, perKey: 100, workers: 8, batch: 50, rounds },
+          log,
+        ),
+      );
+    }
+    throughput.push(
+      await runOrderingThroughput(
+        'sqlite',
+        scratch,
+        {
+          keys: 1000,
+          perKey: Math.max(1, Math.floor(opts.messages / 1000)),
+          workers: 1,
+          batch: 100,
+          rounds,
+        },
+        log,
+      ),
+    );
+    for (const backend of pgUrl === null ? (['sqlite'] as const) : (['sqlite', 'pg'] as const)) {
+      log(
+        `ordering: ${backend}, claims of ${blockedShape.limit} behind ${blockedShape.blocked} blocked keys …`,
+      );
+      claims.push(
+        await runBlockedClaim(
+          backend,
+          backend === 'pg' ? (pgUrl as string) : scratch,
+          blockedShape,
+        ),
+      );
+    }
+  } catch (error) {
+    log(`ordering skipped: ${errorText(error)}`);
+  }
+  results.ordering = { throughput, claims };
+  if (throughput.length > 0) {
+    out.push(
+      section(
+        'Ordering keys: the same events drained with and without --key-field (event i of key i mod keys; handler v1; unordered and ordered runs interleaved; msg/s median (min–max); scenarios/ordering.ts)',
+      ),
+    );
+    out.push(
+      table(
+        [
+          'backend',
+          'events',
+          'keys',
+          'workers',
+          'batch',
+          'unordered msg/s',
+          'ordered msg/s',
+          'ratio',
+          'exact',
+        ],
+        throughput.map((t) => [
+          t.backend === 'pg' ? 'PostgreSQL' : 'SQLite',
+          fmtRate(t.keys * t.perKey),
+          fmtRate(t.keys),
+          String(t.workers),
+          String(t.batch),
+          rateCell(t.unordered),
+          rateCell(t.ordered),
+          `${(t.ordered.median / t.unordered.median).toFixed(2)}×`,
+          t.exact ? 'yes' : `NO: ${t.errors[0]?.slice(0, 80)}`,
+        ]),
+      ),
+    );
+    for (const t of throughput) {
+      const ratio = t.ordered.median / t.unordered.median;
+      targets.push({
+        target: `${t.backend === 'pg' ? `PostgreSQL, ${t.workers} workers` : `SQLite, batch ${t.batch}`}: ordered ≥ ${TARGETS.orderedVsUnordered}× unordered (${fmtRate(t.keys)} keys × ${fmtRate(t.perKey)})`,
+        measured: `${ratio.toFixed(2)}× (${fmtRate(t.ordered.median)} vs ${fmtRate(t.unordered.median)} msg/s)`,
+        met: t.exact && ratio >= TARGETS.orderedVsUnordered,
+      });
+    }
+  }
+  if (claims.length > 0) {
+    out.push(
+      section(
+        `Claims behind blocked keys: claimMany(limit ${blockedShape.limit}) with ${fmtRate(blockedShape.blocked)} keys held by a dead head and ${fmtRate(blockedShape.behind)} messages waiting behind each, next to the same claims on a store of only the ready messages; ms per claim, median (min–max)`,
+      ),
+    );
+    out.push(
+      table(
+        [
+          'backend',
+          'dead',
+          'waiting',
+          'ready',
+          'claim ms, behind blocked keys',
+          'claim ms, reference',
+          'only ready ones claimed',
+        ],
+        claims.map((c) => [
+          c.backend === 'pg' ? 'PostgreSQL' : 'SQLite',
+          fmtRate(c.stored.dead),
+          fmtRate(c.stored.waiting),
+          fmtRate(c.stored.ready),
+          msCell(c.withBlocked),
+          msCell(c.reference),
+          c.claimedFree ? 'yes' : 'NO',
+        ]),
+      ),
+    );
+    for (const c of claims) {
+      targets.push({
+        target: `claim with ${fmtRate(c.stored.waiting)} messages waiting behind ${fmtRate(c.stored.dead)} blocked keys < ${TARGETS.blockedClaimMs} ms (${c.backend === 'pg' ? 'PostgreSQL' : 'SQLite'})`,
+        measured: `${msCell(c.withBlocked)} ms`,
+        met: c.claimedFree && c.withBlocked.median < TARGETS.blockedClaimMs,
+      });
+    }
+  }
+}
