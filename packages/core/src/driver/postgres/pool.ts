@@ -1,9 +1,7 @@
 import type pg from 'pg';
 import type { ConnectionUse } from '../backend.ts';
 import { ClosingClient } from './closing-client.ts';
-
-/** How long growth pauses after a refused connection, ms; the next refusal waits longer. */
-const GROWTH_PAUSES_MS = [1000, 2000, 5000, 10_000, 30_000];
+import { refusalPauseMs } from './refusal-pause.ts';
 
 export interface ConnectionPoolOptions {
   /** node-postgres' settings for one connection. */
@@ -237,7 +235,7 @@ export class ConnectionPool {
       }
       return;
     }
-    const pause = GROWTH_PAUSES_MS[Math.min(this.#pauses, GROWTH_PAUSES_MS.length - 1)] as number;
+    const pause = refusalPauseMs(this.#pauses);
     this.#pauses++;
     this.#pausedUntil = performance.now() + pause;
     clearTimeout(this.#pauseTimer);
