@@ -8,10 +8,15 @@
  *   transaction mode: every valid event done exactly once, none dead of `lease_expired`;
  * - a refusal storm (the test takes every free slot, so no worker can grow its pool):
  *   the workers say so once and work on with the connection they hold, nothing dead of
- *   `lease_expired`, no store error.
+ *   `lease_expired`, no store error;
+ * - a worker refused its first connection waits for one, saying so once;
+ * - a result whose worker lost its only connection on a full server is given back
+ *   (attempt not spent) once a slot frees, never dead of `lease_expired`.
  *
- * The wider shape (16 to 64 workers at `max_connections = 100`) runs with
- * ONCEQ_CONNECTION_SCALE=1 (CONTRIBUTING.md). Skips without DATABASE_URL unless
+ * At PostgreSQL's default `max_connections = 100` (a second cluster): 64 default workers
+ * started together, as a role without superuser rights, on 2,000 events; with
+ * ONCEQ_CONNECTION_SCALE=1 the held-out shape instead, 16, 32, 48 and 64 workers on
+ * 20,000 events each (CONTRIBUTING.md). Skips without DATABASE_URL unless
  * ONCEQ_REQUIRE_POSTGRES=1 or CI.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
