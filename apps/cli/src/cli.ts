@@ -72,7 +72,9 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
   const dbFlag = stringFlag(values, 'db');
   const clock = now === undefined ? systemClock : () => now;
 
-  const store = command.opensStore ? await openFor(command, dbFlag, ctx, config, clock) : undefined;
+  const store = command.opensStore
+    ? await openFor(command, args, dbFlag, ctx, config, clock)
+    : undefined;
   const env: RunEnv = {
     ctx,
     json: boolFlag(values, 'json') === true,
@@ -100,6 +102,7 @@ async function dispatch(argv: readonly string[], ctx: Context): Promise<number> 
  */
 async function openFor(
   command: AnyCommand,
+  args: unknown,
   dbFlag: string | undefined,
   ctx: Context,
   config: () => OnceqConfig,
@@ -125,6 +128,13 @@ async function openFor(
       clock,
       readOnly,
       mustExist: command.existingStore === true,
+      ...(command.waitForConnection === undefined
+        ? {}
+        : {
+            waitForConnection: {
+              onWait: (message: string) => command.waitForConnection?.(args, message, ctx),
+            },
+          }),
     });
   } catch (error) {
     const cause =

@@ -64,6 +64,12 @@ export interface Command<A> extends CommandDescription {
    * empty. Implied by `readOnly`. Default false.
    */
   existingStore?: boolean;
+  /**
+   * A long-running command (the worker): on PostgreSQL, a server with no connection to
+   * give at open (`max_connections` reached) is waited for, with backoff, instead of
+   * failing; this writes the one line that says so. Default: the command fails at once.
+   */
+  waitForConnection?(args: A, message: string, ctx: Context): void;
   parse(input: CommandInput): A | Promise<A>;
   /** Resolves to the exit code. */
   run(args: A, env: RunEnv): Promise<number>;

@@ -241,6 +241,8 @@ export type {
   MetricsRecorder,
   /** The `outcome` label of a processed message: `done`, `retry`, `dead` or `lost`. */
   Outcome,
+  /** The `reason` label of messages given back: `stop` or `store_unreachable`. */
+  ReleaseReason,
 } from './worker/metrics-recorder.ts';
 export type {
   /** `WorkerOptions.prune`: how often, and what, a worker prunes as it runs. */

@@ -16,4 +16,7 @@ export {
   /** How a processed message ended: the `outcome` label of `onceq_processed_total`. */
   OUTCOMES,
   type Outcome,
+  /** Why messages were given back: the `reason` label of `onceq_released_total`. */
+  RELEASE_REASONS,
+  type ReleaseReason,
 } from './worker/metrics-recorder.ts';

@@ -101,6 +101,9 @@ export const workerCommand = defineCommand<WorkerArgs>({
   },
   examples: ['worker --handler ./my-handler.ts --concurrency 8 --metrics-port 9464'],
   opensStore: true,
+  waitForConnection(args, message, ctx) {
+    createLog(args.logFormat, (line) => ctx.err(line)).write('connection_wait', message);
+  },
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');
     const logFormat = stringFlag(values, 'log-format') ?? 'human';

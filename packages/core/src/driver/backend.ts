@@ -159,4 +159,12 @@ export interface OpenStoreOptions {
    * still migrated. SQLite callers check the file themselves. Default false.
    */
   mustExist?: boolean;
+  /**
+   * PostgreSQL: when the server has no connection to give at open (`max_connections`
+   * reached, starting up, or too busy to answer in time), wait and try again (1 s, then
+   * longer, up to 30 s between tries) instead of failing; `onWait` hears the first such
+   * refusal, once, in one sentence. For long-running workers: one more worker never fails
+   * because the others hold every slot. Default: fail at once.
+   */
+  waitForConnection?: { onWait(message: string): void };
 }

@@ -22,13 +22,18 @@ export async function release(store: Store, lease: LeaseRef): Promise<void> {
   if (lost[0] !== undefined) throw lost[0];
 }
 
-/** {@link release} for several leases in one write transaction, each fenced on its own. */
+/**
+ * {@link release} for several leases in one write transaction, each fenced on its own.
+ * `urgent`: on PostgreSQL it waits for a connection ahead of claims and results (a worker
+ * giving back what it could not settle, like a heartbeat keeping a lease alive).
+ */
 export async function releaseMany(
   store: Store,
   leases: readonly LeaseRef[],
+  urgent = false,
 ): Promise<ReleaseManyResult> {
   if (leases.length === 0) return { released: [], lost: [] };
-  return store.transact(async (x) => {
+  const releaseAll = async (x: Parameters<Parameters<Store['transact']>[0]>[0]) => {
     const now = store.clock();
     const released: string[] = [];
     const refused: LeaseRef[] = [];
@@ -37,5 +42,6 @@ export async function releaseMany(
       else refused.push(lease);
     }
     return { released, lost: await explainLost(store, x, refused, now) };
-  });
+  };
+  return urgent ? store.transact(releaseAll, undefined, { urgent }) : store.transact(releaseAll);
 }

@@ -106,11 +106,11 @@ export class Claimer {
     return batch;
   }
 
-  /** The leases a heartbeat renews: claimed and not yet being recorded, released or lost. */
+  /** The leases a heartbeat renews: claimed and not being recorded or lost (those to give back too). */
   renewable(): Lease[] {
     const leases: Lease[] = [];
     for (const held of this.held) {
-      if (held.state === 'waiting' || held.state === 'running' || held.state === 'finished') {
+      if (held.state !== 'recording' && held.state !== 'lost') {
         leases.push(held.lease);
       }
     }

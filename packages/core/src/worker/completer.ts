@@ -66,10 +66,12 @@ export class TransactionCompleter implements Completer {
     this.#recorder = recorder;
   }
 
-  next(): Promise<Held[]> {
+  async next(): Promise<Held[]> {
     const next = this.#next;
     this.#next = null;
-    return next === null ? this.#claimer.claim() : Promise.resolve(next);
+    if (next !== null) return next;
+    await this.#recorder.giveBack();
+    return this.#claimer.claim();
   }
 
   async record(batch: readonly Held[], startedAt: number): Promise<void> {
@@ -82,6 +84,7 @@ export class TransactionCompleter implements Completer {
     const left = this.#next;
     this.#next = null;
     if (left !== null && left.length > 0) await this.#recorder.settle(left, performance.now());
+    await this.#recorder.giveBack();
   }
 }
 
@@ -131,8 +134,11 @@ export class PipelinedCompleter implements Completer {
       claimed = true;
     }
     // A claim that came back empty after every record committed says nothing is
-    // claimable now: no claim of nothing. After a record, one claim of its own, now.
-    return claimed && !recorded ? [] : this.#ahead(await this.#claimer.claim());
+    // claimable now: no claim of nothing. After a record, one claim of its own, now,
+    // once what could not be recorded is given back.
+    if (claimed && !recorded) return [];
+    await this.#recorder.giveBack();
+    return this.#ahead(await this.#claimer.claim());
   }
 
   record(batch: readonly Held[], startedAt: number): Promise<void> {
@@ -150,6 +156,7 @@ export class PipelinedCompleter implements Completer {
     const failed = ended.find((e) => e.status === 'rejected');
     const left = ended.flatMap((e) => (e.status === 'fulfilled' ? (e.value ?? []) : []));
     if (left.length > 0) await this.#recorder.settle(left, performance.now());
+    await this.#recorder.giveBack();
     if (failed !== undefined) throw failed.reason;
   }
 

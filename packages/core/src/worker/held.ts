@@ -5,10 +5,12 @@ import type { Lease } from '../types.ts';
 /**
  * Where a claimed message is in the worker: `waiting` for a handler lane, `running`,
  * `finished` (its result is waiting to be recorded), `recording` (its result or its
- * release is being written), or `lost` (a heartbeat was refused: its handler was told to
- * stop, and its result, recorded anyway, is refused by the fence).
+ * release is being written), `returning` (its record could not reach the store: it is
+ * kept alive until it is given back, attempt not spent), or `lost` (a heartbeat was
+ * refused: its handler was told to stop, and its result, recorded anyway, is refused by
+ * the fence).
  */
-export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'lost';
+export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'returning' | 'lost';
 
 /** One message the worker holds a lease on, from its claim until it is recorded or released. */
 export class Held {

@@ -7,7 +7,7 @@ import { listenAlone } from '../listen.ts';
 import { blockedKeys } from '../queue/blocked.ts';
 import { queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
-import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
+import { type MetricsRecorder, OUTCOMES, RELEASE_REASONS } from './metrics-recorder.ts';
 
 let loaded: typeof PromClient | undefined;
 
@@ -57,7 +57,8 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly released = new this.#prom.Counter({
     name: 'onceq_released_total',
-    help: 'Claimed but unstarted messages given back (at a stop, or a record that failed), attempt not spent.',
+    help: 'Messages given back, attempt not spent: claimed but unstarted at a stop (stop), or not recorded for want of a connection (store_unreachable).',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   readonly handlerToAck = new this.#prom.Histogram({
@@ -179,6 +180,7 @@ export class WorkerMetrics implements MetricsRecorder {
   constructor(store: Store) {
     this.#store = store;
     for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
+    for (const reason of RELEASE_REASONS) this.released.inc({ reason }, 0);
   }
 
   /** The text exposition: reads the queue gauges from the store (two reads), then renders. */

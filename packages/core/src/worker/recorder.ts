@@ -1,4 +1,5 @@
 import type { Store } from '../driver/backend.ts';
+import { StoreUnavailableError } from '../errors.ts';
 import { type ClaimResult, complete } from '../queue/complete.ts';
 import { releaseMany } from '../queue/release.ts';
 import type { Lease } from '../types.ts';
@@ -12,6 +13,13 @@ import type { Tally } from './tally.ts';
  * result writer ({@link complete}), each fenced at the generation it ran under; `next`
  * asks that write to claim the next batch in its own commit. Both completers close their
  * batches here.
+ *
+ * A write that cannot reach the store (no connection to be had, or the one held was
+ * lost) must not leave its leases to run out: a message whose worker lives never goes
+ * dead of `lease_expired` for want of a connection. Its messages stay held (the heartbeat
+ * keeps their leases alive when it can) and are **given back** ({@link giveBack}:
+ * released, ready now, attempt not spent) as soon as a connection serves, urgently,
+ * ahead of any new claim.
  */
 export class Recorder {
   readonly #store: Store;
@@ -19,6 +27,8 @@ export class Recorder {
   readonly #tally: Tally;
   /** The heartbeat's beat running now, if one is. */
   readonly #beat: () => Promise<void> | undefined;
+  /** Messages a write could not settle for want of the store, to give back. */
+  readonly #returning: Held[] = [];
 
   constructor(store: Store, claimer: Claimer, tally: Tally, beat: () => Promise<void> | undefined) {
     this.#store = store;
@@ -54,8 +64,10 @@ export class Recorder {
       else if (held.result !== undefined) ran.push(held);
       if (held.state !== 'lost') held.state = 'recording';
     }
+    let unsettled: Held[] = [...unstarted, ...ran];
     try {
       if (unstarted.length > 0) await this.#release(unstarted);
+      unsettled = ran;
       if (ran.length === 0) {
         this.#tally.settled(record(batch, [], unstarted, startedAt), 0);
         return undefined;
@@ -75,10 +87,45 @@ export class Recorder {
         record(batch, done.outcomes, unstarted, startedAt, settledAt),
         ran.length,
       );
+      unsettled = [];
       return done.claimed;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        for (const held of unsettled) {
+          if (held.state === 'lost') continue;
+          held.state = 'returning';
+          this.#returning.push(held);
+        }
+        // At once if a connection serves; else the next claim tries first.
+        await this.giveBack().catch(() => {});
+      }
+      throw error;
     } finally {
-      for (const held of batch) this.#claimer.held.delete(held);
+      for (const held of batch) if (held.state !== 'returning') this.#claimer.held.delete(held);
     }
+  }
+
+  /**
+   * Gives back the messages a write could not settle (see the class): released in one
+   * urgent write, attempts not spent. Rejects, keeping them, while the store is still out
+   * of reach; a lease that ran out meanwhile is refused by the fence and counted lost.
+   * Both completers call it before each claim of their own and at the end.
+   */
+  async giveBack(): Promise<void> {
+    if (this.#returning.length === 0) return;
+    const returning = this.#returning.splice(0);
+    try {
+      const beat = this.#beat();
+      if (beat !== undefined) await beat;
+      const leases = returning.map((h) => h.lease);
+      const { released, lost } = await releaseMany(this.#store, leases, true);
+      this.#tally.gaveBack(released);
+      this.#claimer.lost(lost, false);
+    } catch (error) {
+      this.#returning.unshift(...returning);
+      throw error;
+    }
+    for (const held of returning) this.#claimer.held.delete(held);
   }
 
   async #release(unstarted: readonly Held[]): Promise<void> {

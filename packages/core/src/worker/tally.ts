@@ -117,12 +117,24 @@ export class Tally {
   /** Claimed but unstarted messages given back, attempts not spent. */
   released(ids: readonly string[]): void {
     this.summary.released += ids.length;
-    this.#metrics?.released.inc(ids.length);
+    this.#metrics?.released.inc({ reason: 'stop' }, ids.length);
     if (ids.length === 0) return;
     this.#log.write(
       'release',
       `released ${plural(ids.length, 'claimed but unstarted message')} (attempts not spent): ${ids.join(', ')}`,
       { released: ids.length },
+    );
+  }
+
+  /** Messages whose results could not reach the store, given back once one served. */
+  gaveBack(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.summary.released += ids.length;
+    this.#metrics?.released.inc({ reason: 'store_unreachable' }, ids.length);
+    this.#log.write(
+      'release',
+      `gave back ${plural(ids.length, 'message')} whose results could not reach the store (attempts not spent; handled again): ${ids.join(', ')}`,
+      { released: ids.length, reason: 'store_unreachable' },
     );
   }
 

@@ -124,6 +124,18 @@ export function connectFailure(error: unknown, url: string): StoreUnavailableErr
 }
 
 /**
+ * True when the server is there but has no connection to give now: `max_connections`
+ * (or a role's or database's connection limit) reached, the server starting up, or a
+ * server too busy to answer within the connect timeout. Trying again later can work;
+ * a wrong host, port, password or certificate never will.
+ */
+export function isServerBusy(error: unknown): boolean {
+  const code = codeOf(error);
+  if (code === '53300' || code === '57P03') return true;
+  return (code === '' || code === 'ETIMEDOUT') && /timeout|timed out/i.test(messageOf(error));
+}
+
+/**
  * SQLSTATEs that say the server's storage refused the write: 53100 `disk_full` (no space
  * left for a table, index or the WAL), 58030 `io_error`. The server rolled the
  * transaction back, so they read as SQLite's full disk does: one sentence, nothing written.

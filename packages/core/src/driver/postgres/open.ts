@@ -16,11 +16,13 @@ import {
   connectFailure,
   isLostPreparedStatement,
   isRetryable,
+  isServerBusy,
   mapQueryError,
   POOL_WAIT_MS,
 } from './errors.ts';
 import { listenForWake } from './listen.ts';
 import { ConnectionPool } from './pool.ts';
+import { refusalPauseMs } from './refusal-pause.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import { LOCK_TIMEOUT_MS, SchemaScopedDialect } from './schema-scope.ts';
 import { postgresDriver, WAKE_CHANNEL } from './statements.ts';
@@ -96,7 +98,7 @@ export async function openPostgresStore(
 
   let probe: pg.PoolClient;
   try {
-    probe = await pool.connect();
+    probe = await firstConnection(pool, url, options.waitForConnection);
   } catch (error) {
     await pool.end().catch(() => {});
     throw connectFailure(error, url);
@@ -395,5 +397,32 @@ async function listenOn(
     throw error instanceof Error && error.message.startsWith('LISTEN')
       ? error
       : connectFailure(error, listenUrl);
+  }
+}
+
+/**
+ * The store's first connection. With `wait` (a worker), a server that has no connection
+ * to give now ({@link isServerBusy}) is asked again after a pause that grows with each
+ * refusal, and `wait.onWait` hears the first refusal once; any other failure (wrong
+ * host, password, certificate) throws at once, as it does without `wait`.
+ */
+async function firstConnection(
+  pool: ConnectionPool,
+  url: string,
+  wait: OpenStoreOptions['waitForConnection'],
+): Promise<pg.PoolClient> {
+  for (let refusals = 0; ; refusals++) {
+    try {
+      return await pool.connect();
+    } catch (error) {
+      if (wait === undefined || !isServerBusy(error)) throw error;
+      const pauseMs = refusalPauseMs(refusals);
+      if (refusals === 0) {
+        wait.onWait(
+          `${connectFailure(error, url).message}; waiting for a free connection, trying again every ${pauseMs / 1000} s and less often up to every ${refusalPauseMs(Number.MAX_SAFE_INTEGER) / 1000} s (see the connection budget in docs/postgres.md)`,
+        );
+      }
+      await Bun.sleep(pauseMs);
+    }
   }
 }

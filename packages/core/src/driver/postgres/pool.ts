@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import type { ConnectionUse } from '../backend.ts';
 import { ClosingClient } from './closing-client.ts';
-
-/** How long growth pauses after a refused connection, ms; the next refusal waits longer. */
-const GROWTH_PAUSES_MS = [1000, 2000, 5000, 10_000, 30_000];
+import { type Waiter, Waiters } from './pool-waiters.ts';
+import { refusalPauseMs } from './refusal-pause.ts';
 
 export interface ConnectionPoolOptions {
   /** node-postgres' settings for one connection. */
@@ -31,15 +30,6 @@ interface Refable {
   unref?(): void;
 }
 
-interface Waiter {
-  urgent: boolean;
-  /** Served, timed out or failed: a connection must never be handed to it again. */
-  settled: boolean;
-  resolve(client: pg.PoolClient): void;
-  reject(error: unknown): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 /**
  * The store's connections to PostgreSQL: node-postgres clients, opened on demand up to
  * `max`, handed out one caller at a time. Unlike `pg.Pool` it degrades instead of
@@ -49,7 +39,8 @@ interface Waiter {
  *   caller waits for one of those, growth pauses for a while (longer after each refusal,
  *   reset by a success), and {@link onShort} hears of it. Only a pool that holds nothing
  *   reports the refusal to its caller.
- * - **Urgent callers go first** (lease extensions): they wait ahead of every other caller.
+ * - **Urgent callers go first** (lease extensions, give-backs): they wait ahead of every
+ *   other caller ({@link Waiters}).
  * - **The first connection stays**: connections beyond one close after `idleMs` unused,
  *   the last one never does, so an idle process holds exactly one.
  * - **LISTEN rides on a pooled connection** ({@link listen}): one connection also
@@ -61,14 +52,13 @@ export class ConnectionPool {
   max: number;
   /** node-postgres' settings (Kysely reads them to open a connection that cancels a query). */
   readonly options: pg.ClientConfig;
-  readonly #waitMs: number;
   readonly #idleMs: number;
   readonly #all = new Set<pg.Client>();
   readonly #idle: pg.Client[] = [];
   readonly #lent = new Set<pg.Client>();
   readonly #broken = new WeakSet<pg.Client>();
   readonly #idleTimers = new Map<pg.Client, ReturnType<typeof setTimeout>>();
-  readonly #waiters: Waiter[] = [];
+  readonly #waiters: Waiters;
   readonly #connected: ((client: pg.Client) => void)[] = [];
   readonly #short: ((use: ConnectionUse) => void)[] = [];
   #opening = 0;
@@ -83,7 +73,7 @@ export class ConnectionPool {
   constructor(options: ConnectionPoolOptions) {
     this.options = options.config;
     this.max = options.max;
-    this.#waitMs = options.waitMs;
+    this.#waiters = new Waiters(options.waitMs);
     this.#idleMs = options.idleMs;
   }
 
@@ -127,7 +117,7 @@ export class ConnectionPool {
         if (this.#all.size === 0) throw error;
       }
     }
-    return this.#wait(urgent);
+    return this.#waiters.wait(urgent);
   }
 
   /** One statement on a pooled connection. */
@@ -171,10 +161,7 @@ export class ConnectionPool {
   async end(): Promise<void> {
     this.#ended = true;
     clearTimeout(this.#pauseTimer);
-    for (const waiter of this.#waiters.splice(0)) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new Error('the connection pool is closed'));
-    }
+    this.#waiters.failAll(new Error('the connection pool is closed'));
     const idle = this.#idle.splice(0);
     await Promise.all(idle.map((client) => this.#drop(client)));
   }
@@ -230,14 +217,11 @@ export class ConnectionPool {
     this.#refused++;
     if (this.#all.size === 0) {
       if (this.#opening === 0) {
-        for (const waiter of this.#waiters.splice(0)) {
-          clearTimeout(waiter.timer);
-          waiter.reject(error);
-        }
+        this.#waiters.failAll(error);
       }
       return;
     }
-    const pause = GROWTH_PAUSES_MS[Math.min(this.#pauses, GROWTH_PAUSES_MS.length - 1)] as number;
+    const pause = refusalPauseMs(this.#pauses);
     this.#pauses++;
     this.#pausedUntil = performance.now() + pause;
     clearTimeout(this.#pauseTimer);
@@ -248,45 +232,14 @@ export class ConnectionPool {
     for (const fn of this.#short) fn(use);
   }
 
-  #wait(urgent: boolean): Promise<pg.PoolClient> {
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        urgent,
-        settled: false,
-        resolve: (client) => {
-          waiter.settled = true;
-          clearTimeout(waiter.timer);
-          resolve(client);
-        },
-        reject: (error) => {
-          waiter.settled = true;
-          clearTimeout(waiter.timer);
-          reject(error);
-        },
-        timer: setTimeout(() => {
-          waiter.settled = true;
-          const at = this.#waiters.indexOf(waiter);
-          if (at >= 0) this.#waiters.splice(at, 1);
-          // pg-pool's words: errors.ts maps them to the pool-wait sentence.
-          reject(new Error('timeout exceeded when trying to connect'));
-        }, this.#waitMs),
-      };
-      // Urgent callers queue behind earlier urgent ones, ahead of everyone else.
-      const at = urgent ? this.#waiters.findIndex((w) => !w.urgent) : -1;
-      if (at < 0) this.#waiters.push(waiter);
-      else this.#waiters.splice(at, 0, waiter);
-    });
-  }
-
   /** Hands idle connections to waiting callers, and opens one for the first when it may. */
   #serve(): void {
     while (this.#waiters.length > 0 && this.#idle.length > 0) {
-      const waiter = this.#waiters.shift() as Waiter;
-      clearTimeout(waiter.timer);
+      const waiter = this.#waiters.next() as Waiter;
       waiter.resolve(this.#lend(this.#takeIdle() as pg.Client));
     }
     if (this.#waiters.length === 0 || !this.#mayOpen() || this.#ended) return;
-    const waiter = this.#waiters.shift() as Waiter;
+    const waiter = this.#waiters.next() as Waiter;
     this.#open().then(
       (client) => {
         // Timed out while the connection opened: the pool keeps it.
@@ -296,7 +249,7 @@ export class ConnectionPool {
       (error: unknown) => {
         if (waiter.settled) return;
         if (this.#all.size === 0) waiter.reject(error);
-        else this.#waiters.unshift(waiter);
+        else this.#waiters.putBack(waiter);
       },
     );
   }
@@ -320,9 +273,8 @@ export class ConnectionPool {
       this.#serve();
       return;
     }
-    const waiter = this.#waiters.shift();
+    const waiter = this.#waiters.next();
     if (waiter !== undefined) {
-      clearTimeout(waiter.timer);
       waiter.resolve(this.#lend(client));
       return;
     }
