@@ -1,4 +1,4 @@
-import type { StopResult, WorkerSummary } from '@onceq/core';
+import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
@@ -11,6 +11,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
+import { POLICY_FLAGS, queuePolicy } from '../policy.ts';
 import {
   CONCURRENCY_FLAG,
   DEFAULT_SHUTDOWN_TIMEOUT,
@@ -21,7 +22,7 @@ import {
 interface WorkArgs {
   handler: HandlerChoice;
   max: number | undefined;
-  leaseSeconds: number | undefined;
+  policy: PolicyOptions;
   batch: number | undefined;
   concurrency: number;
   handlerTimeout: number | undefined;
@@ -33,7 +34,7 @@ export const workCommand = defineCommand<WorkArgs>({
   flags: {
     handler: HANDLER_FLAG,
     max: { type: 'string', value: 'N', help: 'stop after N claimed messages' },
-    lease: { type: 'string', value: 'S', help: 'lease length in seconds (default 30)' },
+    ...POLICY_FLAGS,
     batch: {
       type: 'string',
       value: 'N',
@@ -43,13 +44,18 @@ export const workCommand = defineCommand<WorkArgs>({
     'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },
   opensStore: true,
-  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./my-handler.ts'],
+  examples: [
+    'work',
+    'work --handler v2 --max 10',
+    'work --attempts 10 --backoff exp:1s..10m',
+    'work --handler ./my-handler.ts',
+  ],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
     return {
       handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
       max: intFlag(values, 'max', { min: 1 }),
-      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      policy: queuePolicy(values, config),
       batch: intFlag(values, 'batch', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
@@ -64,7 +70,7 @@ export const workCommand = defineCommand<WorkArgs>({
       drain: true,
       concurrency: args.concurrency,
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      ...args.policy,
       ...(args.max === undefined ? {} : { max: args.max }),
       ...handlerTimeoutMs(args.handlerTimeout),
       onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),

@@ -1,4 +1,4 @@
-import type { PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
+import type { PolicyOptions, PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { DEFAULT_BATCH } from '@onceq/core/internal';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
@@ -15,6 +15,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
+import { POLICY_FLAGS, queuePolicy } from '../policy.ts';
 
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
@@ -41,7 +42,7 @@ export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutM
 interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
-  leaseSeconds: number | undefined;
+  policy: PolicyOptions;
   concurrency: number;
   handlerTimeout: number | undefined;
   shutdownTimeout: number;
@@ -56,11 +57,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
   flags: {
     handler: HANDLER_FLAG,
     batch: { type: 'string', value: 'N', help: `messages per claim (default ${DEFAULT_BATCH})` },
-    lease: {
-      type: 'string',
-      value: 'S',
-      help: 'lease length in seconds, renewed every third while a handler runs (default 30)',
-    },
+    ...POLICY_FLAGS,
     concurrency: CONCURRENCY_FLAG,
     'handler-timeout': HANDLER_TIMEOUT_FLAG,
     'shutdown-timeout': {
@@ -104,7 +101,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     }
     return {
       batch: intFlag(values, 'batch', { min: 1 }),
-      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      policy: queuePolicy(values, config),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
@@ -120,7 +117,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     const metrics = new WorkerMetrics(store);
     const worker = new Worker(store, args.handler.handler, {
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      ...args.policy,
       concurrency: args.concurrency,
       ...handlerTimeoutMs(args.handlerTimeout),
       log,

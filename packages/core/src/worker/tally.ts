@@ -141,13 +141,15 @@ export class Tally {
     const deadline = timeoutMs === undefined ? '' : `, handler timeout ${timeoutMs / 1000} s`;
     this.#log.write(
       'start',
-      `worker started on ${store.location} (${store.kind}): batch ${batch}, concurrency ${concurrency}, lease ${leaseSeconds} s${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
+      `worker started on ${store.location} (${store.kind}): batch ${batch}, concurrency ${concurrency}, lease ${leaseSeconds} s, attempts ${store.protocol.maxAttempts}, on dead ${store.protocol.onDead}${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
       {
         store: store.location,
         backend: store.kind,
         batch,
         concurrency,
         lease_seconds: leaseSeconds,
+        attempts: store.protocol.maxAttempts,
+        on_dead: store.protocol.onDead,
         handler_timeout_ms: timeoutMs ?? null,
         claim_ahead: claimAhead,
       },
