@@ -20,6 +20,7 @@ import { idPolicySuite } from './id-policy.ts';
 import { leaseServiceSuite } from './lease-service.ts';
 import { listSuite } from './list.ts';
 import { orderingSuite } from './ordering.ts';
+import { policySuite } from './policy.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
 import { redriveSuite } from './redrive.ts';
@@ -42,6 +43,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   idPolicySuite(name, factory);
   pruneSuite(name, factory);
   orderingSuite(name, factory);
+  policySuite(name, factory);
 }
 
 /**

@@ -81,7 +81,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0009_deliveries');
+      expect(report.schemaVersion).toBe('0010_queues');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

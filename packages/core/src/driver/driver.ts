@@ -18,13 +18,14 @@
 import type { CheckedCompletion } from '../handler/run.ts';
 import type { FailureMove } from '../machine.ts';
 import type { ConnectionCount, Finding } from '../maintenance/doctor-types.ts';
+import type { OnDead } from '../policy.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Executor, StatementRunner } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
-import type { BlockedKeyRow, KeyTail } from './sql/ordering.ts';
+import type { BlockedKeyRow, KeyTail, ReleasedDeadRow } from './sql/ordering.ts';
 
 /** The finished states prune touches. */
 export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
@@ -58,6 +59,10 @@ export interface ClaimInput {
   leaseSeconds: number;
   /** The cycle's attempt budget: an expired lease on the last attempt goes dead. */
   maxAttempts: number;
+  /** The queue claimed from: its ready messages, and its expired leases recovered. */
+  queue: string;
+  /** Stamped on every claimed message: what it does to its ordering key if it dies. */
+  onDead: OnDead;
 }
 
 /**
@@ -270,6 +275,17 @@ export interface Driver {
   lockKeys(x: Executor, keys: readonly string[]): Promise<void>;
   /** The last message (highest `seq`) of each of `keys` that has one. */
   keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]>;
+  /**
+   * The dead messages among `ids` (or all) that released their key when they died
+   * (`on_dead = 'skip'`), by key and position: a redrive puts each back at its key's end.
+   */
+  releasedDead(x: Executor, ids: readonly string[] | 'all'): Promise<ReleasedDeadRow[]>;
+  /**
+   * Puts one such message back at its key's end, holding the key again: `waiting` (attempts
+   * 0) when another message of the key is unfinished, else left `dead` for the redrive to
+   * make it the key's head. Returns the state it is left in. The caller holds the key's lock.
+   */
+  rejoinKey(x: Executor, eventId: string, now: number): Promise<'waiting' | 'dead'>;
   /**
    * dead → skipped for the named dead messages; returns the ids moved, sorted. Each
    * skipped message with a key releases its key's next message in the same transaction.

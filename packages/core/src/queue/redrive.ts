@@ -18,11 +18,36 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.transact(async (x) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(store, x, selection);
-    const moved = await store.driver.redrive(x, selection, now);
+    const rejoined = await rejoinKeys(store, x, selection, now);
+    const moved = [...rejoined, ...(await store.driver.redrive(x, selection, now))].sort();
     if (moved.length > 0) await store.driver.wake(x);
     crashPoint('mid-redrive');
     return moved;
   });
+}
+
+/**
+ * A dead message that let its key go on without it (`on_dead: skip`) no longer heads its
+ * key: its redrive puts it back at the key's end (docs/ordering.md), `waiting` behind the
+ * key's unfinished messages, or its only head when there are none. Never a second head.
+ * Returns the ids left waiting (redriven, but not ready yet).
+ */
+async function rejoinKeys(
+  store: Store,
+  x: Executor,
+  selection: RedriveSelection,
+  now: number,
+): Promise<string[]> {
+  const released = await store.driver.releasedDead(x, selection);
+  if (released.length === 0) return [];
+  await store.driver.lockKeys(x, [...new Set(released.map((r) => r.ordering_key))].sort());
+  const waiting: string[] = [];
+  for (const row of released) {
+    if ((await store.driver.rejoinKey(x, row.event_id, now)) === 'waiting') {
+      waiting.push(row.event_id);
+    }
+  }
+  return waiting;
 }
 
 /**

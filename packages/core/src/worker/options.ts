@@ -1,6 +1,7 @@
 import type { Store } from '../driver/backend.ts';
 import { backoffOf, ON_DEAD, type PolicyOptions } from '../policy.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
+import { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_RULE } from '../queues.ts';
 import type { WorkerLog } from './log.ts';
 import type { MetricsRecorder } from './metrics-recorder.ts';
 import type { PruneSchedule } from './prune-schedule.ts';
@@ -21,6 +22,11 @@ export const STUCK_AFTER_LEASES = 3;
  * dead) is the rule for every message it claims and records (docs/worker.md, "Policy").
  */
 export interface WorkerOptions extends PolicyOptions {
+  /**
+   * The queues this worker claims from, in turn: one claim per queue, the next claim from
+   * the next queue, an empty queue passed over. Default `['default']`.
+   */
+  queues?: readonly string[];
   /** Messages per claim (and per record transaction). Default {@link DEFAULT_BATCH} (100). */
   batch?: number;
   /** Handlers running at once (each message still fenced on its own). Default 1. */
@@ -85,6 +91,7 @@ export interface StopResult {
 
 /** A worker's options as it runs with them: every default applied, every number checked. */
 export interface WorkerSettings {
+  readonly queues: readonly string[];
   readonly batch: number;
   readonly leaseSeconds: number;
   readonly concurrency: number;
@@ -96,7 +103,15 @@ export interface WorkerSettings {
 /** `options` with their defaults; throws a RangeError naming a setting that is not a positive whole number. */
 export function workerSettings(options: WorkerOptions, storeLeaseSeconds: number): WorkerSettings {
   const { handlerTimeoutMs } = options;
+  const queues = options.queues ?? [DEFAULT_QUEUE];
+  const bad = queues.find((q) => !isQueueName(q));
+  if (queues.length === 0 || bad !== undefined || new Set(queues).size !== queues.length) {
+    throw new RangeError(
+      `worker queues must be distinct names, each ${QUEUE_NAME_RULE}, got ${JSON.stringify(queues)}`,
+    );
+  }
   return {
+    queues,
     batch: positive(options.batch ?? DEFAULT_BATCH, 'batch'),
     leaseSeconds: positive(options.leaseSeconds ?? storeLeaseSeconds, 'lease'),
     concurrency: positive(options.concurrency ?? 1, 'concurrency'),

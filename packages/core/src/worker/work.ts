@@ -14,6 +14,7 @@ export interface WorkOptions
     | 'backoff'
     | 'leaseSeconds'
     | 'onDead'
+    | 'queues'
   > {
   /** Called after every recorded batch, for progress output. */
   onProgress?: (summary: Readonly<WorkSummary>) => void;

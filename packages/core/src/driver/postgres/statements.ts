@@ -220,6 +220,11 @@ export const postgresDriver: Driver = {
     await moved(x, 'dead', 'ready', redriven.length);
     return redriven;
   },
+  rejoinKey: async (x, eventId, now) => {
+    const state = await ordering.rejoinKey(x, eventId, now);
+    if (state === 'waiting') await moved(x, 'dead', 'waiting', 1);
+    return state;
+  },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
   lockKeys: async (x, keys) => {

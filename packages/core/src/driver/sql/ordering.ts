@@ -87,7 +87,7 @@ const blockedText = statement(
       (SELECT count(*) FROM ${d.table('messages')} w
         WHERE w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
     FROM ${d.table('messages')} m
-    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL
+    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'
     ORDER BY m.ordering_key
     LIMIT ${d.param(1)}`,
 );
@@ -99,10 +99,75 @@ export async function blockedKeys(x: Executor, limit: number): Promise<BlockedKe
 const blockedCountText = statement(
   'blocked-key-count',
   (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
-    WHERE state = 'dead' AND ordering_key IS NOT NULL`,
+    WHERE state = 'dead' AND ordering_key IS NOT NULL AND on_dead = 'block'`,
 );
 
 export async function countBlockedKeys(x: Executor): Promise<number> {
   const { rows } = await x.query<{ n: unknown }>(blockedCountText(x.dialect));
   return Number(rows[0]?.n ?? 0);
+}
+
+/** A dead message that let its key go on without it (`on_dead = 'skip'`). */
+export interface ReleasedDeadRow {
+  event_id: string;
+  ordering_key: string;
+}
+
+/**
+ * The dead, unpruned messages among `n` ids (or every one at 0) that released their key
+ * when they died, by key and position: those a redrive puts back at their key's end.
+ */
+const releasedDeadText = statementFor(
+  'released-dead',
+  (d, n) => `SELECT event_id, ordering_key FROM ${d.table('messages')}
+WHERE state = 'dead' AND on_dead = 'skip' AND ordering_key IS NOT NULL AND pruned_at IS NULL${n === 0 ? '' : ` AND event_id IN (${params(d, 1, n)})`}
+ORDER BY ordering_key, seq`,
+);
+
+export async function releasedDead(
+  x: Executor,
+  ids: readonly string[] | 'all',
+): Promise<ReleasedDeadRow[]> {
+  if (ids !== 'all' && ids.length === 0) return [];
+  const selected = ids === 'all' ? [] : ids;
+  return (await x.query<ReleasedDeadRow>(releasedDeadText(x.dialect, selected.length), selected))
+    .rows;
+}
+
+/**
+ * Puts a dead message that released its key back into the key, for its redrive: at the
+ * key's end (a new `seq` after the last, unless it is the last), holding the key again
+ * (`on_dead = 'block'`). When another message of the key is unfinished (ready, leased,
+ * waiting, or a dead one holding the key) it goes `waiting` behind them, attempts 0;
+ * else it stays dead for the redrive to make it ready, the key's only head. ?1 now, ?2
+ * the id. Returns the state it is left in.
+ */
+const rejoinText = statement('rejoin-key', (d) => {
+  const m = d.table('messages');
+  const unfinished = `EXISTS (SELECT 1 FROM ${m} o WHERE o.ordering_key = r.ordering_key
+        AND o.event_id <> r.event_id
+        AND (o.state IN ('ready', 'leased', 'waiting') OR (o.state = 'dead' AND o.on_dead = 'block')))`;
+  return `UPDATE ${m} AS r SET
+  seq = CASE WHEN r.seq < (SELECT max(x.seq) FROM ${m} x WHERE x.ordering_key = r.ordering_key)
+    THEN (SELECT max(x.seq) FROM ${m} x WHERE x.ordering_key = r.ordering_key) + 1 ELSE r.seq END,
+  on_dead = 'block',
+  state = CASE WHEN ${unfinished} THEN 'waiting' ELSE 'dead' END,
+  attempts = CASE WHEN ${unfinished} THEN 0 ELSE r.attempts END,
+  available_at = CASE WHEN ${unfinished} THEN ${d.now(1)} ELSE r.available_at END,
+  updated_at = ${d.now(1)}
+WHERE r.event_id = ${d.param(2)} AND r.state = 'dead'
+RETURNING state`;
+});
+
+export async function rejoinKey(
+  x: Executor,
+  eventId: string,
+  now: number,
+): Promise<'waiting' | 'dead'> {
+  const d = x.dialect;
+  const { rows } = await x.query<{ state: 'waiting' | 'dead' }>(rejoinText(d), [
+    d.nowValue(now),
+    eventId,
+  ]);
+  return rows[0]?.state ?? 'dead';
 }
