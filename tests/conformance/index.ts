@@ -23,6 +23,7 @@ import { orderingSuite } from './ordering.ts';
 import { policySuite } from './policy.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
+import { queuesSuite } from './queues.ts';
 import { redriveSuite } from './redrive.ts';
 import { storySuite } from './story.ts';
 
@@ -44,6 +45,7 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   pruneSuite(name, factory);
   orderingSuite(name, factory);
   policySuite(name, factory);
+  queuesSuite(name, factory);
 }
 
 /**

@@ -119,7 +119,7 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
       expect(await claimIds(store)).toEqual([]);
       expect(await blockedKeys(store)).toEqual({
         count: 1,
-        keys: [{ key: 'A', eventId: 'E0001', deadSince: 1000, waiting: 2 }],
+        keys: [{ queue: 'default', key: 'A', eventId: 'E0001', deadSince: 1000, waiting: 2 }],
       });
       await redrive(store, ['E0001']);
       expect((await blockedKeys(store)).count).toBe(0);

@@ -1,4 +1,12 @@
-import { ON_DEAD, type OnDead, type PolicyOptions, parseBackoff } from '@onceq/core';
+import {
+  DEFAULT_QUEUE,
+  isQueueName,
+  ON_DEAD,
+  type OnDead,
+  type PolicyOptions,
+  parseBackoff,
+  QUEUE_NAME_RULE,
+} from '@onceq/core';
 import { type FlagValues, intFlag, stringFlag } from './args.ts';
 import { CONFIG_FILE, type OnceqConfig, type QueueConfig } from './config.ts';
 import { UsageError } from './errors.ts';
@@ -164,4 +172,57 @@ export function describePolicy(policy: PolicyOptions): string {
   if (policy.leaseSeconds !== undefined) parts.push(`lease ${policy.leaseSeconds} s`);
   if (policy.onDead !== undefined) parts.push(`on dead ${policy.onDead}`);
   return parts.join(', ');
+}
+
+/** `--queue`: the queues a `work` or `worker` claims from. */
+export const QUEUE_FLAG = {
+  type: 'string',
+  value: 'NAME[,NAME…]',
+  help: 'the queues to claim from, in turn (default: default); each uses its handler and policy from the config\'s "queues"',
+} as const satisfies FlagSpecs[string];
+
+/** `--queue a,b` as a list of distinct checked names; `['default']` when not given. */
+export function queuesFlag(values: FlagValues): string[] {
+  const raw = stringFlag(values, 'queue');
+  if (raw === undefined) return [DEFAULT_QUEUE];
+  const queues = raw.split(',').map((q) => q.trim());
+  const bad = queues.find((q) => !isQueueName(q));
+  if (bad !== undefined) {
+    throw new UsageError(
+      `--queue takes queue names separated by commas, each ${QUEUE_NAME_RULE}; got ${JSON.stringify(bad)}`,
+    );
+  }
+  return [...new Set(queues)];
+}
+
+/**
+ * The handler (as given: a flag, or a version or path) and the policy of each of
+ * `queues`; one worker runs them all, so they must agree: queues that differ in handler
+ * or policy are a usage error saying to run one worker per queue.
+ */
+export function queuesPlan(
+  queues: readonly string[],
+  values: FlagValues,
+  config: () => OnceqConfig,
+): { handler: { flag: string | undefined; label: string }; policy: PolicyOptions } {
+  const plans = queues.map((queue) => {
+    const fromFlag = stringFlag(values, 'handler');
+    const fromQueue = config().queues?.[queue]?.handler;
+    const handler =
+      fromFlag !== undefined || fromQueue === undefined
+        ? { flag: fromFlag, label: '--handler' }
+        : { flag: fromQueue, label: `${CONFIG_FILE} "queues.${queue}.handler"` };
+    return { queue, handler, policy: queuePolicy(values, config, queue) };
+  });
+  const first = plans[0] as (typeof plans)[number];
+  const same = (p: (typeof plans)[number]) =>
+    p.handler.flag === first.handler.flag &&
+    JSON.stringify(p.policy) === JSON.stringify(first.policy);
+  const other = plans.find((p) => !same(p));
+  if (other !== undefined) {
+    throw new UsageError(
+      `--queue ${first.queue} and ${other.queue} have different handlers or policies in ${CONFIG_FILE}: run one worker per queue (onceq worker --queue ${first.queue}, onceq worker --queue ${other.queue})`,
+    );
+  }
+  return { handler: first.handler, policy: first.policy };
 }

@@ -18,3 +18,11 @@ export const QUEUE_NAME_RULE =
 export function isQueueName(name: unknown): name is string {
   return typeof name === 'string' && QUEUE_NAME_PATTERN.test(name);
 }
+
+/**
+ * The name an ordering key's lock is taken on: `queue/key` (a queue name has no `/`),
+ * as migration 0010's release trigger takes it.
+ */
+export function keyLockName(queue: string, key: string): string {
+  return `${queue}/${key}`;
+}

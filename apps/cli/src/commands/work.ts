@@ -1,7 +1,7 @@
 import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
-import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {
   choiceSource,
@@ -11,7 +11,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
-import { POLICY_FLAGS, queuePolicy } from '../policy.ts';
+import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
 import {
   CONCURRENCY_FLAG,
   DEFAULT_SHUTDOWN_TIMEOUT,
@@ -23,6 +23,7 @@ interface WorkArgs {
   handler: HandlerChoice;
   max: number | undefined;
   policy: PolicyOptions;
+  queues: string[];
   batch: number | undefined;
   concurrency: number;
   handlerTimeout: number | undefined;
@@ -33,6 +34,7 @@ export const workCommand = defineCommand<WorkArgs>({
   summary: 'claim → handle → apply until nothing is claimable now (or N messages)',
   flags: {
     handler: HANDLER_FLAG,
+    queue: QUEUE_FLAG,
     max: { type: 'string', value: 'N', help: 'stop after N claimed messages' },
     ...POLICY_FLAGS,
     batch: {
@@ -52,10 +54,13 @@ export const workCommand = defineCommand<WorkArgs>({
   ],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
+    const queues = queuesFlag(values);
+    const plan = queuesPlan(queues, values, config);
     return {
-      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
       max: intFlag(values, 'max', { min: 1 }),
-      policy: queuePolicy(values, config),
+      policy: plan.policy,
+      queues,
       batch: intFlag(values, 'batch', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
@@ -71,6 +76,7 @@ export const workCommand = defineCommand<WorkArgs>({
       concurrency: args.concurrency,
       ...(args.batch === undefined ? {} : { batch: args.batch }),
       ...args.policy,
+      queues: args.queues,
       ...(args.max === undefined ? {} : { max: args.max }),
       ...handlerTimeoutMs(args.handlerTimeout),
       onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),

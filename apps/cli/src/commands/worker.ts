@@ -15,7 +15,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
-import { POLICY_FLAGS, queuePolicy } from '../policy.ts';
+import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
 
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
@@ -43,6 +43,7 @@ interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
   policy: PolicyOptions;
+  queues: string[];
   concurrency: number;
   handlerTimeout: number | undefined;
   shutdownTimeout: number;
@@ -56,6 +57,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
   flags: {
     handler: HANDLER_FLAG,
+    queue: QUEUE_FLAG,
     batch: { type: 'string', value: 'N', help: `messages per claim (default ${DEFAULT_BATCH})` },
     ...POLICY_FLAGS,
     concurrency: CONCURRENCY_FLAG,
@@ -95,13 +97,16 @@ export const workerCommand = defineCommand<WorkerArgs>({
   opensStore: true,
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');
+    const queues = queuesFlag(values);
+    const plan = queuesPlan(queues, values, config);
     const logFormat = stringFlag(values, 'log-format') ?? 'human';
     if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
       throw new UsageError(`--log-format must be human or json, got ${JSON.stringify(logFormat)}`);
     }
     return {
       batch: intFlag(values, 'batch', { min: 1 }),
-      policy: queuePolicy(values, config),
+      policy: plan.policy,
+      queues,
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
@@ -109,7 +114,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
       logFormat: logFormat as LogFormat,
       prune: pruneSchedule(values),
-      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
     };
   },
   async run(args, { store, json, ctx }) {
@@ -118,6 +123,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
     const worker = new Worker(store, args.handler.handler, {
       ...(args.batch === undefined ? {} : { batch: args.batch }),
       ...args.policy,
+      queues: args.queues,
       concurrency: args.concurrency,
       ...handlerTimeoutMs(args.handlerTimeout),
       log,

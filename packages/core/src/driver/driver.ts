@@ -123,6 +123,7 @@ export interface StoredForEnqueue {
   payload_sha256: string | null;
   pruned_at: number | null;
   ordering_key: string | null;
+  queue: string;
 }
 
 /**
@@ -255,26 +256,28 @@ export interface Driver {
   /** The stored rows of `ids` (any state) for enqueue's duplicate and conflict check. */
   lookupForEnqueue(x: Executor, ids: readonly string[]): Promise<StoredForEnqueue[]>;
   /**
-   * New messages, `ready` at `now`, attempts and generation 0, in the caller's
-   * transaction. An id already stored (committed, or inserted earlier in this
-   * transaction) is skipped, not an error; returns how many rows were inserted.
+   * New messages of `queue` (default `default`), `ready` at `now`, attempts and
+   * generation 0, in the caller's transaction. An id already stored (committed, or
+   * inserted earlier in this transaction) is skipped, not an error; returns how many rows
+   * were inserted.
    */
   insertMessages(
     x: Executor,
     rows: readonly NewMessage[],
     now: number,
     delay?: EnqueueDelay,
+    queue?: string,
   ): Promise<number>;
   /**
-   * Holds the named ordering keys until the caller's transaction ends, in the order
-   * given (callers sort them): an enqueue deciding which of its messages head their key
+   * Holds the named ordering keys (each `queue/key`, see `keyLockName` in queues.ts) until the
+   * caller's transaction ends, in the order given (callers sort them): an enqueue deciding which of its messages head their key
    * and the release of a key's next message (migration 0008's trigger) never
    * interleave. PostgreSQL: transaction-scoped advisory locks; SQLite: nothing, its
    * write lock already serialises them.
    */
   lockKeys(x: Executor, keys: readonly string[]): Promise<void>;
-  /** The last message (highest `seq`) of each of `keys` that has one. */
-  keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]>;
+  /** The last message (highest `seq`) of each of `keys` of `queue` that has one. */
+  keyTails(x: Executor, keys: readonly string[], queue: string): Promise<KeyTail[]>;
   /**
    * The dead messages among `ids` (or all) that released their key when they died
    * (`on_dead = 'skip'`), by key and position: a redrive puts each back at its key's end.

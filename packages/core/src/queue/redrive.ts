@@ -3,6 +3,7 @@ import type { Executor } from '../driver/executor.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { handlerStore, runHandler, withDeadline } from '../handler/run.ts';
+import { keyLockName } from '../queues.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -40,7 +41,8 @@ async function rejoinKeys(
 ): Promise<string[]> {
   const released = await store.driver.releasedDead(x, selection);
   if (released.length === 0) return [];
-  await store.driver.lockKeys(x, [...new Set(released.map((r) => r.ordering_key))].sort());
+  const locks = released.map((r) => keyLockName(r.queue, r.ordering_key));
+  await store.driver.lockKeys(x, [...new Set(locks)].sort());
   const waiting: string[] = [];
   for (const row of released) {
     if ((await store.driver.rejoinKey(x, row.event_id, now)) === 'waiting') {

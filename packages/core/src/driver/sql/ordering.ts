@@ -24,23 +24,28 @@ const TAIL_CHUNK = 100;
  * `messages_key (ordering_key, seq)` at that key's last entry, one index probe per key
  * however long its history.
  */
-const tailsText = statementFor(
-  'key-tails',
-  (d, n) => `
+const tailsText = statementFor('key-tails', (d, n) => {
+  const queue = d.param(n + 1);
+  return `
     WITH k(name) AS (VALUES ${Array.from({ length: n }, (_, i) => `(${d.param(i + 1)})`).join(', ')})
     SELECT m.ordering_key, m.seq, m.state FROM k
-    JOIN ${d.table('messages')} m ON m.ordering_key = k.name
-      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x WHERE x.ordering_key = k.name)`,
-);
+    JOIN ${d.table('messages')} m ON m.queue = ${queue} AND m.ordering_key = k.name
+      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x
+        WHERE x.queue = ${queue} AND x.ordering_key = k.name)`;
+});
 
-/** The last message of each of `keys` that has any (a new key has no row). */
-export async function keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]> {
+/** The last message of each of `keys` of `queue` that has any (a new key has no row). */
+export async function keyTails(
+  x: Executor,
+  keys: readonly string[],
+  queue: string,
+): Promise<KeyTail[]> {
   const found = new Map<string, KeyTail>();
   const text = tailsText(x.dialect, TAIL_CHUNK);
   for (let i = 0; i < keys.length; i += TAIL_CHUNK) {
     const chunk = keys.slice(i, i + TAIL_CHUNK);
     while (chunk.length < TAIL_CHUNK) chunk.push(chunk[0] as string);
-    for (const row of (await x.query<KeyTail>(text, chunk)).rows) {
+    for (const row of (await x.query<KeyTail>(text, [...chunk, queue])).rows) {
       found.set(row.ordering_key, { ...row, seq: Number(row.seq) });
     }
   }
@@ -70,6 +75,7 @@ export async function skip(x: Executor, ids: readonly string[], now: number): Pr
 
 /** A key held by its dead head: the head, and how many messages wait behind it. */
 export interface BlockedKeyRow {
+  queue: string;
   ordering_key: string;
   event_id: string;
   updated_at: unknown;
@@ -83,12 +89,12 @@ export interface BlockedKeyRow {
 const blockedText = statement(
   'blocked-keys',
   (d) => `
-    SELECT m.ordering_key, m.event_id, m.updated_at,
+    SELECT m.queue, m.ordering_key, m.event_id, m.updated_at,
       (SELECT count(*) FROM ${d.table('messages')} w
-        WHERE w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
+        WHERE w.queue = m.queue AND w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
     FROM ${d.table('messages')} m
     WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'
-    ORDER BY m.ordering_key
+    ORDER BY m.queue, m.ordering_key
     LIMIT ${d.param(1)}`,
 );
 
@@ -110,6 +116,7 @@ export async function countBlockedKeys(x: Executor): Promise<number> {
 /** A dead message that let its key go on without it (`on_dead = 'skip'`). */
 export interface ReleasedDeadRow {
   event_id: string;
+  queue: string;
   ordering_key: string;
 }
 
@@ -119,9 +126,9 @@ export interface ReleasedDeadRow {
  */
 const releasedDeadText = statementFor(
   'released-dead',
-  (d, n) => `SELECT event_id, ordering_key FROM ${d.table('messages')}
+  (d, n) => `SELECT event_id, queue, ordering_key FROM ${d.table('messages')}
 WHERE state = 'dead' AND on_dead = 'skip' AND ordering_key IS NOT NULL AND pruned_at IS NULL${n === 0 ? '' : ` AND event_id IN (${params(d, 1, n)})`}
-ORDER BY ordering_key, seq`,
+ORDER BY queue, ordering_key, seq`,
 );
 
 export async function releasedDead(
@@ -144,12 +151,13 @@ export async function releasedDead(
  */
 const rejoinText = statement('rejoin-key', (d) => {
   const m = d.table('messages');
-  const unfinished = `EXISTS (SELECT 1 FROM ${m} o WHERE o.ordering_key = r.ordering_key
+  const sameKey = (t: string) => `${t}.queue = r.queue AND ${t}.ordering_key = r.ordering_key`;
+  const unfinished = `EXISTS (SELECT 1 FROM ${m} o WHERE ${sameKey('o')}
         AND o.event_id <> r.event_id
         AND (o.state IN ('ready', 'leased', 'waiting') OR (o.state = 'dead' AND o.on_dead = 'block')))`;
   return `UPDATE ${m} AS r SET
-  seq = CASE WHEN r.seq < (SELECT max(x.seq) FROM ${m} x WHERE x.ordering_key = r.ordering_key)
-    THEN (SELECT max(x.seq) FROM ${m} x WHERE x.ordering_key = r.ordering_key) + 1 ELSE r.seq END,
+  seq = CASE WHEN r.seq < (SELECT max(x.seq) FROM ${m} x WHERE ${sameKey('x')})
+    THEN (SELECT max(x.seq) FROM ${m} x WHERE ${sameKey('x')}) + 1 ELSE r.seq END,
   on_dead = 'block',
   state = CASE WHEN ${unfinished} THEN 'waiting' ELSE 'dead' END,
   attempts = CASE WHEN ${unfinished} THEN 0 ELSE r.attempts END,
