@@ -39,7 +39,15 @@ test('enqueue --queue puts events in a queue only work --queue claims, with its 
   // payments runs outage.ts (the provider is down), with 5 attempts: retried, not dead.
   const payments = json(await at('work', '--queue', 'payments', '--json'));
   expect(payments).toMatchObject({ handler: 'outage-test', claimed: 1, retried: 1 });
-  expect(json(await at('show', 'E0001', '--json'))).toMatchObject({ state: 'ready', attempts: 1 });
+  expect(json(await at('show', 'E0001', '--json'))).toMatchObject({
+    queue: 'payments',
+    state: 'ready',
+    attempts: 1,
+  });
+  const listed = json<{ messages: { event_id: string; queue?: string }[] }>(
+    await at('list', '--queue', 'payments', '--json'),
+  );
+  expect(listed.messages.map((m) => [m.event_id, m.queue])).toEqual([['E0001', 'payments']]);
 });
 
 test('the same event id in another queue is a conflict naming the queue it is in (exit 3)', async () => {

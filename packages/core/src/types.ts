@@ -90,6 +90,8 @@ export interface MessageView {
   payloadSha256: string | null;
   /** The message's ordering key (docs/ordering.md), else `null`. */
   key: string | null;
+  /** The queue the message belongs to (`default` unless named). */
+  queue: string;
 }
 
 /**
