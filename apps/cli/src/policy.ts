@@ -164,16 +164,6 @@ export function queuePolicy(
   return mergePolicy(base, flags);
 }
 
-/** `attempts 10, backoff exp:1s..10m, lease 60 s, on dead skip`: the parts set, for the start line. */
-export function describePolicy(policy: PolicyOptions): string {
-  const parts: string[] = [];
-  if (policy.attempts !== undefined) parts.push(`attempts ${policy.attempts}`);
-  if (typeof policy.backoff === 'string') parts.push(`backoff ${policy.backoff}`);
-  if (policy.leaseSeconds !== undefined) parts.push(`lease ${policy.leaseSeconds} s`);
-  if (policy.onDead !== undefined) parts.push(`on dead ${policy.onDead}`);
-  return parts.join(', ');
-}
-
 /** `--queue`: the queues a `work` or `worker` claims from. */
 export const QUEUE_FLAG = {
   type: 'string',
