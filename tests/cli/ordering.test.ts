@@ -48,9 +48,9 @@ test('enqueue --key-field orders a customer, a dead head blocks only its key, sk
   expect(status.messages).toEqual({ ready: 0, leased: 0, done: 2, dead: 1, waiting: 1 });
   expect(status.blocked_keys).toEqual({
     count: 1,
-    keys: [{ key: 'c1', dead_head: 'E0001', dead_since: 1000, waiting: 1 }],
+    keys: [{ queue: 'default', key: 'c1', dead_head: 'E0001', dead_since: 1000, waiting: 1 }],
   });
-  expect((await run('dlq')).stdout).toContain('c1   E0001            1');
+  expect((await run('dlq')).stdout).toContain('default  c1   E0001            1');
 
   const notDead = await run('skip', 'E0002');
   expect([notDead.code, notDead.stderr.trim()]).toEqual([

@@ -58,7 +58,9 @@ function ackWithEffectAndClaim(e: TestEnv, leases: readonly LeaseRef[], now: num
     e,
     leases.map((lease) => ({ lease, ...effectResult(EFFECT), failed })),
     now,
-    { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 5 } },
+    {
+      claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 5, queue: 'default', onDead: 'block' },
+    },
   );
 }
 
@@ -258,7 +260,15 @@ export function fenceSuite(name: string, factory: BackendFactory): void {
       const report = await store.driver.complete(
         store,
         [{ lease: fourth, ...effectResult(EFFECT), failed }],
-        { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 5 } },
+        {
+          claimNext: {
+            limit: 1,
+            leaseSeconds: 30,
+            maxAttempts: 5,
+            queue: 'default',
+            onDead: 'block',
+          },
+        },
       );
       expect([...report.written]).toEqual([['E0004', null]]);
       expect(report.claimed?.map((row) => row.event_id)).toEqual(['E0005']);

@@ -21,8 +21,10 @@ import { idPolicySuite } from './id-policy.ts';
 import { leaseServiceSuite } from './lease-service.ts';
 import { listSuite } from './list.ts';
 import { orderingSuite } from './ordering.ts';
+import { policySuite } from './policy.ts';
 import { processesSuite } from './processes.ts';
 import { pruneSuite } from './prune.ts';
+import { queuesSuite } from './queues.ts';
 import { redriveSuite } from './redrive.ts';
 import { storySuite } from './story.ts';
 
@@ -44,6 +46,8 @@ export function exerciseBackend(name: string, factory: BackendFactory): void {
   pruneSuite(name, factory);
   dedupWindowSuite(name, factory);
   orderingSuite(name, factory);
+  policySuite(name, factory);
+  queuesSuite(name, factory);
 }
 
 /**

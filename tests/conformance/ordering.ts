@@ -136,6 +136,7 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
         count: 1,
         keys: [
           {
+            queue: 'default',
             key: 'A',
             eventId: 'E0001',
             deadSince: 1000,

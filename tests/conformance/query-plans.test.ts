@@ -58,10 +58,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('query plans on a store of 5,000 messages', () => {
-  test('claim picks the head of messages_claim in order, without a scan or a sort', () => {
+  test("claim picks the head of its queue's messages_ready_queue in order, without a scan or a sort", () => {
     const pick = statement(/^UPDATE messages SET\s+state = 'leased', attempts/);
     const detail = plan(pick.sql, pick.parameters).join('\n');
-    expect(detail).toContain('USING COVERING INDEX messages_claim (state=? AND available_at<?)');
+    expect(detail).toContain(
+      'USING COVERING INDEX messages_ready_queue (queue=? AND available_at<?)',
+    );
     expect(detail).not.toMatch(/TEMP B-TREE|SCAN messages/);
   });
 

@@ -49,15 +49,15 @@ const rows = (n: number) =>
 
 describe('the enqueue INSERT on SQLite', () => {
   const dialect = sqliteDialect;
-  test('binds each row as two values plus the shared time and availability, every state a literal', async () => {
+  test('binds each row as two values plus the shared time, availability and queue, every state a literal', async () => {
     const { x, seen } = recording(dialect);
     await insertMessages(x, rows(4), 1000);
     expect(seen).toHaveLength(1);
     const [{ statement, parameters }] = seen as [(typeof seen)[number]];
-    expect(placeholders(statement.sql)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
-    expect(statement.sql).toContain("(?3, ?4, 'ready', 0, 0, ?2, NULL, ?1, ?1)");
+    expect(placeholders(statement.sql)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    expect(statement.sql).toContain("(?3, ?4, 'ready', 0, 0, ?2, NULL, ?1, ?1, ?11)");
     // The values sit where the text names them: now and the time the rows become
-    // claimable (now: no delay), then id and payload per row.
+    // claimable (now: no delay), then id and payload per row, then the rows' queue.
     expect(parameters).toEqual([
       1000,
       1000,
@@ -69,29 +69,30 @@ describe('the enqueue INSERT on SQLite', () => {
       '{"n":2}',
       'E3',
       '{"n":3}',
+      'default',
     ]);
   });
 
-  test('a 1000-row batch is two 500-row statements of 1002 values, one text', async () => {
+  test('a 1000-row batch is two 500-row statements of 1003 values, one text', async () => {
     const { x, seen } = recording(dialect);
     await insertMessages(x, rows(1000), 1000);
-    expect(seen.map((s) => s.parameters.length)).toEqual([1002, 1002]);
+    expect(seen.map((s) => s.parameters.length)).toEqual([1003, 1003]);
     expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
   });
 });
 
 describe('the enqueue INSERT on PostgreSQL', () => {
-  test('is one text for any number of rows: the clock and one array per column', async () => {
+  test('is one text for any number of rows: the clock, one array per column and the queue', async () => {
     const { x, seen } = recording(postgresDialect('onceq', false));
     await postgresDriver.insertMessages(x, rows(3), 1000);
     await postgresDriver.insertMessages(x, rows(1000), 1000);
     expect(seen).toHaveLength(2);
     expect(seen[0]?.statement).toBe(seen[1]?.statement as SqlText);
     const [first] = seen as [(typeof seen)[number]];
-    expect(placeholders(first.statement.sql)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(placeholders(first.statement.sql)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(first.statement.sql).toContain('onceq.messages');
     // NULL: the server's clock; then the ids and payloads in row order; no ordering keys
-    // (empty arrays, padded with NULLs by unnest); no delay.
+    // (empty arrays, padded with NULLs by unnest); no delay; the queue.
     expect(first.parameters).toEqual([
       null,
       ['E0', 'E1', 'E2'],
@@ -101,6 +102,7 @@ describe('the enqueue INSERT on PostgreSQL', () => {
       [],
       0,
       0,
+      'default',
     ]);
   });
 });
@@ -152,7 +154,7 @@ test('a SQLite store stores a full 1000-line batch with two INSERTs, every paylo
       (_, i) => `{"event_id":"${id(i)}","payload":{"n":${i}}}`,
     );
     expect(await enqueue(store, lines.join('\n'))).toEqual({ accepted: 1000, duplicates: 0 });
-    expect(inserts).toEqual([1002, 1002]);
+    expect(inserts).toEqual([1003, 1003]);
     const stored = await rawDb(store, (db) =>
       db
         .selectFrom('messages')

@@ -156,7 +156,13 @@ describePostgres('postgres: work claims the next batch while it settles one', ()
   test('a record whose lease ran out writes nothing, and the claim in its statement recovers that message like any claim (generation 2)', async () => {
     await withStore(async ({ store }, clock) => {
       await enqueue(store, nEvents(1).jsonl);
-      const [row] = await store.driver.claim(store, { limit: 1, leaseSeconds: 30, maxAttempts: 3 });
+      const [row] = await store.driver.claim(store, {
+        limit: 1,
+        leaseSeconds: 30,
+        maxAttempts: 3,
+        queue: 'default',
+        onDead: 'block',
+      });
       if (row === undefined) throw new Error('nothing claimed');
       clock.set(T0 + 30);
       const report = await store.driver.complete(
@@ -170,7 +176,15 @@ describePostgres('postgres: work claims the next batch while it settles one', ()
             },
           },
         ],
-        { claimNext: { limit: 1, leaseSeconds: 30, maxAttempts: 3 } },
+        {
+          claimNext: {
+            limit: 1,
+            leaseSeconds: 30,
+            maxAttempts: 3,
+            queue: 'default',
+            onDead: 'block',
+          },
+        },
       );
       expect([...report.written.keys()]).toEqual([]);
       expect(report.claimed?.map((r) => `${r.event_id} g${r.generation} a${r.attempts}`)).toEqual([

@@ -5,11 +5,21 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
+import {
+  enqueue,
+  type Handler,
+  openStore,
+  redrive,
+  type Store,
+  show,
+  status,
+  work,
+} from '@onceq/core';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import {
+  blockedKeys,
   claimMany,
   doctor,
   forgottenBefore,
@@ -180,6 +190,7 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'index:messages_key',
         'trigger:messages_key_release',
         'index:messages_lease',
+        'index:messages_ready_queue',
         'table:onceq_counts',
         'table:onceq_meta',
       ]);
@@ -384,6 +395,78 @@ onPostgres('a schema of 0007 gets 0009', (target) =>
       const store = await openStore(target, { schema, clock: testClock(1005) });
       try {
         await expectDeliveriesAfterUpgrade(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+/** A store of 0009 holding key K blocked by its dead head E0001 (E0002 behind it) and a ready E0003. */
+const KEYED_0009_ROWS = `INSERT INTO messages (event_id, payload, state, attempts, generation,
+    available_at, lease_until, enqueued_at, updated_at, last_error_code, last_error_detail,
+    ordering_key, seq) VALUES
+  ('E0001', '{"amount_cents":100,"category":"book"}', 'dead', 1, 1, 1000, NULL, 1000, 1000, 'broken', 'broken', 'K', 1),
+  ('E0002', '{"amount_cents":200,"category":"book"}', 'waiting', 0, 0, 1000, NULL, 1000, 1000, NULL, NULL, 'K', 2),
+  ('E0003', '{"amount_cents":300,"category":"book"}', 'ready', 0, 0, 1000, NULL, 1000, 1000, NULL, NULL, NULL, NULL)`;
+
+/** After 0010: every message in `default`, the key still blocked and then resumed in order; queues work. */
+async function expectQueuesAfterUpgrade(store: Store) {
+  expect((await doctor(store)).findings).toEqual([]);
+  expect(await blockedKeys(store)).toEqual({
+    count: 1,
+    keys: [
+      {
+        queue: 'default',
+        key: 'K',
+        eventId: 'E0001',
+        deadSince: 1000,
+        waiting: 1,
+        code: 'broken',
+        detail: 'broken',
+      },
+    ],
+  });
+  expect((await claimMany(store, { limit: 10 })).map((l) => l.eventId)).toEqual(['E0003']);
+  await redrive(store, ['E0001']);
+  expect((await claimMany(store, { limit: 10 })).map((l) => l.eventId)).toEqual(['E0001']);
+  // The same key in another queue is another key: ready at once.
+  await enqueue(
+    store,
+    [{ eventId: 'E0010', payload: { category: 'book', amount_cents: 1 }, key: 'K' }],
+    { queue: 'payments' },
+  );
+  expect((await claimMany(store, { limit: 10, queue: 'payments' })).map((l) => l.eventId)).toEqual([
+    'E0010',
+  ]);
+  expect((await show(store, 'E0002')).state).toBe('waiting');
+}
+
+test('a store of 0009 gets queues (0010) on open: every message in default, its blocked key intact', async () => {
+  const path = join(dir, 'before-0010.db');
+  await sqliteStoreAt(path, '0009_deliveries', (raw) => raw.run(KEYED_0009_ROWS));
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectQueuesAfterUpgrade(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0009 gets 0010', (target) =>
+  test('postgres: a schema of 0009 gets queues (0010) on open: every message in default, its blocked key intact', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0009_deliveries', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${KEYED_0009_ROWS}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectQueuesAfterUpgrade(store);
       } finally {
         await store.close();
       }

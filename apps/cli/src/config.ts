@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from '@onceq/core';
 import { isPostgresUrl, redactUrl } from '@onceq/core/postgres';
 import {
   DEFAULT_HANDLER,
@@ -57,6 +58,25 @@ function configSchema(z: typeof import('zod').z) {
         }),
       )
       .optional(),
+    /**
+     * Queues by name: each one's handler module (or version) and policy, for `worker`
+     * and `work` (docs/worker.md, "Policy").
+     */
+    queues: z
+      .record(
+        z.string().regex(QUEUE_NAME_PATTERN),
+        z.strictObject({
+          handler: z
+            .string()
+            .refine((value) => isHandlerVersion(value) || isHandlerPath(value))
+            .optional(),
+          attempts: z.int().min(1).max(1000).optional(),
+          backoff: z.string().optional(),
+          lease: z.union([z.string(), z.int()]).optional(),
+          on_dead: z.string().optional(),
+        }),
+      )
+      .optional(),
     /** Where `onceq serve` accepts webhooks, by source name. */
     sources: z
       .record(
@@ -81,7 +101,20 @@ function configSchema(z: typeof import('zod').z) {
   });
 }
 
-const CONFIG_KEYS = ['db', 'handler', 'endpoints', 'sources'];
+const CONFIG_KEYS = ['db', 'handler', 'queues', 'endpoints', 'sources'];
+
+/**
+ * One queue of `onceq.config.json`'s `queues`: the handler its workers run, and its
+ * policy (docs/worker.md): attempts, backoff schedule, lease (`"30s"` or seconds) and
+ * `on_dead` (`block` or `skip`).
+ */
+export interface QueueConfig {
+  handler?: string;
+  attempts?: number;
+  backoff?: string;
+  lease?: string | number;
+  on_dead?: string;
+}
 
 /**
  * One source of `onceq.config.json`'s `sources`: the path it posts to, how it is
@@ -118,6 +151,7 @@ export interface EndpointConfig {
 export type OnceqConfig = {
   db?: string;
   handler?: string;
+  queues?: Record<string, QueueConfig>;
   endpoints?: Record<string, EndpointConfig>;
   sources?: Record<string, SourceConfig>;
 };
@@ -144,6 +178,7 @@ function parseConfig(path: string, z: typeof import('zod').z): OnceqConfig {
   // The raw string, not the trimmed one: a path is taken as written.
   if (parsed.data.db !== undefined) config.db = (value as { db: string }).db;
   if (parsed.data.handler !== undefined) config.handler = parsed.data.handler;
+  if (parsed.data.queues !== undefined) config.queues = parsed.data.queues;
   if (parsed.data.endpoints !== undefined) config.endpoints = parsed.data.endpoints;
   if (parsed.data.sources !== undefined) config.sources = parsed.data.sources;
   return config;
@@ -158,6 +193,10 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   if (key === 'endpoints') {
     const where = issue.path.slice(1).map(String).join('.');
     return `"endpoints${where === '' ? '' : `.${where}`}": ${issue.message} (an endpoint is {"url", "secret_env", "timeout_seconds"?, "retry_schedule"?, "concurrency"?})`;
+  }
+  if (key === 'queues') {
+    const where = issue.path.slice(1).map(String).join('.');
+    return `"queues${where === '' ? '' : `.${where}`}": ${issue.message} (a queue's name is ${QUEUE_NAME_RULE}, and a queue is {"handler"?, "attempts"?, "backoff"?, "lease"?, "on_dead"?})`;
   }
   if (key === 'sources') {
     const where = issue.path.slice(1).map(String).join('.');

@@ -1,5 +1,6 @@
 import type { Effect } from './handler/contract.ts';
 import type { JsonObject } from './input/json-value.ts';
+import type { OnDead } from './policy.ts';
 import type { FailureKind, LESSON_STATES, MessageState } from './states.ts';
 
 /** Protocol knobs. Defaults come from docs/protocol.md §5. */
@@ -10,12 +11,15 @@ export interface ProtocolOptions {
   leaseSeconds: number;
   /** Delay before retry number `attempt + 1`, after `attempt` claims. Default 2^(attempt-1): 1 s, then 2 s. */
   backoffSeconds: (attempt: number) => number;
+  /** What a dead message does to its ordering key (docs/ordering.md). Default `block`. */
+  onDead: OnDead;
 }
 
 export const DEFAULT_PROTOCOL: ProtocolOptions = Object.freeze({
   maxAttempts: 3,
   leaseSeconds: 30,
   backoffSeconds: (attempt: number) => 2 ** Math.max(0, attempt - 1),
+  onDead: 'block',
 });
 
 /** What fences a completion: the message and the generation its claim received. */
@@ -86,6 +90,8 @@ export interface MessageView {
   payloadSha256: string | null;
   /** The message's ordering key (docs/ordering.md), else `null`. */
   key: string | null;
+  /** The queue the message belongs to (`default` unless named). */
+  queue: string;
 }
 
 /**

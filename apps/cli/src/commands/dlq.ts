@@ -1,5 +1,5 @@
 import type { MessageView } from '@onceq/core';
-import { dlq } from '@onceq/core';
+import { DEFAULT_QUEUE, dlq } from '@onceq/core';
 import { blockedKeys, countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
 import { deliveryCounts } from '@onceq/core/webhooks';
 import { expectPositionals, intFlag } from '../args.ts';
@@ -41,6 +41,7 @@ export const dlqCommand = defineCommand<DlqArgs>({
         toJson(
           dead.map((m) => ({
             event_id: m.eventId,
+            ...(m.queue === DEFAULT_QUEUE ? {} : { queue: m.queue }),
             ...(m.key === null ? {} : { key: m.key }),
             attempts: m.attempts,
             generation: m.generation,

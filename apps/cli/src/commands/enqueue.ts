@@ -1,7 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IdPolicy, ParsedBatch } from '@onceq/core';
-import { BatchRejectedError, enqueue } from '@onceq/core';
+import {
+  BatchRejectedError,
+  DEFAULT_QUEUE,
+  enqueue,
+  isQueueName,
+  QUEUE_NAME_RULE,
+} from '@onceq/core';
 import {
   assignKeys,
   GENERAL_POLICY,
@@ -29,6 +35,8 @@ interface EnqueueArgs {
   split: boolean;
   /** `--delay` / `--at`: when the new messages become claimable. */
   delay: { delaySeconds?: number; availableAt?: number };
+  /** `--queue`: the queue the events go to. */
+  queue: string;
 }
 
 /** `--delay DURATION` or `--at ISO-TIME` as enqueue's options. */
@@ -67,6 +75,15 @@ function keyOptions(values: Parameters<typeof stringFlag>[0]): KeyOptions {
 
 const n = (value: number) => value.toLocaleString('en-US');
 
+/** `--queue NAME`, checked against the queue name rule; `default` when not given. */
+function queueFlag(values: Parameters<typeof stringFlag>[0]): string {
+  const queue = stringFlag(values, 'queue') ?? DEFAULT_QUEUE;
+  if (!isQueueName(queue)) {
+    throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
+  }
+  return queue;
+}
+
 export const enqueueCommand = defineCommand<EnqueueArgs>({
   name: 'enqueue',
   summary: 'validate a JSONL batch and enqueue it, all or nothing',
@@ -84,6 +101,11 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
       type: 'string',
       value: 'TIME',
       help: 'the new messages become claimable at this ISO 8601 time (2026-12-01T09:30:00Z)',
+    },
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: 'the queue the events go to (default: default); workers claim by queue',
     },
     'key-field': {
       type: 'string',
@@ -118,6 +140,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
   examples: [
     'enqueue events.jsonl',
     'enqueue --key-field customer.id orders.jsonl',
+    'enqueue --queue payments payments.jsonl',
     'enqueue --split big.jsonl --json',
   ],
   // The whole envelope is read and validated before the store is even opened.
@@ -126,6 +149,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const split = boolFlag(values, 'split') === true;
     const keys = keyOptions(values);
     const delay = delayOptions(values);
+    const queue = queueFlag(values);
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
@@ -145,19 +169,20 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     return {
       split,
       delay,
+      queue,
       // Every chunk is validated before anything is written: a bad line anywhere in the
       // file rejects the whole file, with its line number in the file.
       batches: await parseChunks(chunks, keys, storePolicy),
     };
   },
-  async run({ batches, split, delay }, { store, json, ctx }) {
+  async run({ batches, split, delay, queue }, { store, json, ctx }) {
     const reports: { batch: number; lines: string; accepted: number; duplicates: number }[] = [];
     let accepted = 0;
     let duplicates = 0;
     for (const [i, { chunk, batch }] of batches.entries()) {
       let result: { accepted: number; duplicates: number };
       try {
-        result = await enqueue(store, batch, delay);
+        result = await enqueue(store, batch, { ...delay, queue });
       } catch (error) {
         if (split && error instanceof BatchRejectedError) {
           // Batches before this one are committed and stay; later ones are not attempted.

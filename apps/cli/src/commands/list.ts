@@ -1,4 +1,4 @@
-import type { MessageState } from '@onceq/core';
+import { isQueueName, type MessageState, QUEUE_NAME_RULE } from '@onceq/core';
 import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
@@ -8,6 +8,7 @@ import { messageJson } from './show.ts';
 
 interface ListArgs {
   state: MessageState | undefined;
+  queue: string | undefined;
   limit: number;
   after: string | undefined;
 }
@@ -24,6 +25,11 @@ export const listCommand = defineCommand<ListArgs>({
       value: 'S',
       help: `only messages in this state: ${MESSAGE_STATES.join(', ')}`,
     },
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: 'only messages of this queue',
+    },
     limit: {
       type: 'string',
       value: 'N',
@@ -37,7 +43,11 @@ export const listCommand = defineCommand<ListArgs>({
   },
   opensStore: true,
   readOnly: true,
-  examples: ['list --state ready --limit 20', 'list --after E0020 --json'],
+  examples: [
+    'list --state ready --limit 20',
+    'list --queue payments --state dead',
+    'list --after E0020 --json',
+  ],
   parse({ values, positionals }) {
     expectPositionals(positionals, [], 'list');
     const state = stringFlag(values, 'state');
@@ -46,8 +56,13 @@ export const listCommand = defineCommand<ListArgs>({
         `--state must be one of ${MESSAGE_STATES.join(', ')}, got ${JSON.stringify(state)}`,
       );
     }
+    const queue = stringFlag(values, 'queue');
+    if (queue !== undefined && !isQueueName(queue)) {
+      throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
+    }
     return {
       state,
+      queue,
       limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }) ?? DEFAULT_LIMIT,
       after: stringFlag(values, 'after'),
     };
@@ -56,6 +71,7 @@ export const listCommand = defineCommand<ListArgs>({
     const page = await listMessages(store, {
       limit: args.limit,
       ...(args.state === undefined ? {} : { state: args.state }),
+      ...(args.queue === undefined ? {} : { queue: args.queue }),
       ...(args.after === undefined ? {} : { after: args.after }),
     });
     if (json) {
@@ -80,7 +96,8 @@ export const listCommand = defineCommand<ListArgs>({
     for (const line of rows) ctx.out(line);
     if (page.next !== null) {
       const state = args.state === undefined ? '' : ` --state ${args.state}`;
-      ctx.out(`more: onceq list${state} --limit ${args.limit} --after ${page.next}`);
+      const queue = args.queue === undefined ? '' : ` --queue ${args.queue}`;
+      ctx.out(`more: onceq list${state}${queue} --limit ${args.limit} --after ${page.next}`);
     }
     return 0;
   },

@@ -1,5 +1,5 @@
 import type { MessageView } from '@onceq/core';
-import { show } from '@onceq/core';
+import { DEFAULT_QUEUE, show } from '@onceq/core';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, RawJson, table, toJson } from '../output.ts';
@@ -27,6 +27,7 @@ export const showCommand = defineCommand<string>({
 export function messageJson(view: MessageView): Record<string, unknown> {
   return {
     event_id: view.eventId,
+    ...(view.queue === DEFAULT_QUEUE ? {} : { queue: view.queue }),
     ...(view.key === null ? {} : { key: view.key }),
     state: view.state,
     attempts: view.attempts,
@@ -55,6 +56,7 @@ function formatMessage(view: MessageView, now: number): string[] {
   const time = (value: number | null) => (value === null ? '-' : humanTime(value, now));
   return table([
     ['event_id', view.eventId],
+    ...(view.queue === DEFAULT_QUEUE ? [] : [['queue', view.queue]]),
     ...(view.key === null ? [] : [['key', view.key]]),
     ['state', view.state],
     ['attempts', view.attempts],

@@ -129,6 +129,7 @@ export function blockedJson(blocked: BlockedKeys) {
   return {
     count: blocked.count,
     keys: blocked.keys.map((k) => ({
+      queue: k.queue,
       key: k.key,
       dead_head: k.eventId,
       dead_since: k.deadSince,
@@ -149,10 +150,10 @@ export function formatBlocked(blocked: BlockedKeys): string[] {
     `blocked keys  ${blocked.count}${more} (a dead head holds each key: redrive or skip it)`,
     ...table(
       [
-        ['key', 'dead head', 'waiting'],
-        ...blocked.keys.map((k) => [printable(k.key), k.eventId, k.waiting]),
+        ['queue', 'key', 'dead head', 'waiting'],
+        ...blocked.keys.map((k) => [k.queue, printable(k.key), k.eventId, k.waiting]),
       ],
-      ['left', 'left', 'right'],
+      ['left', 'left', 'left', 'right'],
     ).map((line) => `  ${line}`),
   ];
 }

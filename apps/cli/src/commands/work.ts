@@ -1,7 +1,7 @@
-import type { StopResult, WorkerSummary } from '@onceq/core';
+import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
-import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {
   choiceSource,
@@ -11,6 +11,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
+import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
 import {
   CONCURRENCY_FLAG,
   DEFAULT_SHUTDOWN_TIMEOUT,
@@ -21,7 +22,8 @@ import {
 interface WorkArgs {
   handler: HandlerChoice;
   max: number | undefined;
-  leaseSeconds: number | undefined;
+  policy: PolicyOptions;
+  queues: string[];
   batch: number | undefined;
   concurrency: number;
   handlerTimeout: number | undefined;
@@ -32,8 +34,9 @@ export const workCommand = defineCommand<WorkArgs>({
   summary: 'claim → handle → apply until nothing is claimable now (or N messages)',
   flags: {
     handler: HANDLER_FLAG,
+    queue: QUEUE_FLAG,
     max: { type: 'string', value: 'N', help: 'stop after N claimed messages' },
-    lease: { type: 'string', value: 'S', help: 'lease length in seconds (default 30)' },
+    ...POLICY_FLAGS,
     batch: {
       type: 'string',
       value: 'N',
@@ -43,13 +46,21 @@ export const workCommand = defineCommand<WorkArgs>({
     'handler-timeout': HANDLER_TIMEOUT_FLAG,
   },
   opensStore: true,
-  examples: ['work', 'work --handler v2 --max 10', 'work --handler ./my-handler.ts'],
+  examples: [
+    'work',
+    'work --handler v2 --max 10',
+    'work --attempts 10 --backoff exp:1s..10m',
+    'work --handler ./my-handler.ts',
+  ],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
+    const queues = queuesFlag(values);
+    const plan = queuesPlan(queues, values, config);
     return {
-      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
       max: intFlag(values, 'max', { min: 1 }),
-      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      policy: plan.policy,
+      queues,
       batch: intFlag(values, 'batch', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
@@ -64,7 +75,8 @@ export const workCommand = defineCommand<WorkArgs>({
       drain: true,
       concurrency: args.concurrency,
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      ...args.policy,
+      queues: args.queues,
       ...(args.max === undefined ? {} : { max: args.max }),
       ...handlerTimeoutMs(args.handlerTimeout),
       onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),

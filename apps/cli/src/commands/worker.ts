@@ -1,4 +1,4 @@
-import type { PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
+import type { PolicyOptions, PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { checkDedupWindow, DEFAULT_BATCH } from '@onceq/core/internal';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
@@ -15,6 +15,7 @@ import {
   type HandlerChoice,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
+import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
 
 /** Default `--shutdown-timeout`, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
@@ -41,7 +42,8 @@ export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutM
 interface WorkerArgs {
   handler: HandlerChoice;
   batch: number | undefined;
-  leaseSeconds: number | undefined;
+  policy: PolicyOptions;
+  queues: string[];
   concurrency: number;
   handlerTimeout: number | undefined;
   shutdownTimeout: number;
@@ -55,12 +57,9 @@ export const workerCommand = defineCommand<WorkerArgs>({
   summary: 'run as a service: claim and process until SIGTERM/SIGINT (graceful, then forced)',
   flags: {
     handler: HANDLER_FLAG,
+    queue: QUEUE_FLAG,
     batch: { type: 'string', value: 'N', help: `messages per claim (default ${DEFAULT_BATCH})` },
-    lease: {
-      type: 'string',
-      value: 'S',
-      help: 'lease length in seconds, renewed every third while a handler runs (default 30)',
-    },
+    ...POLICY_FLAGS,
     concurrency: CONCURRENCY_FLAG,
     'handler-timeout': HANDLER_TIMEOUT_FLAG,
     'shutdown-timeout': {
@@ -106,13 +105,16 @@ export const workerCommand = defineCommand<WorkerArgs>({
   },
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');
+    const queues = queuesFlag(values);
+    const plan = queuesPlan(queues, values, config);
     const logFormat = stringFlag(values, 'log-format') ?? 'human';
     if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
       throw new UsageError(`--log-format must be human or json, got ${JSON.stringify(logFormat)}`);
     }
     return {
       batch: intFlag(values, 'batch', { min: 1 }),
-      leaseSeconds: intFlag(values, 'lease', { min: 1 }),
+      policy: plan.policy,
+      queues,
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
@@ -120,7 +122,7 @@ export const workerCommand = defineCommand<WorkerArgs>({
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
       logFormat: logFormat as LogFormat,
       prune: pruneSchedule(values),
-      handler: await chooseHandler(stringFlag(values, 'handler'), config, ctx.cwd),
+      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
     };
   },
   async run(args, { store, json, ctx }) {
@@ -128,7 +130,8 @@ export const workerCommand = defineCommand<WorkerArgs>({
     const metrics = new WorkerMetrics(store);
     const worker = new Worker(store, args.handler.handler, {
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...(args.leaseSeconds === undefined ? {} : { leaseSeconds: args.leaseSeconds }),
+      ...args.policy,
+      queues: args.queues,
       concurrency: args.concurrency,
       ...handlerTimeoutMs(args.handlerTimeout),
       log,

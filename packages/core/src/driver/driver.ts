@@ -18,13 +18,14 @@
 import type { CheckedCompletion } from '../handler/run.ts';
 import type { FailureMove } from '../machine.ts';
 import type { ConnectionCount, Finding } from '../maintenance/doctor-types.ts';
+import type { OnDead } from '../policy.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Executor, StatementRunner } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
-import type { BlockedKeyRow, KeyTail } from './sql/ordering.ts';
+import type { BlockedKeyRow, KeyTail, ReleasedDeadRow } from './sql/ordering.ts';
 
 /** The finished states prune touches. */
 export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
@@ -58,6 +59,10 @@ export interface ClaimInput {
   leaseSeconds: number;
   /** The cycle's attempt budget: an expired lease on the last attempt goes dead. */
   maxAttempts: number;
+  /** The queue claimed from: its ready messages, and its expired leases recovered. */
+  queue: string;
+  /** Stamped on every claimed message: what it does to its ordering key if it dies. */
+  onDead: OnDead;
 }
 
 /**
@@ -118,6 +123,7 @@ export interface StoredForEnqueue {
   payload_sha256: string | null;
   pruned_at: number | null;
   ordering_key: string | null;
+  queue: string;
 }
 
 /**
@@ -250,26 +256,39 @@ export interface Driver {
   /** The stored rows of `ids` (any state) for enqueue's duplicate and conflict check. */
   lookupForEnqueue(x: Executor, ids: readonly string[]): Promise<StoredForEnqueue[]>;
   /**
-   * New messages, `ready` at `now`, attempts and generation 0, in the caller's
-   * transaction. An id already stored (committed, or inserted earlier in this
-   * transaction) is skipped, not an error; returns how many rows were inserted.
+   * New messages of `queue` (default `default`), `ready` at `now`, attempts and
+   * generation 0, in the caller's transaction. An id already stored (committed, or
+   * inserted earlier in this transaction) is skipped, not an error; returns how many rows
+   * were inserted.
    */
   insertMessages(
     x: Executor,
     rows: readonly NewMessage[],
     now: number,
     delay?: EnqueueDelay,
+    queue?: string,
   ): Promise<number>;
   /**
-   * Holds the named ordering keys until the caller's transaction ends, in the order
-   * given (callers sort them): an enqueue deciding which of its messages head their key
+   * Holds the named ordering keys (each `queue/key`, see `keyLockName` in queues.ts) until the
+   * caller's transaction ends, in the order given (callers sort them): an enqueue deciding which of its messages head their key
    * and the release of a key's next message (migration 0008's trigger) never
    * interleave. PostgreSQL: transaction-scoped advisory locks; SQLite: nothing, its
    * write lock already serialises them.
    */
   lockKeys(x: Executor, keys: readonly string[]): Promise<void>;
-  /** The last message (highest `seq`) of each of `keys` that has one. */
-  keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]>;
+  /** The last message (highest `seq`) of each of `keys` of `queue` that has one. */
+  keyTails(x: Executor, keys: readonly string[], queue: string): Promise<KeyTail[]>;
+  /**
+   * The dead messages among `ids` (or all) that released their key when they died
+   * (`on_dead = 'skip'`), by key and position: a redrive puts each back at its key's end.
+   */
+  releasedDead(x: Executor, ids: readonly string[] | 'all'): Promise<ReleasedDeadRow[]>;
+  /**
+   * Puts one such message back at its key's end, holding the key again: `waiting` (attempts
+   * 0) when another message of the key is unfinished, else left `dead` for the redrive to
+   * make it the key's head. Returns the state it is left in. The caller holds the key's lock.
+   */
+  rejoinKey(x: Executor, eventId: string, now: number): Promise<'waiting' | 'dead'>;
   /**
    * dead → skipped for the named dead messages; returns the ids moved, sorted. Each
    * skipped message with a key releases its key's next message in the same transaction.

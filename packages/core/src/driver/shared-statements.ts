@@ -99,7 +99,7 @@ const LOOKUP_CHUNK = 250;
 const lookupText = statementFor(
   'enqueue-lookup',
   (d, n) =>
-    `SELECT event_id, payload, payload_sha256, pruned_at, ordering_key FROM ${d.table('messages')} WHERE event_id IN (${params(d, 1, n)})`,
+    `SELECT event_id, payload, payload_sha256, pruned_at, ordering_key, queue FROM ${d.table('messages')} WHERE event_id IN (${params(d, 1, n)})`,
 );
 
 /** The stored rows of `ids`, in fixed-arity chunks (one statement text for any batch). */

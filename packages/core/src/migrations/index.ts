@@ -11,6 +11,7 @@ import { countsInStatements } from './0006_counts_in_statements.ts';
 import { eventIdCheckByLength } from './0007_event_id_check_by_length.ts';
 import { orderingKeysSchema } from './0008_ordering_keys.ts';
 import { deliveriesSchema } from './0009_deliveries.ts';
+import { queuesSchema } from './0010_queues.ts';
 import { dedupWindowSchema } from './0011_dedup_window.ts';
 
 /**
@@ -30,6 +31,7 @@ export const MIGRATIONS: readonly {
   { name: '0007_event_id_check_by_length', statements: eventIdCheckByLength },
   { name: '0008_ordering_keys', statements: orderingKeysSchema },
   { name: '0009_deliveries', statements: deliveriesSchema },
+  { name: '0010_queues', statements: queuesSchema },
   { name: '0011_dedup_window', statements: dedupWindowSchema },
 ];
 

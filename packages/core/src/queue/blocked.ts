@@ -2,6 +2,8 @@ import type { Store } from '../driver/backend.ts';
 
 /** One ordering key held by its dead head (docs/ordering.md). */
 export interface BlockedKey {
+  /** The queue the key is in (keys are scoped to a queue). */
+  queue: string;
   /** The ordering key. */
   key: string;
   /** Its dead head: redrive it (the key resumes in order) or skip it. */
@@ -16,7 +18,7 @@ export interface BlockedKey {
   detail: string | null;
 }
 
-/** The blocked keys: how many, and the first `limit` by key (default 20; 0: the count alone). */
+/** The blocked keys: how many, and the first `limit` by queue and key (default 20; 0: the count alone). */
 export interface BlockedKeys {
   count: number;
   keys: BlockedKey[];
@@ -38,6 +40,7 @@ export async function blockedKeys(
     return {
       count,
       keys: rows.map((row) => ({
+        queue: row.queue,
         key: row.ordering_key,
         eventId: row.event_id,
         deadSince: Number(row.updated_at),

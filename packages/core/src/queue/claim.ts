@@ -1,11 +1,14 @@
 import type { Store } from '../driver/backend.ts';
 import type { ClaimedRow } from '../driver/driver.ts';
+import { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_RULE } from '../queues.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { Lease } from '../types.ts';
 
 export interface ClaimOptions {
   /** Lease length in seconds. Default: the store's `leaseSeconds` (30). */
   leaseSeconds?: number;
+  /** The queue to claim from. Default `default`. */
+  queue?: string;
   /** Claim up to this many messages in the one transaction. Default 1. */
   limit?: number;
   /**
@@ -36,7 +39,12 @@ export async function claimMany(store: Store, options: ClaimOptions = {}): Promi
     throw new RangeError(`lease must be a positive whole number of seconds, got ${leaseSeconds}`);
   }
   const { beforeCommit } = options;
-  const input = { limit, leaseSeconds, maxAttempts: store.protocol.maxAttempts };
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  if (!isQueueName(queue)) {
+    throw new RangeError(`queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
+  }
+  const { maxAttempts, onDead } = store.protocol;
+  const input = { limit, leaseSeconds, maxAttempts, queue, onDead };
   if (beforeCommit === undefined) {
     const leases = toLeases(await store.driver.claim(store, input));
     crashPoint('after-claim');

@@ -16,6 +16,7 @@ import {
   uuidV7Millis,
 } from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
+import { DEFAULT_QUEUE, isQueueName, keyLockName, QUEUE_NAME_RULE } from '../queues.ts';
 import { KEY_RELEASING_STATES, type MessageState } from '../states.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
@@ -24,6 +25,12 @@ import type { EnqueueResult } from '../types.ts';
 export type EnqueueInput = Uint8Array | string | readonly EventInput[] | ParsedBatch;
 
 export interface EnqueueOptions extends KeyOptions {
+  /**
+   * The queue the batch's events go to (docs/worker.md, "Queues"). Default `default`. An
+   * event id is unique in the whole store: the same id already stored in another queue
+   * is a conflict naming that queue.
+   */
+  queue?: string;
   /**
    * Delayed events: the batch's new messages become claimable no earlier than this Unix
    * second. Default: now.
@@ -86,6 +93,10 @@ export async function enqueue(
       ? await parseWithPolicy(store, input)
       : undefined;
   const delay = delayOf(options);
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  if (!isQueueName(queue)) {
+    throw new RangeError(`enqueue: queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
+  }
   const prepare = (batch: ParsedBatch) => {
     const unit: RejectionUnit =
       batch.unit === 'event' ? { unit: 'event', events: batch.lines } : { unit: 'line' };
@@ -101,8 +112,8 @@ export async function enqueue(
     checkIds(keyed.entries, policyText, unit);
     await refuseForgotten(store, x, keyed.entries, unit);
     const accepted = keyed.entries.some((entry) => entry.key !== undefined)
-      ? await insertKeyed(store, x, keyed.entries, now, unit, delay)
-      : await insertNew(store, x, keyed.entries, now, unit, delay);
+      ? await insertKeyed(store, x, keyed.entries, now, unit, delay, queue)
+      : await insertNew(store, x, keyed.entries, now, unit, delay, queue);
     if (accepted > 0) await store.driver.wake(x);
     crashPoint('mid-enqueue');
     return {
@@ -171,11 +182,12 @@ async function insertNew(
   now: number,
   unit: RejectionUnit,
   delay: EnqueueDelay | undefined,
+  queue: string,
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const inserted = await store.driver.insertMessages(x, entries, now, delay);
+  const inserted = await store.driver.insertMessages(x, entries, now, delay, queue);
   if (inserted < entries.length) {
-    rejectConflicts(entries, await readStored(store, x, entries), unit);
+    rejectConflicts(entries, await readStored(store, x, entries), unit, queue);
   }
   return inserted;
 }
@@ -196,14 +208,20 @@ async function insertKeyed(
   now: number,
   unit: RejectionUnit,
   delay: EnqueueDelay | undefined,
+  queue: string,
 ): Promise<number> {
   const keys = [...new Set(entries.flatMap((entry) => entry.key ?? []))].sort();
-  await store.driver.lockKeys(x, keys);
+  await store.driver.lockKeys(
+    x,
+    keys.map((key) => keyLockName(queue, key)),
+  );
   const stored = await readStored(store, x, entries);
-  rejectConflicts(entries, stored, unit);
+  rejectConflicts(entries, stored, unit, queue);
   const storedIds = new Set(stored.map((row) => row.event_id));
   const tails = new Map<string, { seq: number; state: MessageState }>();
-  for (const tail of await store.driver.keyTails(x, keys)) tails.set(tail.ordering_key, tail);
+  for (const tail of await store.driver.keyTails(x, keys, queue)) {
+    tails.set(tail.ordering_key, tail);
+  }
   const rows: NewMessage[] = [];
   for (const entry of entries) {
     if (storedIds.has(entry.eventId)) continue;
@@ -221,10 +239,12 @@ async function insertKeyed(
       ordering: { name: entry.key, seq, state },
     });
   }
-  const inserted = await store.driver.insertMessages(x, rows, now, delay);
+  const inserted = await store.driver.insertMessages(x, rows, now, delay, queue);
   // A line stored by a concurrent enqueue since the read (PostgreSQL: the same id without
   // this key; the same key waits on its lock): a conflict, or a duplicate without a key.
-  if (inserted < rows.length) rejectConflicts(entries, await readStored(store, x, entries), unit);
+  if (inserted < rows.length) {
+    rejectConflicts(entries, await readStored(store, x, entries), unit, queue);
+  }
   return inserted;
 }
 
@@ -263,8 +283,9 @@ function rejectConflicts(
   entries: readonly BatchEntry[],
   stored: readonly StoredForEnqueue[],
   unit: RejectionUnit,
+  queue: string,
 ) {
-  const conflicts = findConflicts(entries, stored);
+  const conflicts = findConflicts(entries, stored, queue);
   if (conflicts.length > 0) throw new BatchRejectedError(conflicts, unit);
 }
 
@@ -276,6 +297,7 @@ function rejectConflicts(
 function findConflicts(
   entries: readonly BatchEntry[],
   stored: readonly StoredForEnqueue[],
+  queue: string,
 ): BatchIssue[] {
   const byId = new Map<string, StoredForEnqueue>();
   for (const row of stored) byId.set(row.event_id, row);
@@ -283,7 +305,12 @@ function findConflicts(
   for (const entry of entries) {
     const existing = byId.get(entry.eventId);
     if (existing === undefined) continue;
-    if ((existing.ordering_key ?? undefined) !== entry.key) {
+    if (existing.queue !== queue) {
+      conflicts.push({
+        line: entry.line,
+        reason: `event_id ${entry.eventId} is already stored in queue ${JSON.stringify(existing.queue)} (an event id names one event in the whole store)`,
+      });
+    } else if ((existing.ordering_key ?? undefined) !== entry.key) {
       conflicts.push({
         line: entry.line,
         reason: `event_id ${entry.eventId} is already stored ${existing.ordering_key === null ? 'without an ordering key' : `with ordering key ${JSON.stringify(existing.ordering_key)}`} (an event id names one event in the whole store)`,

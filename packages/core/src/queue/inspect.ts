@@ -38,6 +38,7 @@ export function toView(row: MessageRow): MessageView {
     prunedAt: row.pruned_at === null ? null : Number(row.pruned_at),
     payloadSha256: row.payload_sha256,
     key: row.ordering_key,
+    queue: row.queue,
   };
 }
 

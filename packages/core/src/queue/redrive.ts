@@ -3,6 +3,7 @@ import type { Executor } from '../driver/executor.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { handlerStore, runHandler, withDeadline } from '../handler/run.ts';
+import { keyLockName } from '../queues.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 
 /** Which dead messages to redrive: a list of event ids, or every dead message. */
@@ -18,11 +19,37 @@ export async function redrive(store: Store, selection: RedriveSelection): Promis
   return store.transact(async (x) => {
     const now = store.clock();
     if (selection !== 'all') await assertAllDead(store, x, selection);
-    const moved = await store.driver.redrive(x, selection, now);
+    const rejoined = await rejoinKeys(store, x, selection, now);
+    const moved = [...rejoined, ...(await store.driver.redrive(x, selection, now))].sort();
     if (moved.length > 0) await store.driver.wake(x);
     crashPoint('mid-redrive');
     return moved;
   });
+}
+
+/**
+ * A dead message that let its key go on without it (`on_dead: skip`) no longer heads its
+ * key: its redrive puts it back at the key's end (docs/ordering.md), `waiting` behind the
+ * key's unfinished messages, or its only head when there are none. Never a second head.
+ * Returns the ids left waiting (redriven, but not ready yet).
+ */
+async function rejoinKeys(
+  store: Store,
+  x: Executor,
+  selection: RedriveSelection,
+  now: number,
+): Promise<string[]> {
+  const released = await store.driver.releasedDead(x, selection);
+  if (released.length === 0) return [];
+  const locks = released.map((r) => keyLockName(r.queue, r.ordering_key));
+  await store.driver.lockKeys(x, [...new Set(locks)].sort());
+  const waiting: string[] = [];
+  for (const row of released) {
+    if ((await store.driver.rejoinKey(x, row.event_id, now)) === 'waiting') {
+      waiting.push(row.event_id);
+    }
+  }
+  return waiting;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ClaimerOptions {
   /** Messages this worker may claim in its life (`max`); Infinity: no limit. */
   max: number;
   leaseSeconds: number;
+  /** The queues claimed from, in turn (at least one). */
+  queues: readonly string[];
   /** Whether the worker still takes new work (false once it is stopping). */
   running(): boolean;
   /** Work was found: the next idle look comes quickly again. */
@@ -39,6 +41,8 @@ export class Claimer {
   readonly #tally: Tally;
   /** Messages asked for by claims still in flight. */
   #claiming = 0;
+  /** The queue the next claim takes from: each claim goes on to the next queue. */
+  #turn = 0;
 
   constructor(store: Store, options: ClaimerOptions, tally: Tally) {
     this.#store = store;
@@ -80,16 +84,28 @@ export class Claimer {
     }
     this.#claiming += limit;
     try {
-      const { leaseSeconds } = this.#options;
-      const maxAttempts = this.#store.protocol.maxAttempts;
-      const leases =
-        (await write({ limit, leaseSeconds, maxAttempts })) ??
-        (await claimMany(this.#store, { limit, leaseSeconds }));
+      const { leaseSeconds, queues } = this.#options;
+      const { maxAttempts, onDead } = this.#store.protocol;
+      const first = this.#nextQueue();
+      let leases =
+        (await write({ limit, leaseSeconds, maxAttempts, queue: first, onDead })) ??
+        (await claimMany(this.#store, { limit, leaseSeconds, queue: first }));
+      // Nothing in this queue: the worker's other queues, each once, before it idles.
+      for (let i = 1; leases.length === 0 && i < queues.length; i++) {
+        leases = await claimMany(this.#store, { limit, leaseSeconds, queue: this.#nextQueue() });
+      }
       // Held at once, before the claim stops counting as in flight.
       return this.#hold(leases);
     } finally {
       this.#claiming -= limit;
     }
+  }
+
+  #nextQueue(): string {
+    const { queues } = this.#options;
+    const queue = queues[this.#turn % queues.length] as string;
+    this.#turn++;
+    return queue;
   }
 
   #hold(leases: readonly Lease[]): Held[] {

@@ -1,4 +1,7 @@
+import type { Store } from '../driver/backend.ts';
+import { backoffOf, ON_DEAD, type PolicyOptions } from '../policy.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
+import { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_RULE } from '../queues.ts';
 import type { WorkerLog } from './log.ts';
 import type { MetricsRecorder } from './metrics-recorder.ts';
 import type { PruneSchedule } from './prune-schedule.ts';
@@ -14,11 +17,18 @@ export const DEFAULT_BATCH = 100;
 /** `/healthz` reports a worker that holds work and settled nothing for this many leases. */
 export const STUCK_AFTER_LEASES = 3;
 
-export interface WorkerOptions {
+/**
+ * A worker's options; its policy ({@link PolicyOptions}: attempts, backoff, lease, on
+ * dead) is the rule for every message it claims and records (docs/worker.md, "Policy").
+ */
+export interface WorkerOptions extends PolicyOptions {
+  /**
+   * The queues this worker claims from, in turn: one claim per queue, the next claim from
+   * the next queue, an empty queue passed over. Default `['default']`.
+   */
+  queues?: readonly string[];
   /** Messages per claim (and per record transaction). Default {@link DEFAULT_BATCH} (100). */
   batch?: number;
-  /** Lease length in seconds; heartbeats renew it every third. Default: the store's (30). */
-  leaseSeconds?: number;
   /** Handlers running at once (each message still fenced on its own). Default 1. */
   concurrency?: number;
   /**
@@ -81,6 +91,7 @@ export interface StopResult {
 
 /** A worker's options as it runs with them: every default applied, every number checked. */
 export interface WorkerSettings {
+  readonly queues: readonly string[];
   readonly batch: number;
   readonly leaseSeconds: number;
   readonly concurrency: number;
@@ -92,7 +103,15 @@ export interface WorkerSettings {
 /** `options` with their defaults; throws a RangeError naming a setting that is not a positive whole number. */
 export function workerSettings(options: WorkerOptions, storeLeaseSeconds: number): WorkerSettings {
   const { handlerTimeoutMs } = options;
+  const queues = options.queues ?? [DEFAULT_QUEUE];
+  const bad = queues.find((q) => !isQueueName(q));
+  if (queues.length === 0 || bad !== undefined || new Set(queues).size !== queues.length) {
+    throw new RangeError(
+      `worker queues must be distinct names, each ${QUEUE_NAME_RULE}, got ${JSON.stringify(queues)}`,
+    );
+  }
   return {
+    queues,
     batch: positive(options.batch ?? DEFAULT_BATCH, 'batch'),
     leaseSeconds: positive(options.leaseSeconds ?? storeLeaseSeconds, 'lease'),
     concurrency: positive(options.concurrency ?? 1, 'concurrency'),
@@ -101,6 +120,33 @@ export function workerSettings(options: WorkerOptions, storeLeaseSeconds: number
       handlerTimeoutMs === undefined ? undefined : positive(handlerTimeoutMs, 'handler timeout'),
     drain: options.drain ?? false,
   };
+}
+
+/**
+ * `store` as a worker with `options` sees it: its protocol is the worker's policy (each
+ * part given replaces the store's). Throws a RangeError naming a part that is invalid.
+ */
+export function withPolicy(store: Store, options: PolicyOptions): Store {
+  const { attempts, backoff, leaseSeconds, onDead } = options;
+  if (
+    attempts === undefined &&
+    backoff === undefined &&
+    leaseSeconds === undefined &&
+    onDead === undefined
+  ) {
+    return store;
+  }
+  if (onDead !== undefined && !(ON_DEAD as readonly string[]).includes(onDead)) {
+    throw new RangeError(`worker onDead must be block or skip, got ${JSON.stringify(onDead)}`);
+  }
+  const protocol = {
+    ...store.protocol,
+    ...(attempts === undefined ? {} : { maxAttempts: positive(attempts, 'attempts') }),
+    ...(backoff === undefined ? {} : { backoffSeconds: backoffOf(backoff) }),
+    ...(leaseSeconds === undefined ? {} : { leaseSeconds: positive(leaseSeconds, 'lease') }),
+    ...(onDead === undefined ? {} : { onDead }),
+  };
+  return { ...store, protocol };
 }
 
 function positive(n: number, name: string): number {

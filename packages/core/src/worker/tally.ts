@@ -149,17 +149,20 @@ export class Tally {
   }
 
   started(store: Store, settings: WorkerSettings, claimAhead: boolean, wake: string): void {
-    const { batch, concurrency, leaseSeconds, timeoutMs } = settings;
+    const { batch, concurrency, leaseSeconds, timeoutMs, queues } = settings;
     const deadline = timeoutMs === undefined ? '' : `, handler timeout ${timeoutMs / 1000} s`;
     this.#log.write(
       'start',
-      `worker started on ${store.location} (${store.kind}): batch ${batch}, concurrency ${concurrency}, lease ${leaseSeconds} s${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
+      `worker started on ${store.location} (${store.kind}): queue${queues.length === 1 ? '' : 's'} ${queues.join(', ')}, batch ${batch}, concurrency ${concurrency}, lease ${leaseSeconds} s, attempts ${store.protocol.maxAttempts}, on dead ${store.protocol.onDead}${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
       {
         store: store.location,
         backend: store.kind,
+        queues: queues.join(','),
         batch,
         concurrency,
         lease_seconds: leaseSeconds,
+        attempts: store.protocol.maxAttempts,
+        on_dead: store.protocol.onDead,
         handler_timeout_ms: timeoutMs ?? null,
         claim_ahead: claimAhead,
       },

@@ -3,9 +3,19 @@ import type { Handler } from '../handler/contract.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
 
 export interface WorkOptions
-  extends Pick<WorkerOptions, 'batch' | 'concurrency' | 'claimAhead' | 'max' | 'handlerTimeoutMs'> {
-  /** Lease length in seconds. Default: the store's (30). */
-  leaseSeconds?: number;
+  extends Pick<
+    WorkerOptions,
+    | 'batch'
+    | 'concurrency'
+    | 'claimAhead'
+    | 'max'
+    | 'handlerTimeoutMs'
+    | 'attempts'
+    | 'backoff'
+    | 'leaseSeconds'
+    | 'onDead'
+    | 'queues'
+  > {
   /** Called after every recorded batch, for progress output. */
   onProgress?: (summary: Readonly<WorkSummary>) => void;
 }

@@ -15,6 +15,7 @@ import {
   type WorkerOptions,
   type WorkerSettings,
   type WorkerSummary,
+  withPolicy,
   workerSettings,
 } from './options.ts';
 import { ScheduledPrune } from './prune-schedule.ts';
@@ -75,7 +76,9 @@ export class Worker {
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
 
-  constructor(store: Store, handler: Handler, options: WorkerOptions = {}) {
+  constructor(storeGiven: Store, handler: Handler, options: WorkerOptions = {}) {
+    // Every claim, failure and recovery of this worker follows its policy.
+    const store = withPolicy(storeGiven, options);
     const settings = workerSettings(options, store.protocol.leaseSeconds);
     this.#store = store;
     this.#settings = settings;

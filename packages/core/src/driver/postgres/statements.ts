@@ -7,6 +7,7 @@
  * sql/complete.ts), and the fence reads lock their rows (`FOR UPDATE`) because no single
  * write lock serializes writers.
  */
+import { DEFAULT_QUEUE } from '../../queues.ts';
 import type { MessageState } from '../../states.ts';
 import { needsTransaction, recordResults } from '../completion-write.ts';
 import type {
@@ -71,10 +72,10 @@ const insertMessagesText = statement(
   (d) => `
     INSERT INTO ${d.table('messages')}
       (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
-       ordering_key, seq)
+       ordering_key, seq, queue)
     SELECT input.event_id, input.payload, coalesce(input.state, 'ready'), 0, 0,
       greatest(clock.now + $7::bigint, $8::bigint), NULL, clock.now, clock.now,
-      input.ordering_key, input.seq
+      input.ordering_key, input.seq, $9::text
     FROM (SELECT ${d.now(1)} AS now OFFSET 0) AS clock,
       unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
         AS input(event_id, payload, state, ordering_key, seq)
@@ -82,7 +83,7 @@ const insertMessagesText = statement(
 );
 
 /**
- * New messages, one array per column, claimable at `max(now + $7, $8)`. A batch without keys sends empty arrays for the
+ * New messages of queue $9, one array per column, claimable at `max(now + $7, $8)`. A batch without keys sends empty arrays for the
  * key columns: `unnest` pads them with NULLs (a `ready` message without a key).
  */
 async function insertMessages(
@@ -90,6 +91,7 @@ async function insertMessages(
   rows: readonly NewMessage[],
   now: number,
   delay: EnqueueDelay = { seconds: 0, at: 0 },
+  queue: string = DEFAULT_QUEUE,
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const n = rows.length;
@@ -110,7 +112,17 @@ async function insertMessages(
     }
   }
   const d = x.dialect;
-  const values = [d.nowValue(now), ids, payloads, states, keys, seqs, delay.seconds, delay.at];
+  const values = [
+    d.nowValue(now),
+    ids,
+    payloads,
+    states,
+    keys,
+    seqs,
+    delay.seconds,
+    delay.at,
+    queue,
+  ];
   return (await x.query(insertMessagesText(d), values)).changes;
 }
 
@@ -232,6 +244,11 @@ export const postgresDriver: Driver = {
     const redriven = await shared.redrive(x, ids, now);
     await moved(x, 'dead', 'ready', redriven.length);
     return redriven;
+  },
+  rejoinKey: async (x, eventId, now) => {
+    const state = await ordering.rejoinKey(x, eventId, now);
+    if (state === 'waiting') await moved(x, 'dead', 'waiting', 1);
+    return state;
   },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,

@@ -26,13 +26,14 @@ export type MessageRow = MessagesTable & {
   completion_id: CompletionsTable['event_id'] | null;
   completion_summary: CompletionsTable['summary'] | null;
   ordering_key: string | null;
+  queue: string;
 };
 
 const MESSAGE_COLUMNS = `messages.event_id, messages.payload, messages.state, messages.attempts, messages.generation,
   messages.available_at, messages.lease_until, messages.last_error_code, messages.last_error_detail, messages.enqueued_at,
   messages.updated_at, messages.pruned_at, messages.payload_sha256, effects.category, effects.amount_cents,
   completions.event_id AS completion_id, completions.summary AS completion_summary,
-  messages.ordering_key`;
+  messages.ordering_key, messages.queue`;
 
 /** Every message joined with its recorded outcome. */
 function messagesWithOutcome(d: SqlDialect): string {
@@ -64,6 +65,8 @@ export const deadCount = statement(
 /** Which messages a listing (or a count) takes. Every field narrows; none means all. */
 export interface MessageFilter {
   state?: MessageState;
+  /** Only messages of this queue. */
+  queue?: string;
   /** Exact `last_error_code`. */
   errorCode?: string;
   /** Event ids that start with this text (case-sensitive). */
@@ -110,6 +113,10 @@ function listing(
   if (filter.errorCode !== undefined) {
     terms.push(`messages.last_error_code = ${bind(filter.errorCode)}`);
     key += 'e';
+  }
+  if (filter.queue !== undefined) {
+    terms.push(`messages.queue = ${bind(filter.queue)}`);
+    key += 'q';
   }
   const prefix = filter.idPrefix ?? '';
   if (prefix !== '') {

@@ -57,14 +57,17 @@ export const INVARIANT_ROWS = {
         or state not in ('done', 'dead', 'skipped') or length(payload_sha256) <> 64
         or ltrim(payload_sha256, '0123456789abcdef') <> ''))
       or (pruned_at is null and (payload is null or payload_sha256 is not null))`,
+  // A key's head: ready, leased, or dead and holding its key (`on_dead = 'block'`).
   key_two_heads: (t: Tables) => `select m.event_id from ${t.messages} m
-    where m.ordering_key is not null and m.state in ('ready', 'leased', 'dead')
-      and exists (select 1 from ${t.messages} o where o.ordering_key = m.ordering_key
-        and o.event_id <> m.event_id and o.state in ('ready', 'leased', 'dead'))`,
+    where m.ordering_key is not null
+      and (m.state in ('ready', 'leased') or (m.state = 'dead' and m.on_dead = 'block'))
+      and exists (select 1 from ${t.messages} o where o.queue = m.queue
+        and o.ordering_key = m.ordering_key and o.event_id <> m.event_id
+        and (o.state in ('ready', 'leased') or (o.state = 'dead' and o.on_dead = 'block')))`,
   key_stuck: (t: Tables) => `select w.event_id from ${t.messages} w
     where w.state = 'waiting' and not exists (select 1 from ${t.messages} h
-      where h.ordering_key = w.ordering_key and h.seq < w.seq
-        and h.state in ('ready', 'leased', 'dead', 'waiting'))`,
+      where h.queue = w.queue and h.ordering_key = w.ordering_key and h.seq < w.seq
+        and (h.state in ('ready', 'leased', 'waiting') or (h.state = 'dead' and h.on_dead = 'block')))`,
 } as const;
 
 export type InvariantCheck = keyof typeof INVARIANT_ROWS;

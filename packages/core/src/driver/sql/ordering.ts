@@ -24,23 +24,28 @@ const TAIL_CHUNK = 100;
  * `messages_key (ordering_key, seq)` at that key's last entry, one index probe per key
  * however long its history.
  */
-const tailsText = statementFor(
-  'key-tails',
-  (d, n) => `
+const tailsText = statementFor('key-tails', (d, n) => {
+  const queue = d.param(n + 1);
+  return `
     WITH k(name) AS (VALUES ${Array.from({ length: n }, (_, i) => `(${d.param(i + 1)})`).join(', ')})
     SELECT m.ordering_key, m.seq, m.state FROM k
-    JOIN ${d.table('messages')} m ON m.ordering_key = k.name
-      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x WHERE x.ordering_key = k.name)`,
-);
+    JOIN ${d.table('messages')} m ON m.queue = ${queue} AND m.ordering_key = k.name
+      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x
+        WHERE x.queue = ${queue} AND x.ordering_key = k.name)`;
+});
 
-/** The last message of each of `keys` that has any (a new key has no row). */
-export async function keyTails(x: Executor, keys: readonly string[]): Promise<KeyTail[]> {
+/** The last message of each of `keys` of `queue` that has any (a new key has no row). */
+export async function keyTails(
+  x: Executor,
+  keys: readonly string[],
+  queue: string,
+): Promise<KeyTail[]> {
   const found = new Map<string, KeyTail>();
   const text = tailsText(x.dialect, TAIL_CHUNK);
   for (let i = 0; i < keys.length; i += TAIL_CHUNK) {
     const chunk = keys.slice(i, i + TAIL_CHUNK);
     while (chunk.length < TAIL_CHUNK) chunk.push(chunk[0] as string);
-    for (const row of (await x.query<KeyTail>(text, chunk)).rows) {
+    for (const row of (await x.query<KeyTail>(text, [...chunk, queue])).rows) {
       found.set(row.ordering_key, { ...row, seq: Number(row.seq) });
     }
   }
@@ -70,6 +75,7 @@ export async function skip(x: Executor, ids: readonly string[], now: number): Pr
 
 /** A key held by its dead head: the head, and how many messages wait behind it. */
 export interface BlockedKeyRow {
+  queue: string;
   ordering_key: string;
   event_id: string;
   updated_at: unknown;
@@ -85,12 +91,12 @@ export interface BlockedKeyRow {
 const blockedText = statement(
   'blocked-keys',
   (d) => `
-    SELECT m.ordering_key, m.event_id, m.updated_at, m.last_error_code, m.last_error_detail,
+    SELECT m.queue, m.ordering_key, m.event_id, m.updated_at, m.last_error_code, m.last_error_detail,
       (SELECT count(*) FROM ${d.table('messages')} w
-        WHERE w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
+        WHERE w.queue = m.queue AND w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
     FROM ${d.table('messages')} m
-    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL
-    ORDER BY m.ordering_key
+    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'
+    ORDER BY m.queue, m.ordering_key
     LIMIT ${d.param(1)}`,
 );
 
@@ -101,10 +107,77 @@ export async function blockedKeys(x: Executor, limit: number): Promise<BlockedKe
 const blockedCountText = statement(
   'blocked-key-count',
   (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
-    WHERE state = 'dead' AND ordering_key IS NOT NULL`,
+    WHERE state = 'dead' AND ordering_key IS NOT NULL AND on_dead = 'block'`,
 );
 
 export async function countBlockedKeys(x: Executor): Promise<number> {
   const { rows } = await x.query<{ n: unknown }>(blockedCountText(x.dialect));
   return Number(rows[0]?.n ?? 0);
+}
+
+/** A dead message that let its key go on without it (`on_dead = 'skip'`). */
+export interface ReleasedDeadRow {
+  event_id: string;
+  queue: string;
+  ordering_key: string;
+}
+
+/**
+ * The dead, unpruned messages among `n` ids (or every one at 0) that released their key
+ * when they died, by key and position: those a redrive puts back at their key's end.
+ */
+const releasedDeadText = statementFor(
+  'released-dead',
+  (d, n) => `SELECT event_id, queue, ordering_key FROM ${d.table('messages')}
+WHERE state = 'dead' AND on_dead = 'skip' AND ordering_key IS NOT NULL AND pruned_at IS NULL${n === 0 ? '' : ` AND event_id IN (${params(d, 1, n)})`}
+ORDER BY queue, ordering_key, seq`,
+);
+
+export async function releasedDead(
+  x: Executor,
+  ids: readonly string[] | 'all',
+): Promise<ReleasedDeadRow[]> {
+  if (ids !== 'all' && ids.length === 0) return [];
+  const selected = ids === 'all' ? [] : ids;
+  return (await x.query<ReleasedDeadRow>(releasedDeadText(x.dialect, selected.length), selected))
+    .rows;
+}
+
+/**
+ * Puts a dead message that released its key back into the key, for its redrive: at the
+ * key's end (a new `seq` after the last, unless it is the last), holding the key again
+ * (`on_dead = 'block'`). When another message of the key is unfinished (ready, leased,
+ * waiting, or a dead one holding the key) it goes `waiting` behind them, attempts 0;
+ * else it stays dead for the redrive to make it ready, the key's only head. ?1 now, ?2
+ * the id. Returns the state it is left in.
+ */
+const rejoinText = statement('rejoin-key', (d) => {
+  const m = d.table('messages');
+  const sameKey = (t: string) => `${t}.queue = r.queue AND ${t}.ordering_key = r.ordering_key`;
+  const unfinished = `EXISTS (SELECT 1 FROM ${m} o WHERE ${sameKey('o')}
+        AND o.event_id <> r.event_id
+        AND (o.state IN ('ready', 'leased', 'waiting') OR (o.state = 'dead' AND o.on_dead = 'block')))`;
+  return `UPDATE ${m} AS r SET
+  seq = CASE WHEN r.seq < (SELECT max(x.seq) FROM ${m} x WHERE ${sameKey('x')})
+    THEN (SELECT max(x.seq) FROM ${m} x WHERE ${sameKey('x')}) + 1 ELSE r.seq END,
+  on_dead = 'block',
+  state = CASE WHEN ${unfinished} THEN 'waiting' ELSE 'dead' END,
+  attempts = CASE WHEN ${unfinished} THEN 0 ELSE r.attempts END,
+  available_at = CASE WHEN ${unfinished} THEN ${d.now(1)} ELSE r.available_at END,
+  updated_at = ${d.now(1)}
+WHERE r.event_id = ${d.param(2)} AND r.state = 'dead'
+RETURNING state`;
+});
+
+export async function rejoinKey(
+  x: Executor,
+  eventId: string,
+  now: number,
+): Promise<'waiting' | 'dead'> {
+  const d = x.dialect;
+  const { rows } = await x.query<{ state: 'waiting' | 'dead' }>(rejoinText(d), [
+    d.nowValue(now),
+    eventId,
+  ]);
+  return rows[0]?.state ?? 'dead';
 }

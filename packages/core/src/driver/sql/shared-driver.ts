@@ -36,7 +36,7 @@ import {
   readIdPolicyRow,
   writeIdPolicy,
 } from './meta.ts';
-import { blockedKeys, countBlockedKeys, keyTails } from './ordering.ts';
+import { blockedKeys, countBlockedKeys, keyTails, rejoinKey, releasedDead } from './ordering.ts';
 import { prunableCount, prunePage, pruneRows } from './prune.ts';
 
 type SharedMethods =
@@ -66,6 +66,8 @@ type SharedMethods =
   | 'expiredLeases'
   | 'appliedMigrations'
   | 'keyTails'
+  | 'releasedDead'
+  | 'rejoinKey'
   | 'blockedKeys'
   | 'countBlockedKeys';
 
@@ -167,6 +169,8 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
   appliedMigrations: async (x) =>
     (await rowsOf<{ name: string }>(x, appliedMigrations)).map((r) => r.name),
   keyTails,
+  releasedDead,
+  rejoinKey,
   blockedKeys,
   countBlockedKeys,
 };

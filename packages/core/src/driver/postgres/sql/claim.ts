@@ -26,8 +26,8 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  *   even when the statistics say no row is leased: there `messages_claim` looked as
  *   cheap, and walking its `leased` range read every live lease (4,800 rows at 32
  *   workers) to find the expired ones.
- * - `ready`: the first `n` claimable ready rows by `(available_at, event_id)`, from the
- *   `messages_claim` index.
+ * - `ready`: the first `n` claimable ready rows of the queue by `(available_at,
+ *   event_id)`, from the `messages_ready_queue` index.
  * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the
  *   `available_at` recovery would give it) and only with attempts left.
  * - `recovered`: expired rows not picked go back to ready, or to dead on the last
@@ -50,20 +50,27 @@ const claimText = statementFor(
 
 /**
  * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, max
- * attempts at `$max`), also the trailing claim of the result template (complete.ts).
+ * attempts at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also the trailing claim of the result template (complete.ts).
  */
-export function claimSteps(d: SqlDialect, n: number, seconds = 2, max = 3): string {
+export function claimSteps(
+  d: SqlDialect,
+  n: number,
+  seconds = 2,
+  max = 3,
+  queue = 4,
+  onDead = 5,
+): string {
   const messages = d.table('messages');
   const now = d.now(1);
   const code = literal(LEASE_EXPIRED);
   return `expired AS (
       SELECT event_id, lease_until AS rank_at, attempts FROM ${messages}
-      WHERE state = 'leased' AND lease_until <= ${now}
+      WHERE state = 'leased' AND lease_until <= ${now} AND queue = $${queue}
       ORDER BY lease_until
       FOR UPDATE SKIP LOCKED
     ), ready AS (
       SELECT event_id, available_at AS rank_at FROM ${messages}
-      WHERE state = 'ready' AND available_at <= ${now}
+      WHERE state = 'ready' AND queue = $${queue} AND available_at <= ${now}
       ORDER BY available_at, event_id
       LIMIT ${n}
       FOR UPDATE SKIP LOCKED
@@ -94,6 +101,7 @@ export function claimSteps(d: SqlDialect, n: number, seconds = 2, max = 3): stri
         generation = m.generation + 1,
         lease_until = ${d.nowPlus(1, seconds)},
         updated_at = ${now},
+        on_dead = $${onDead},
         available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
         last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
         last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
@@ -118,6 +126,8 @@ export async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRo
     d.nowValue(input.now),
     input.leaseSeconds,
     input.maxAttempts,
+    input.queue,
+    input.onDead,
   ]);
   return inClaimOrder(rows);
 }

@@ -40,7 +40,7 @@ import { claimSteps } from './claim.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
 const RESULT_PARAMETERS = 7;
-const CLAIM_PARAMETERS = 2;
+const CLAIM_PARAMETERS = 4;
 
 /**
  * The fence every move out of `leased` of the template takes: the row named by the input
@@ -79,7 +79,7 @@ function write(
     position += parameterCount(rows);
     return step;
   });
-  const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9)}`;
+  const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9, 10, 11)}`;
   const claimRows =
     claim === null
       ? ''
@@ -192,7 +192,8 @@ export const postgresTemplate: ResultTemplate = async (x, writes, now, claim) =>
   }
   const tables = [...byTable.values()];
   const values: unknown[] = [d.nowValue(now), ids, generations, outcomes, delays, codes, details];
-  if (claim !== undefined) values.push(claim.leaseSeconds, claim.maxAttempts);
+  if (claim !== undefined)
+    values.push(claim.leaseSeconds, claim.maxAttempts, claim.queue, claim.onDead);
   for (const rows of tables) values.push(...parameters(rows));
   const text = textFor(d, tables, claim === undefined ? null : claim.limit, moves.size > 0);
   const { rows } = await x.query<TemplateRow>(text, values);

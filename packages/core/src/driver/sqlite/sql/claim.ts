@@ -16,7 +16,8 @@ import type { SqliteExecutor } from '../executor.ts';
 /**
  * Lazy recovery: leased rows whose lease ran out go back to `ready` (available at their
  * `lease_until`) while the cycle has attempts left, else to `dead` with `lease_expired`.
- * ?1 max attempts, ?2 now, ?3-?5 the error code and details.
+ * Only the claimed queue's leases (its workers' policy is theirs to apply). ?1 max
+ * attempts, ?2 now, ?3-?5 the error code and details, ?6 the queue.
  *
  * `INDEXED BY` pins the partial `messages_lease` index: without statistics SQLite's
  * planner would rather walk every leased row of `messages_claim`, and with it a missing
@@ -32,22 +33,23 @@ const RECOVER = sqlText(
   last_error_code = ?3,
   last_error_detail = CASE WHEN attempts < ?1 THEN ?4 ELSE ?5 END,
   updated_at = ?2
-WHERE state = 'leased' AND lease_until <= ?2`,
+WHERE state = 'leased' AND lease_until <= ?2 AND queue = ?6`,
 );
 
 /**
- * ready → leased for up to ?3 claimable rows, oldest `(available_at, event_id)` first,
- * as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the picking subquery
- * (the head of `messages_claim`). ?1 the new `lease_until`, ?2 now.
+ * ready → leased for up to ?3 claimable rows of queue ?4, oldest `(available_at,
+ * event_id)` first, as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the
+ * picking subquery (the head of `messages_ready_queue`). ?1 the new `lease_until`, ?2
+ * now, ?5 the `on_dead` stamped on each claimed message.
  */
 const CLAIM = sqlText(
   'claim',
   1,
   `UPDATE messages SET
   state = 'leased', attempts = attempts + 1, generation = generation + 1,
-  lease_until = ?1, updated_at = ?2
+  lease_until = ?1, updated_at = ?2, on_dead = ?5
 WHERE event_id IN (
-  SELECT event_id FROM messages WHERE state = 'ready' AND available_at <= ?2
+  SELECT event_id FROM messages WHERE state = 'ready' AND queue = ?4 AND available_at <= ?2
   ORDER BY available_at, event_id LIMIT ?3)
 RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
 );
@@ -55,6 +57,21 @@ RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
 /** Recovery, then the claim, on the open transaction `x`. */
 export function claimRows(x: SqliteExecutor, input: ClaimInput): ClaimedRow[] {
   const { now } = input;
-  x.run(RECOVER, [input.maxAttempts, now, LEASE_EXPIRED, RECOVERED_DETAIL, RECOVERED_DEAD_DETAIL]);
-  return inClaimOrder(x.all<ClaimedRow>(CLAIM, [now + input.leaseSeconds, now, input.limit]));
+  x.run(RECOVER, [
+    input.maxAttempts,
+    now,
+    LEASE_EXPIRED,
+    RECOVERED_DETAIL,
+    RECOVERED_DEAD_DETAIL,
+    input.queue,
+  ]);
+  return inClaimOrder(
+    x.all<ClaimedRow>(CLAIM, [
+      now + input.leaseSeconds,
+      now,
+      input.limit,
+      input.queue,
+      input.onDead,
+    ]),
+  );
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_QUEUE } from '../../../queues.ts';
 import type { EnqueueDelay, NewMessage } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
 import { statementFor } from '../../sql-text.ts';
@@ -12,7 +13,7 @@ const INSERT_CHUNK = 500;
 
 /**
  * The multi-row INSERT of `n` new messages: ?1 now, ?2 when they become claimable, then
- * each row's id and payload.
+ * each row's id and payload, and last their queue.
  * `ON CONFLICT (event_id) DO NOTHING`: an id already stored is skipped, not an error, and
  * the statement's change count says how many rows were new, so enqueue reads stored
  * rows only when some were skipped. Only the `event_id` key is named: a failed CHECK
@@ -20,11 +21,12 @@ const INSERT_CHUNK = 500;
  */
 const insertText = statementFor('enqueue-insert', (_, n) => {
   const rows = new Array<string>(n);
+  const queue = 2 * n + 3;
   for (let i = 0; i < n; i++) {
-    rows[i] = `(?${2 * i + 3}, ?${2 * i + 4}, 'ready', 0, 0, ?2, NULL, ?1, ?1)`;
+    rows[i] = `(?${2 * i + 3}, ?${2 * i + 4}, 'ready', 0, 0, ?2, NULL, ?1, ?1, ?${queue})`;
   }
   return `INSERT INTO messages
-  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at)
+  (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at, queue)
 VALUES ${rows.join(', ')}
 ON CONFLICT (event_id) DO NOTHING`;
 });
@@ -35,13 +37,15 @@ ON CONFLICT (event_id) DO NOTHING`;
  */
 const insertKeyedText = statementFor('enqueue-insert-keyed', (_, n) => {
   const rows = new Array<string>(n);
+  const queue = 5 * n + 3;
   for (let i = 0; i < n; i++) {
     const p = 5 * i + 3;
-    rows[i] = `(?${p}, ?${p + 1}, ?${p + 2}, 0, 0, ?2, NULL, ?1, ?1, ?${p + 3}, ?${p + 4})`;
+    rows[i] =
+      `(?${p}, ?${p + 1}, ?${p + 2}, 0, 0, ?2, NULL, ?1, ?1, ?${p + 3}, ?${p + 4}, ?${queue})`;
   }
   return `INSERT INTO messages
   (event_id, payload, state, attempts, generation, available_at, lease_until, enqueued_at, updated_at,
-   ordering_key, seq)
+   ordering_key, seq, queue)
 VALUES ${rows.join(', ')}
 ON CONFLICT (event_id) DO NOTHING`;
 });
@@ -64,17 +68,19 @@ export async function insertMessages(
   rows: readonly NewMessage[],
   now: number,
   delay: EnqueueDelay = NO_DELAY,
+  queue: string = DEFAULT_QUEUE,
 ): Promise<number> {
   const availableAt = Math.max(now + delay.seconds, delay.at);
   if (rows.some((row) => row.ordering !== undefined)) {
-    return insertKeyed(x, rows, now, availableAt);
+    return insertKeyed(x, rows, now, availableAt, queue);
   }
   let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
-    const values = new Array<unknown>(2 * size + 2);
+    const values = new Array<unknown>(2 * size + 3);
     values[0] = now;
     values[1] = availableAt;
+    values[2 * size + 2] = queue;
     for (let k = 0; k < size; k++) {
       const row = rows[i + k] as { eventId: string; payload: string };
       values[2 * k + 2] = row.eventId;
@@ -92,13 +98,15 @@ async function insertKeyed(
   rows: readonly NewMessage[],
   now: number,
   availableAt: number,
+  queue: string,
 ) {
   let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
-    const values = new Array<unknown>(5 * size + 2);
+    const values = new Array<unknown>(5 * size + 3);
     values[0] = now;
     values[1] = availableAt;
+    values[5 * size + 2] = queue;
     for (let k = 0; k < size; k++) {
       const row = rows[i + k] as NewMessage;
       values[5 * k + 2] = row.eventId;

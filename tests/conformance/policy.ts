@@ -1,0 +1,143 @@
+// A worker's policy on each backend (docs/worker.md, docs/ordering.md): `on_dead: skip`
+// lets a dead head's key go on, stamped by the claim so an expired lease follows it too,
+// and a later redrive of that message never makes a second head of its key.
+import { describe, expect, test } from 'bun:test';
+import {
+  apply,
+  type EventInput,
+  enqueue,
+  fail,
+  redrive,
+  type Store,
+  show,
+  work,
+} from '@onceq/core';
+import { handlers } from '@onceq/handler';
+import { blockedKeys, claimMany } from '../../packages/core/src/internal.ts';
+import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
+import type { BackendFactory } from '../support/factories.ts';
+import { freshStore } from './harness.ts';
+
+function keyed(key: string, first: number, n: number): EventInput[] {
+  return Array.from({ length: n }, (_, i) => ({
+    eventId: `E${String(first + i).padStart(4, '0')}`,
+    payload: { category: 'book', amount_cents: first + i },
+    key,
+  }));
+}
+
+const PERMANENT = { kind: 'permanent', code: 'broken' } as const;
+
+/** The store as a worker with `on_dead: skip` sees it. */
+const skipping = (store: Store): Store => ({
+  ...store,
+  protocol: { ...store.protocol, onDead: 'skip' },
+});
+
+async function claimIds(store: Store): Promise<string[]> {
+  return (await claimMany(store, { limit: 100 })).map((l) => l.eventId);
+}
+
+export function policySuite(name: string, factory: BackendFactory): void {
+  describe(`${name}: policy`, () => {
+    const env = freshStore(factory);
+
+    test('on_dead skip: a dead head lets its key go on at once and blocks nothing', async () => {
+      const { store } = env();
+      const worker = skipping(store);
+      await enqueue(store, keyed('A', 1, 3));
+      const [head] = await claimMany(worker, { limit: 10 });
+      await fail(worker, head as never, PERMANENT);
+      expect((await show(store, 'E0001')).state).toBe('dead');
+      expect((await show(store, 'E0002')).state).toBe('ready');
+      expect((await blockedKeys(store)).count).toBe(0);
+      expect(await claimIds(worker)).toEqual(['E0002']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('on_dead block (the default) still holds the key', async () => {
+      const { store } = env();
+      await enqueue(store, keyed('A', 1, 2));
+      const [head] = await claimMany(store, { limit: 10 });
+      await fail(store, head as never, PERMANENT);
+      expect((await show(store, 'E0002')).state).toBe('waiting');
+      expect((await blockedKeys(store)).count).toBe(1);
+    });
+
+    test('an expired lease follows the on_dead its claim stamped, whichever worker recovers it', async () => {
+      const { store, clock } = env();
+      await enqueue(store, keyed('A', 1, 2));
+      for (let t = 1000; t < 1003; t++) {
+        clock.set(t);
+        const leases = await claimMany(skipping(store), { limit: 10, leaseSeconds: 1 });
+        expect(leases.map((l) => l.eventId)).toEqual(['E0001']);
+      }
+      clock.set(1003);
+      // A worker with the default policy recovers the last expired claim: dead, key released
+      // (PostgreSQL's claim reads the ready rows as its statement began: the next claim).
+      expect([...(await claimIds(store)), ...(await claimIds(store))]).toEqual(['E0002']);
+      expect((await show(store, 'E0001')).state).toBe('dead');
+    });
+
+    test('redrive of a message that died under skip puts it at its key end, never a second head', async () => {
+      const { store } = env();
+      const worker = skipping(store);
+      await enqueue(store, keyed('A', 1, 3));
+      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const [second] = await claimMany(worker, { limit: 10 });
+      expect(second?.eventId).toBe('E0002');
+      // E0002 is leased: the redriven E0001 waits, behind E0003 too.
+      expect(await redrive(store, ['E0001'])).toEqual(['E0001']);
+      expect((await show(store, 'E0001')).state).toBe('waiting');
+      expect(await claimIds(store)).toEqual([]);
+      await apply(store, second as never, handlers.v1);
+      const order: string[] = [];
+      for (;;) {
+        const leases = await claimMany(store, { limit: 100 });
+        if (leases.length === 0) break;
+        expect(leases).toHaveLength(1);
+        for (const lease of leases) {
+          await apply(store, lease, handlers.v1);
+          order.push(lease.eventId);
+        }
+      }
+      expect(order).toEqual(['E0003', 'E0001']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('redrive after skip when the key has nothing unfinished: the message is its only head', async () => {
+      const { store } = env();
+      const worker = skipping(store);
+      await enqueue(store, keyed('A', 1, 2));
+      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const [second] = await claimMany(worker, { limit: 10 });
+      await apply(store, second as never, handlers.v1);
+      expect(await redrive(store, 'all')).toEqual(['E0001']);
+      expect((await show(store, 'E0001')).state).toBe('ready');
+      expect(await claimIds(store)).toEqual(['E0001']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('work with attempts and a backoff list retries on that schedule, then dies', async () => {
+      const { store, clock } = env();
+      await enqueue(store, keyed('A', 1, 1));
+      const down = () => {
+        throw Object.assign(new Error('down'), {
+          [Symbol.for('onceq.failure')]: 'temporary',
+          code: 'provider_down',
+        });
+      };
+      const policy = { attempts: 3, backoff: [10, 60] };
+      const expected = [
+        [1000, 'ready', 1010],
+        [1010, 'ready', 1070],
+        [1070, 'dead', 1070],
+      ] as const;
+      for (const [now, state, availableAt] of expected) {
+        clock.set(now);
+        await work(store, down, policy);
+        expect(await show(store, 'E0001')).toMatchObject({ state, availableAt });
+      }
+    });
+  });
+}
