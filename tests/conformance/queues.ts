@@ -70,7 +70,7 @@ export function queuesSuite(name: string, factory: BackendFactory): void {
             deadSince: 1000,
             waiting: 1,
             code: 'broken',
-            detail: null,
+            detail: 'permanent failure reported by the worker',
           },
         ],
       });
