@@ -6,14 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
+import { claimMany, doctor, formatIdPolicy, getIdPolicy } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { SQL } from 'bun';
-import {
-  claimMany,
-  doctor,
-  formatIdPolicy,
-  getIdPolicy,
-} from '../../packages/core/src/internal.ts';
 import { onPostgres } from '../support/backends.ts';
 import { testClock } from '../support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from '../support/old-store.ts';
