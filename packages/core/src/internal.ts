@@ -156,6 +156,7 @@ export {
   MESSAGE_STATES,
   reportedStates,
 } from './states.ts';
+export { type Align, type Alignment, type TextTableOptions, textTable } from './text-table.ts';
 export { DEFAULT_PROTOCOL } from './types.ts';
 export { Wakeup } from './worker/wakeup.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './worker/worker.ts';
