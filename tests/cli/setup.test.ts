@@ -18,8 +18,8 @@ import { runCli } from '@onceq/cli/cli.ts';
 import type { Context } from '@onceq/cli/context.ts';
 import { CancelledError } from '@onceq/cli/errors.ts';
 import type { Prompter } from '@onceq/cli/setup/prompter.ts';
-import { openStore } from '@onceq/core';
-import { formatIdPolicy, getIdPolicy } from '@onceq/core/internal';
+import { getIdPolicy, openStore } from '@onceq/core';
+import { formatIdPolicy } from '@onceq/core/internal';
 import { cliSandbox, json } from '../support/cli.ts';
 
 type Answer = string | boolean | typeof CANCEL;

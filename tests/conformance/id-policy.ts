@@ -1,12 +1,14 @@
 import { describe, expect, test } from 'bun:test';
-import { BatchRejectedError, enqueue, IdPolicyRefusedError, status, work } from '@onceq/core';
 import {
-  formatIdPolicy,
+  BatchRejectedError,
+  enqueue,
   getIdPolicy,
-  parseIdPolicy,
-  prune,
+  IdPolicyRefusedError,
   setIdPolicy,
-} from '@onceq/core/internal';
+  status,
+  work,
+} from '@onceq/core';
+import { formatIdPolicy, parseIdPolicy, prune } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';

@@ -7,8 +7,7 @@
  * deterministic case.
  */
 import { expect, test } from 'bun:test';
-import { openStore } from '@onceq/core';
-import { StoreUnavailableError } from '@onceq/core/internal';
+import { openStore, StoreUnavailableError } from '@onceq/core';
 import { SQL } from 'bun';
 import type PgTypes from 'pg';
 // The root's `pg` is the store's own copy (one version, one installed folder): its

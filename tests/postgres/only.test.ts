@@ -9,8 +9,18 @@
  */
 import { expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { claim, enqueue, type Lease, openStore, type Store, show, status, work } from '@onceq/core';
-import { holdClaim, StoreUnavailableError } from '@onceq/core/internal';
+import {
+  claim,
+  enqueue,
+  type Lease,
+  openStore,
+  type Store,
+  StoreUnavailableError,
+  show,
+  status,
+  work,
+} from '@onceq/core';
+import { holdClaim } from '@onceq/core/internal';
 import { redactUrl } from '@onceq/core/postgres';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';

@@ -12,8 +12,8 @@
  * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
 import { expect, test } from 'bun:test';
-import { enqueue, type Handler, type Store, work } from '@onceq/core';
-import { effectResult, StoreUnavailableError } from '@onceq/core/internal';
+import { enqueue, type Handler, type Store, StoreUnavailableError, work } from '@onceq/core';
+import { effectResult } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { describePostgres } from '../support/backends.ts';
 import {

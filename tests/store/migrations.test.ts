@@ -5,8 +5,17 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enqueue, type Handler, openStore, type Store, show, status, work } from '@onceq/core';
-import { claimMany, doctor, formatIdPolicy, getIdPolicy } from '@onceq/core/internal';
+import {
+  enqueue,
+  getIdPolicy,
+  type Handler,
+  openStore,
+  type Store,
+  show,
+  status,
+  work,
+} from '@onceq/core';
+import { claimMany, doctor, formatIdPolicy } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { SQL } from 'bun';
 import { onPostgres } from '../support/backends.ts';

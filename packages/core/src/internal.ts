@@ -41,8 +41,6 @@ export {
   STORAGE_FAULTS,
   StorageError,
   type StorageFault,
-  StoreBusyError,
-  StoreUnavailableError,
 } from './errors.ts';
 export { checkRows, recordRows } from './handler/completion-rows.ts';
 export {
@@ -110,7 +108,6 @@ export {
   type FindingSeverity,
 } from './maintenance/doctor-types.ts';
 export { payloadSha256 } from './maintenance/enqueue-checks.ts';
-export { getIdPolicy, setIdPolicy } from './maintenance/meta.ts';
 export {
   DEFAULT_PRUNE_CHUNK,
   DEFAULT_PRUNE_DUTY_CYCLE,
