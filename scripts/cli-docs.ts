@@ -4,8 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCommands } from '../apps/cli/src/commands/index.ts';
-import { cliReference } from '../apps/cli/src/reference.ts';
+import { loadCommands } from '@onceq/cli/commands/index.ts';
+import { cliReference } from '@onceq/cli/reference.ts';
 
 const path = join(import.meta.dir, '..', 'docs', 'cli.md');
 writeFileSync(path, cliReference(await loadCommands()));

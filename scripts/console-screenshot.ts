@@ -9,11 +9,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startConsole } from '@onceq/console';
 import { enqueue, openStore, work } from '@onceq/core';
+import { modelClock } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { chromium } from 'playwright-core';
-import { startConsole } from '../apps/console/src/index.ts';
-import { modelClock } from '../packages/core/src/internal.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const dir = mkdtempSync(join(tmpdir(), 'onceq-shot-'));

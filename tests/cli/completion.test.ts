@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GLOBAL_FLAGS } from '../../apps/cli/src/args.ts';
-import type { AnyCommand } from '../../apps/cli/src/command.ts';
-import { COMMAND_NAMES, loadCommands } from '../../apps/cli/src/commands/index.ts';
-import { flagWords } from '../../apps/cli/src/flags.ts';
+import { GLOBAL_FLAGS } from '@onceq/cli/args.ts';
+import type { AnyCommand } from '@onceq/cli/command.ts';
+import { COMMAND_NAMES, loadCommands } from '@onceq/cli/commands/index.ts';
+import { flagWords } from '@onceq/cli/flags.ts';
 import { type CliSandbox, cliSandbox } from '../support/cli.ts';
 import { runProcess } from '../support/spawn.ts';
 

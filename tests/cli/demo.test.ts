@@ -2,12 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  checkFigures,
-  type DemoFigures,
-  type DemoReport,
-  runDemo,
-} from '../../apps/demo/src/index.ts';
+import { checkFigures, type DemoFigures, type DemoReport, runDemo } from '@onceq/demo';
 import { describePostgres } from '../support/backends.ts';
 import { type ProcessResult, runProcess } from '../support/spawn.ts';
 

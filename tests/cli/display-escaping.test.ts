@@ -4,9 +4,9 @@
 // right-to-left override cannot make an amount 100 read 001.
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
+import { startConsole } from '@onceq/console';
 import { enqueue, openStore, PermanentFailure, work } from '@onceq/core';
 import { printable } from '@onceq/core/internal';
-import { startConsole } from '../../apps/console/src/index.ts';
 import { cliSandbox } from '../support/cli.ts';
 import { batch, line, testClock } from '../support/factories.ts';
 import { getWithHost } from '../support/raw-http.ts';

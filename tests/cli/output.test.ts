@@ -50,7 +50,7 @@ test('--json names a message as the library does, in snake_case: eventId → eve
   const { tmpdir } = await import('node:os');
   const { enqueue, openStore, show, work } = await import('@onceq/core');
   const { handlers } = await import('@onceq/handler');
-  const { messageJson } = await import('../../apps/cli/src/commands/show.ts');
+  const { messageJson } = await import('@onceq/cli/commands/show.ts');
   const dir = mkdtempSync(join(tmpdir(), 'onceq-names-'));
   const store = await openStore(join(dir, 'names.db'));
   try {
@@ -83,8 +83,8 @@ test('--json names a message as the library does, in snake_case: eventId → eve
 });
 
 test('the CLI and the console write a time relative to now the same way', async () => {
-  const { humanTime } = await import('../../apps/cli/src/output.ts');
-  const { timeCell } = await import('../../apps/console/src/format.ts');
+  const { humanTime } = await import('@onceq/cli/output.ts');
+  const { timeCell } = await import('@onceq/console/format.ts');
   const now = 1_796_025_600;
   const seen = [0, 30, 90, 150, 7_199, 90_000, -200_000].map((delta) => {
     const cli = /\(([^)]*)\)$/.exec(humanTime(now + delta, now))?.[1];

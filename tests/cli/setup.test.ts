@@ -14,12 +14,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '@onceq/core';
-import { runCli } from '../../apps/cli/src/cli.ts';
-import type { Context } from '../../apps/cli/src/context.ts';
-import { CancelledError } from '../../apps/cli/src/errors.ts';
-import type { Prompter } from '../../apps/cli/src/setup/prompter.ts';
-import { formatIdPolicy, getIdPolicy } from '../../packages/core/src/internal.ts';
+import { runCli } from '@onceq/cli/cli.ts';
+import type { Context } from '@onceq/cli/context.ts';
+import { CancelledError } from '@onceq/cli/errors.ts';
+import type { Prompter } from '@onceq/cli/setup/prompter.ts';
+import { getIdPolicy, openStore } from '@onceq/core';
+import { formatIdPolicy } from '@onceq/core/internal';
 import { cliSandbox, json } from '../support/cli.ts';
 
 type Answer = string | boolean | typeof CANCEL;

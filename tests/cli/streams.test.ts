@@ -4,7 +4,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { afterEach, expect, test } from 'bun:test';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDuration } from '../../apps/cli/src/duration.ts';
+import { parseDuration } from '@onceq/cli/duration.ts';
 import { type CliSandbox, cliSandbox, json } from '../support/cli.ts';
 import { batch, line, paid } from '../support/factories.ts';
 

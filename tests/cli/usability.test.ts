@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { splitOutcome } from '../../apps/cli/src/commands/enqueue.ts';
-import { writeConfig } from '../../apps/cli/src/config.ts';
+import { splitOutcome } from '@onceq/cli/commands/enqueue.ts';
+import { writeConfig } from '@onceq/cli/config.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL, json } from '../support/cli.ts';
 import { runProcess } from '../support/spawn.ts';
 

@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, show, status, work } from '@onceq/core';
+import { claimMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
 import { effectsOf, freshStore, handleAll, mustClaim } from './harness.ts';
 

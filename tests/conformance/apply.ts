@@ -1,8 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, dlq, enqueue, LeaseLostError, OnceqError, show, status, work } from '@onceq/core';
+import { claimMany, effectResult } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { effectResult } from '../../packages/core/src/handler/run.ts';
-import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import {
   effectsOf,

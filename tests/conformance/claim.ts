@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, claim, enqueue, fail, LeaseLostError, show, status } from '@onceq/core';
+import { claimMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { claimMany } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

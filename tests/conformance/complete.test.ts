@@ -18,15 +18,18 @@ import {
   Worker,
   work,
 } from '@onceq/core';
-import { handlers } from '@onceq/handler';
-import { sql } from '../../packages/core/node_modules/kysely';
 import {
+  claimMany,
+  complete,
+  effectResult,
   effectViolation,
+  handlerInput,
   MAX_CATEGORY_LENGTH,
   MAX_EFFECT_CENTS,
-} from '../../packages/core/src/handler/effect-rules.ts';
-import { effectResult, handlerInput } from '../../packages/core/src/handler/run.ts';
-import { claimMany, complete, runHandler } from '../../packages/core/src/internal.ts';
+  runHandler,
+} from '@onceq/core/internal';
+import { handlers } from '@onceq/handler';
+import { sql } from 'kysely';
 import { forEachBackend } from '../support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
 import { rawDb } from '../support/raw-db.ts';

@@ -19,16 +19,17 @@ import {
   show,
   work,
 } from '@onceq/core';
-import { handlers } from '@onceq/handler';
-import { sql } from '../../packages/core/node_modules/kysely';
-import { effectResult, ownCompletion } from '../../packages/core/src/handler/run.ts';
 import {
   type ClaimedLease,
   complete,
+  effectResult,
   extendMany,
   type HandlerResult,
+  ownCompletion,
   resultOf,
-} from '../../packages/core/src/internal.ts';
+} from '@onceq/core/internal';
+import { handlers } from '@onceq/handler';
+import { sql } from 'kysely';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
 import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, handleAll, mustClaim, snapshot, type TestEnv } from './harness.ts';

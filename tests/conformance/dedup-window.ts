@@ -1,7 +1,5 @@
 import { describe, expect, test } from 'bun:test';
 import { BatchRejectedError, enqueue, type Handler, status, work } from '@onceq/core';
-import { listDeliveries } from '@onceq/core/webhooks';
-import { handlers } from '@onceq/handler';
 import {
   doctor,
   forgottenBefore,
@@ -10,7 +8,9 @@ import {
   prune,
   storageUse,
   uuidV7Millis,
-} from '../../packages/core/src/internal.ts';
+} from '@onceq/core/internal';
+import { listDeliveries } from '@onceq/core/webhooks';
+import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';
 

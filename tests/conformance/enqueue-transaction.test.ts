@@ -6,25 +6,20 @@
  * canonical payload as their JSONL lines.
  */
 import { describe, expect, test } from 'bun:test';
-import type PgTypes from '../../packages/core/node_modules/@types/pg';
-// kysely and pg are dependencies of @onceq/core, not of the root package: take those copies.
-import { Kysely, PostgresDialect, sql } from '../../packages/core/node_modules/kysely';
-// @ts-expect-error: the package's types live in @types/pg, imported above.
-import pgModule from '../../packages/core/node_modules/pg';
-
-const pg = pgModule as typeof PgTypes;
-
 import {
   BatchRejectedError,
   type CallerTransaction,
   enqueue,
   JsonFloat,
   type Store,
+  setIdPolicy,
   show,
   status,
   transaction,
 } from '@onceq/core';
-import { GENERAL_POLICY, setIdPolicy } from '@onceq/core/internal';
+import { GENERAL_POLICY } from '@onceq/core/internal';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { forEachBackend } from '../support/backends.ts';
 import {
   type BackendFactory,
@@ -429,7 +424,7 @@ function sqliteRefusals() {
     test('a bun:sqlite Database or a Kysely transaction is refused with a TypeError naming transaction(store, …); nothing is written', async () => {
       await withCaller(sqliteFactory, 'store', async (store) => {
         const { Database } = await import('bun:sqlite');
-        const { SqliteDialect } = await import('../../packages/core/node_modules/kysely');
+        const { SqliteDialect } = await import('kysely');
         const raw = new Database(store.location);
         // biome-ignore lint/suspicious/noExplicitAny: the caller's schema is its own.
         const db = new Kysely<any>({

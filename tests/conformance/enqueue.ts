@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { BatchRejectedError, enqueue, NotFoundError, show, status, work } from '@onceq/core';
+import { findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
 import {
   type BackendFactory,
   batch,

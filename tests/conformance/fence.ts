@@ -14,14 +14,24 @@
  * `bun scripts/fence-mutations.ts` deletes each predicate in turn and names the tests that fail.
  */
 import { describe, expect, test } from 'bun:test';
-import { apply, enqueue, type Handler, LeaseLostError, OnceqError } from '@onceq/core';
+import {
+  apply,
+  enqueue,
+  type Handler,
+  LeaseLostError,
+  type LeaseRef,
+  OnceqError,
+} from '@onceq/core';
+import {
+  afterFailure,
+  type CompleteOptions,
+  type CompletionWrite,
+  checkRows,
+  effectResult,
+  ownCompletion,
+} from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { sql } from '../../packages/core/node_modules/kysely';
-import type { CompleteOptions, CompletionWrite } from '../../packages/core/src/driver/driver.ts';
-import { checkRows } from '../../packages/core/src/handler/completion-rows.ts';
-import { effectResult, ownCompletion } from '../../packages/core/src/handler/run.ts';
-import type { LeaseRef } from '../../packages/core/src/index.ts';
-import { afterFailure } from '../../packages/core/src/machine.ts';
+import { sql } from 'kysely';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { rawDb } from '../support/raw-db.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot, type TestEnv } from './harness.ts';

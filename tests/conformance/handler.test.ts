@@ -1,6 +1,22 @@
 import { describe, expect, test } from 'bun:test';
-import type { HandlerContext } from '@onceq/core';
-import { PermanentFailure, TemporaryFailure } from '@onceq/core';
+import {
+  type HandlerContext,
+  JsonFloat,
+  type JsonObject,
+  PermanentFailure,
+  TemporaryFailure,
+} from '@onceq/core';
+import {
+  canonicalize,
+  effectResult,
+  HandlerFailure,
+  type JsonValue,
+  parseJson,
+  recordRows,
+  resultOf,
+  runHandler,
+} from '@onceq/core/internal';
+import { failingOnce } from '@onceq/demo/failing-once.ts';
 import {
   DEFAULT_HANDLER,
   type EffectHandler,
@@ -12,21 +28,6 @@ import {
   v1,
   v2,
 } from '@onceq/handler';
-import { failingOnce } from '../../apps/demo/src/failing-once.ts';
-import { recordRows } from '../../packages/core/src/handler/completion-rows.ts';
-import { effectResult } from '../../packages/core/src/handler/run.ts';
-import {
-  JsonFloat,
-  type JsonObject,
-  type JsonValue,
-} from '../../packages/core/src/input/json-value.ts';
-import { parseJson } from '../../packages/core/src/input/parse-json.ts';
-import {
-  canonicalize,
-  HandlerFailure,
-  resultOf,
-  runHandler,
-} from '../../packages/core/src/internal.ts';
 
 const ctx: HandlerContext = {
   eventId: 'E0001',

@@ -6,12 +6,7 @@
 import { afterEach, beforeEach, expect } from 'bun:test';
 import { join } from 'node:path';
 import { enqueue, type Handler, type Lease, claim as protocolClaim, type Store } from '@onceq/core';
-import {
-  type ClaimResult,
-  type CompleteResult,
-  complete,
-  runHandler,
-} from '../../packages/core/src/internal.ts';
+import { type ClaimResult, type CompleteResult, complete, runHandler } from '@onceq/core/internal';
 import {
   type BackendFactory,
   DEMO_BATCH,

@@ -1,14 +1,15 @@
 import { describe, expect, test } from 'bun:test';
-import { BatchRejectedError, enqueue, status, work } from '@onceq/core';
-import { handlers } from '@onceq/handler';
-import { IdPolicyRefusedError } from '../../packages/core/src/index.ts';
 import {
-  formatIdPolicy,
+  BatchRejectedError,
+  enqueue,
   getIdPolicy,
-  parseIdPolicy,
-  prune,
+  IdPolicyRefusedError,
   setIdPolicy,
-} from '../../packages/core/src/internal.ts';
+  status,
+  work,
+} from '@onceq/core';
+import { formatIdPolicy, parseIdPolicy, prune } from '@onceq/core/internal';
+import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';
 

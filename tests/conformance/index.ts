@@ -6,7 +6,7 @@
  * the clock is modelled. Nothing here may ask which backend it runs on: differences come
  * through the {@link BackendFactory}.
  */
-import { parseIdPolicy } from '../../packages/core/src/internal.ts';
+import { parseIdPolicy } from '@onceq/core/internal';
 import type { BackendFactory } from '../support/factories.ts';
 import { applySuite } from './apply.ts';
 import { applyFaultsSuite } from './apply-faults.ts';

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, enqueue } from '@onceq/core';
-import { handlers } from '@onceq/handler';
 import {
   countMessages,
   ListArgumentError,
   listMessages,
   type MessagePage,
-} from '../../packages/core/src/internal.ts';
+} from '@onceq/core/internal';
+import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection } from './harness.ts';
 

@@ -4,15 +4,16 @@
  * (docs/protocol.md §5). No store: these are the rules both statement modules write.
  */
 import { describe, expect, test } from 'bun:test';
-import type { MessageState } from '../../packages/core/src/index.ts';
-import { DEFAULT_PROTOCOL, MESSAGE_STATES } from '../../packages/core/src/internal.ts';
+import type { MessageState } from '@onceq/core';
 import {
   afterFailure,
+  DEFAULT_PROTOCOL,
   ENQUEUED_STATES,
   fenceViolation,
   inClaimOrder,
+  MESSAGE_STATES,
   TRANSITIONS,
-} from '../../packages/core/src/machine.ts';
+} from '@onceq/core/internal';
 
 const temporary = { kind: 'temporary', code: 'dependency_down' } as const;
 const permanent = { kind: 'permanent', code: 'invalid_payload', detail: 'no' } as const;

@@ -15,9 +15,8 @@ import {
   status,
   work,
 } from '@onceq/core';
+import { blockedKeys, claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { blockedKeys, claimMany } from '../../packages/core/src/internal.ts';
-import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

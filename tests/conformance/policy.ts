@@ -12,9 +12,8 @@ import {
   show,
   work,
 } from '@onceq/core';
+import { blockedKeys, claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { blockedKeys, claimMany } from '../../packages/core/src/internal.ts';
-import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore } from './harness.ts';
 

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { apply, enqueue, show, status, work } from '@onceq/core';
+import { apply, enqueue, show, status, type WorkSummary, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import type { WorkSummary } from '../../packages/core/src/index.ts';
 import { type BackendFactory, nEvents } from '../support/factories.ts';
 import {
   childJson,

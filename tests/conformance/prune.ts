@@ -10,8 +10,8 @@ import {
   status,
   work,
 } from '@onceq/core';
+import { countDlq, PrunedError, payloadSha256, prune } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { countDlq, PrunedError, payloadSha256, prune } from '../../packages/core/src/internal.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { enqueueDemo, freshStore, rejection, snapshot } from './harness.ts';
 

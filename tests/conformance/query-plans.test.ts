@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apply, claim, dlq, enqueue, openStore, status } from '@onceq/core';
+import { modelClock } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { modelClock } from '../../packages/core/src/internal.ts';
 
 /**
  * The hot statements must stay O(log n) as the queue grows: a claim reads the head of

@@ -5,13 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { dlq, enqueue, type Handler, previewRedrive, show, work } from '@onceq/core';
+import { claimMany, extendMany, parseBatch, releaseMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import {
-  claimMany,
-  extendMany,
-  parseBatch,
-  releaseMany,
-} from '../../packages/core/src/internal.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { type BackendFactory, batch, line, nEvents, paid } from '../support/factories.ts';
 import { freshStore, mustClaim, snapshot } from './harness.ts';

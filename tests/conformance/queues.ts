@@ -3,9 +3,8 @@
 // event id stays unique in the whole store.
 import { describe, expect, test } from 'bun:test';
 import { BatchRejectedError, type EventInput, enqueue, fail, show, work } from '@onceq/core';
+import { blockedKeys, claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { blockedKeys, claimMany } from '../../packages/core/src/internal.ts';
-import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';
 

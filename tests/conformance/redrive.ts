@@ -12,8 +12,8 @@ import {
   status,
   work,
 } from '@onceq/core';
+import { failingOnce } from '@onceq/demo/failing-once.ts';
 import { handlers } from '@onceq/handler';
-import { failingOnce } from '../../apps/demo/src/failing-once.ts';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { enqueueDemo, freshStore, mustClaim, rejection, snapshot } from './harness.ts';
 

@@ -8,16 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore } from '@onceq/core';
-import type { Executor } from '../../packages/core/src/driver/executor.ts';
-import { postgresDriver } from '../../packages/core/src/driver/postgres/statements.ts';
-import { redrive } from '../../packages/core/src/driver/shared-statements.ts';
 import {
+  type Executor,
+  insertMessages,
   postgresDialect,
+  postgresDriver,
+  redriveStatement as redrive,
   type SqlDialect,
   type SqlText,
   sqliteDialect,
-} from '../../packages/core/src/driver/sql-text.ts';
-import { insertMessages } from '../../packages/core/src/driver/sqlite/sql/insert-messages.ts';
+} from '@onceq/core/internal';
 import { rawDb } from '../support/raw-db.ts';
 
 /** An executor that runs nothing and records what it was given. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, dlq, enqueue, previewRedrive, redrive, show, status, work } from '@onceq/core';
+import { failingOnce } from '@onceq/demo/failing-once.ts';
 import { handlers } from '@onceq/handler';
-import { failingOnce } from '../../apps/demo/src/failing-once.ts';
 import { type BackendFactory, DEMO_BATCH } from '../support/factories.ts';
 import {
   effectsOf,

@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { runCli } from '@onceq/cli/cli.ts';
+import type { Context } from '@onceq/cli/context.ts';
+import { startConsole } from '@onceq/console';
 import { type Store, show } from '@onceq/core';
-import { runCli } from '../../apps/cli/src/cli.ts';
-import type { Context } from '../../apps/cli/src/context.ts';
-import { startConsole } from '../../apps/console/src/index.ts';
 import { forEachBackend, onPostgres } from '../support/backends.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL } from '../support/cli.ts';
 import {

@@ -2,9 +2,9 @@
 // a dead head with the head (a link to its message), its error, and what waits behind;
 // markup in a key is escaped; a skip takes the key off the page.
 import { describe, expect, test } from 'bun:test';
+import { startConsole } from '@onceq/console';
 import { enqueue, show, skip, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { startConsole } from '../../apps/console/src/index.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { CONSOLE_T0 } from '../support/console.ts';
 import { testClock } from '../support/factories.ts';

@@ -5,10 +5,10 @@
 // accepts that it used to refuse: ids of up to 200 characters, a preview of a page of
 // 500 selected ids. Each refusal shows nothing of the store.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startConsole, WeakTokenError } from '@onceq/console';
 import { enqueue, show, work } from '@onceq/core';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { startConsole, WeakTokenError } from '../../apps/console/src/index.ts';
-import { GENERAL_POLICY } from '../../packages/core/src/internal.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { cliSandbox } from '../support/cli.ts';
 import { type ConsoleFixture, consoleFixture } from '../support/console.ts';

@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type BatchIssue, BatchRejectedError } from '@onceq/core';
+import { MAX_BATCH_LINES, parseBatch } from '@onceq/core/internal';
 import fc from 'fast-check';
-import { type BatchIssue, BatchRejectedError } from '../../packages/core/src/errors.ts';
-import { MAX_BATCH_LINES, parseBatch } from '../../packages/core/src/input/batch.ts';
 import { type CliSandbox, cliSandbox } from '../support/cli.ts';
 
 const encoder = new TextEncoder();

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test';
-import { type BatchIssue, BatchRejectedError } from '../../packages/core/src/errors.ts';
+import { type BatchIssue, BatchRejectedError } from '@onceq/core';
 import {
   MAX_BATCH_BYTES,
   MAX_BATCH_LINES,
   MAX_PAYLOAD_BYTES,
   parseBatch,
-} from '../../packages/core/src/input/batch.ts';
+} from '@onceq/core/internal';
 
 const encoder = new TextEncoder();
 

@@ -6,17 +6,16 @@
  * values.
  */
 import { describe, expect, test } from 'bun:test';
+import { JsonFloat } from '@onceq/core';
 import {
+  canonicalFloat,
   canonicalize,
   canonicalJson,
   compareCodePoints,
-} from '../../packages/core/src/input/canonical.ts';
-import {
-  canonicalFloat,
   isJsonObject,
-  JsonFloat,
-} from '../../packages/core/src/input/json-value.ts';
-import { JsonParseError, parseJson } from '../../packages/core/src/input/parse-json.ts';
+  JsonParseError,
+  parseJson,
+} from '@onceq/core/internal';
 
 /** The JsonParseError for `text`, failing the test if it parses. */
 function rejection(text: string): { reason: string; column: number } {

@@ -4,14 +4,15 @@
  * prints fast-check's seed and the shrunk counterexample.
  */
 import { describe, expect, test } from 'bun:test';
-import fc from 'fast-check';
-import { canonicalize, canonicalJson } from '../../packages/core/src/input/canonical.ts';
+import { JsonFloat, type JsonObject } from '@onceq/core';
 import {
-  JsonFloat,
-  type JsonObject,
+  canonicalize,
+  canonicalJson,
+  JsonParseError,
   type JsonValue,
-} from '../../packages/core/src/input/json-value.ts';
-import { JsonParseError, parseJson } from '../../packages/core/src/input/parse-json.ts';
+  parseJson,
+} from '@onceq/core/internal';
+import fc from 'fast-check';
 
 /**
  * Runs per property: 300 (1000 for the random-text comparison with JSON.parse).

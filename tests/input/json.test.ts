@@ -1,11 +1,12 @@
 import { describe, expect, test } from 'bun:test';
+import { JsonFloat, type JsonObject } from '@onceq/core';
 import {
   canonicalize,
   canonicalJson,
   compareCodePoints,
-} from '../../packages/core/src/input/canonical.ts';
-import { JsonFloat, type JsonObject } from '../../packages/core/src/input/json-value.ts';
-import { JsonParseError, parseJson } from '../../packages/core/src/input/parse-json.ts';
+  JsonParseError,
+  parseJson,
+} from '@onceq/core/internal';
 
 /** The JsonParseError reason for `text`, failing the test if it parses. */
 function reasonOf(text: string, options?: { maxDepth?: number }): string {

@@ -10,9 +10,9 @@
  * a seed. A failure prints fast-check's seed, path and shrunk step sequence.
  */
 import { afterAll, beforeAll, describe, test } from 'bun:test';
+import type { Database } from '@onceq/core/internal';
 import fc from 'fast-check';
-import type { Kysely } from '../../packages/core/node_modules/kysely';
-import type { Database } from '../../packages/core/src/schema.ts';
+import type { Kysely } from 'kysely';
 import { forEachBackend } from '../support/backends.ts';
 import {
   type BackendFactory,

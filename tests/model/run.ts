@@ -21,10 +21,9 @@ import {
   status,
   TemporaryFailure,
 } from '@onceq/core';
+import { claimMany, type Database } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import type { Kysely } from '../../packages/core/node_modules/kysely';
-import { claimMany } from '../../packages/core/src/internal.ts';
-import type { Database } from '../../packages/core/src/schema.ts';
+import type { Kysely } from 'kysely';
 import { handleAll } from '../conformance/harness.ts';
 import type { TestClock } from '../support/factories.ts';
 import { line } from '../support/factories.ts';

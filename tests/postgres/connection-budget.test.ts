@@ -23,10 +23,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { enqueue, type Handler, openStore, Worker, type WorkerLog } from '@onceq/core';
+import {
+  type ConnectionUse,
+  enqueue,
+  type Handler,
+  openStore,
+  Worker,
+  type WorkerLog,
+} from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import type { ConnectionUse } from '../../packages/core/src/driver/backend.ts';
 import { cliSandbox } from '../support/cli.ts';
 import { batch, eventId, line, paid } from '../support/factories.ts';
 import { freshDatabase } from '../support/pg-storm.ts';

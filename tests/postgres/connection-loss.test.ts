@@ -7,17 +7,14 @@
  * deterministic case.
  */
 import { expect, test } from 'bun:test';
-import { openStore } from '@onceq/core';
+import { openStore, StoreUnavailableError } from '@onceq/core';
 import { SQL } from 'bun';
-import type PgTypes from '../../packages/core/node_modules/@types/pg';
-// @ts-expect-error: the package's types live in @types/pg, imported above.
-import pgModule from '../../packages/core/node_modules/pg';
-import { StoreUnavailableError } from '../../packages/core/src/internal.ts';
+import type PgTypes from 'pg';
+// The root's `pg` is the store's own copy (one version, one installed folder): its
+// clients are the ones watched here.
+import pg from 'pg';
 import { describePostgres } from '../support/backends.ts';
 import { T0, testClock } from '../support/factories.ts';
-
-/** The store's own copy of the driver: its clients are the ones watched here. */
-const pg = pgModule as typeof PgTypes;
 
 /** A read of the messages table, on whatever connection the store gives it. */
 const EVERY_MESSAGE = { filter: {}, order: 'id', limit: 100 } as const;

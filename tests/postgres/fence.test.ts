@@ -8,11 +8,9 @@
  */
 import { expect, test } from 'bun:test';
 import { enqueue, NotDeadError, openStore, redrive, show, work } from '@onceq/core';
+import { claimMany, effectResult, modelClock, postgresTemplate } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { postgresTemplate } from '../../packages/core/src/driver/postgres/sql/complete.ts';
-import { effectResult } from '../../packages/core/src/handler/run.ts';
-import { claimMany, modelClock } from '../../packages/core/src/internal.ts';
 import { describePostgres } from '../support/backends.ts';
 import { batch, line, paid, postgresFactory, T0, testClock } from '../support/factories.ts';
 

@@ -9,12 +9,21 @@
  */
 import { expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { claim, enqueue, type Lease, openStore, type Store, show, status, work } from '@onceq/core';
+import {
+  claim,
+  enqueue,
+  type Lease,
+  openStore,
+  type Store,
+  StoreUnavailableError,
+  show,
+  status,
+  work,
+} from '@onceq/core';
+import { holdClaim } from '@onceq/core/internal';
+import { redactUrl } from '@onceq/core/postgres';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { redactUrl } from '../../packages/core/src/driver/postgres/url.ts';
-import { StoreUnavailableError } from '../../packages/core/src/internal.ts';
-import { holdClaim } from '../../packages/core/src/queue/hold.ts';
 import { describePostgres } from '../support/backends.ts';
 import {
   DEMO_BATCH,

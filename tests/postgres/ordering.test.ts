@@ -7,15 +7,11 @@
  */
 import { expect, test } from 'bun:test';
 import { apply, enqueue, show } from '@onceq/core';
+import { claimMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import type PgTypes from '../../packages/core/node_modules/@types/pg';
-// @ts-expect-error: the package's types live in @types/pg, imported above.
-import pgModule from '../../packages/core/node_modules/pg';
-import { claimMany } from '../../packages/core/src/internal.ts';
+import pg from 'pg';
 import { describePostgres } from '../support/backends.ts';
 import { postgresFactory, testClock } from '../support/factories.ts';
-
-const pg = pgModule as typeof PgTypes;
 
 const book = (n: number) => ({ category: 'book', amount_cents: n });
 

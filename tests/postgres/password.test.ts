@@ -8,14 +8,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type PgTypes from '../../packages/core/node_modules/@types/pg';
-// @ts-expect-error: the package's types live in @types/pg, imported above.
-import pgModule from '../../packages/core/node_modules/pg';
+import pg from 'pg';
 import { describePostgres } from '../support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from '../support/cli.ts';
 import { runProcess } from '../support/spawn.ts';
 
-const pg = pgModule as typeof PgTypes;
 const CLUSTER_SCRIPT = resolve(import.meta.dir, '../../scripts/pg-cluster.sh');
 /** initdb + start on a loaded machine can take well over bun's hook default. */
 const CLUSTER_TIMEOUT_MS = 180_000;

@@ -12,10 +12,9 @@
  * throwaway cluster and sets `DATABASE_URL`; required under CI).
  */
 import { expect, test } from 'bun:test';
-import { enqueue, type Handler, type Store, work } from '@onceq/core';
+import { enqueue, type Handler, type Store, StoreUnavailableError, work } from '@onceq/core';
+import { effectResult } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { effectResult } from '../../packages/core/src/handler/run.ts';
-import { StoreUnavailableError } from '../../packages/core/src/internal.ts';
 import { describePostgres } from '../support/backends.ts';
 import {
   nEvents,

@@ -14,9 +14,9 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { enqueue, fail, type Lease, openStore, type Store, work } from '@onceq/core';
+import { claimMany, extendMany, releaseMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { claimMany, extendMany, releaseMany } from '../../packages/core/src/internal.ts';
 import { describePostgres } from '../support/backends.ts';
 import { nEvents } from '../support/factories.ts';
 

@@ -5,7 +5,8 @@
 import { describe, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { passwordsIn, redactUrl, scrub } from '../../packages/core/src/driver/postgres/url.ts';
+import { passwordsIn, scrub } from '@onceq/core/internal';
+import { redactUrl } from '@onceq/core/postgres';
 import { cliSandbox } from '../support/cli.ts';
 
 /** One password per character class a password may hold, raw and percent-encoded. */

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, status } from '@onceq/core';
+import { StorageError } from '@onceq/core/internal';
 import { SQL } from 'bun';
-import { StorageError } from '../../packages/core/src/internal.ts';
 import { onPostgres } from '../support/backends.ts';
 import { batch, eventId, line } from '../support/factories.ts';
 

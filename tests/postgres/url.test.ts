@@ -4,13 +4,14 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectFailure, mapQueryError } from '../../packages/core/src/driver/postgres/errors.ts';
+import { OnceqError } from '@onceq/core';
 import {
+  connectFailure,
   connectionSettings,
+  mapQueryError,
   passwordsIn,
-  redactUrl,
-} from '../../packages/core/src/driver/postgres/url.ts';
-import { OnceqError } from '../../packages/core/src/errors.ts';
+} from '@onceq/core/internal';
+import { redactUrl } from '@onceq/core/postgres';
 
 /** A made-up password, kept out of the URL literals so the secrets check reads them as templates. */
 const PW = 's3cret';

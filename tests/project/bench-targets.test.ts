@@ -3,7 +3,7 @@
  * the same run, met or missed with a reason, and "not measured" when its section did not run.
  */
 import { describe, expect, test } from 'bun:test';
-import { referenceTargetRows } from '../../apps/bench/src/sections/reference-targets.ts';
+import { referenceTargetRows } from '@onceq/bench/sections/reference-targets.ts';
 
 const spread = (median: number) => ({ median, min: median, max: median, n: 1 });
 

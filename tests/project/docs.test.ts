@@ -17,13 +17,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { GLOBAL_FLAGS } from '../../apps/cli/src/args.ts';
-import type { AnyCommand } from '../../apps/cli/src/command.ts';
-import { DOC_TOPICS } from '../../apps/cli/src/commands/docs.ts';
-import { loadCommands } from '../../apps/cli/src/commands/index.ts';
-import { flagWords } from '../../apps/cli/src/flags.ts';
-import { commandHelp, globalHelp } from '../../apps/cli/src/help.ts';
-import { cliReference } from '../../apps/cli/src/reference.ts';
+import { GLOBAL_FLAGS } from '@onceq/cli/args.ts';
+import type { AnyCommand } from '@onceq/cli/command.ts';
+import { DOC_TOPICS } from '@onceq/cli/commands/docs.ts';
+import { loadCommands } from '@onceq/cli/commands/index.ts';
+import { flagWords } from '@onceq/cli/flags.ts';
+import { commandHelp, globalHelp } from '@onceq/cli/help.ts';
+import { cliReference } from '@onceq/cli/reference.ts';
 import { DEMO_JSONL, runOnceq } from '../support/cli.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');

@@ -13,10 +13,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enqueue, openStore, status, work } from '@onceq/core';
+import { enqueue, openStore, type StatusReport, status, work } from '@onceq/core';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import type { StatusReport } from '../../packages/core/src/index.ts';
-import { GENERAL_POLICY } from '../../packages/core/src/internal.ts';
 import { BIN, json, runOnceq } from '../support/cli.ts';
 import { batch, line, paid } from '../support/factories.ts';
 

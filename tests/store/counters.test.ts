@@ -7,23 +7,23 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageState, StatusReport } from '@onceq/core';
 import {
   claim,
   enqueue,
   fail,
   type Handler,
+  type MessageState,
   openStore,
   redrive,
+  type StatusReport,
   type Store,
   status,
   work,
 } from '@onceq/core';
+import { findCounterDrift, prune, release } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { sql } from '../../packages/core/node_modules/kysely';
-import { prune, release } from '../../packages/core/src/internal.ts';
-import { findCounterDrift } from '../../packages/core/src/maintenance/counters.ts';
+import { sql } from 'kysely';
 import { enqueueDemo, freshStore } from '../conformance/harness.ts';
 import { forEachBackend, onPostgres } from '../support/backends.ts';
 import {

@@ -5,10 +5,9 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { claim, enqueue, openStore, type Store, status, work } from '@onceq/core';
+import { checkConnections, type DoctorReport, doctor, prune } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
-import { type DoctorReport, doctor, prune } from '../../packages/core/src/internal.ts';
-import { checkConnections } from '../../packages/core/src/maintenance/doctor.ts';
 import { enqueueDemo, freshStore } from '../conformance/harness.ts';
 import { forEachBackend, onPostgres } from '../support/backends.ts';
 import {

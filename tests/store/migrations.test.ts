@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   enqueue,
+  getIdPolicy,
   type Handler,
   openStore,
   redrive,
@@ -15,18 +16,17 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { listDeliveries } from '@onceq/core/webhooks';
-import { handlers } from '@onceq/handler';
-import { SQL } from 'bun';
 import {
   blockedKeys,
   claimMany,
   doctor,
   forgottenBefore,
   formatIdPolicy,
-  getIdPolicy,
   prune,
-} from '../../packages/core/src/internal.ts';
+} from '@onceq/core/internal';
+import { listDeliveries } from '@onceq/core/webhooks';
+import { handlers } from '@onceq/handler';
+import { SQL } from 'bun';
 import { onPostgres } from '../support/backends.ts';
 import { testClock } from '../support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from '../support/old-store.ts';

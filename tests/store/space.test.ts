@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, work } from '@onceq/core';
+import { prune, storageUse } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { prune, storageUse } from '../../packages/core/src/internal.ts';
 import { batch, eventId, line, testClock } from '../support/factories.ts';
 import { sqliteStoreAt } from '../support/old-store.ts';
 

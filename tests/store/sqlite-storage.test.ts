@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { enqueue, status } from '@onceq/core';
-import { StorageError } from '../../packages/core/src/internal.ts';
+import { StorageError } from '@onceq/core/internal';
 import { nEvents, type OpenedStore, sqliteFactory, testClock } from '../support/factories.ts';
 
 let opened: OpenedStore;

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { openStore, type Store } from '@onceq/core';
-import { modelClock } from '../../packages/core/src/internal.ts';
+import { modelClock } from '@onceq/core/internal';
 
 export interface ChildOptions {
   target: string;

@@ -11,7 +11,7 @@
 
 // Arm the point before @onceq/core loads: it reads ONCEQ_FAULT once, at module load.
 process.env.ONCEQ_FAULT = 'after-effect-insert';
-const { apply, claim } = await import('../../packages/core/src/index.ts');
+const { apply, claim } = await import('@onceq/core');
 const { handlers } = await import('@onceq/handler');
 const { childOptions, die, openChildStore } = await import('./child-common.ts');
 

@@ -24,5 +24,5 @@ await enqueue(store, '{"event_id":"E0001","payload":{"category":"book","amount_c
 await work(store, handlers.v1);
 const done = (await status(store)).messages.done;
 await store.close();
-if (mode === 'control') await import('../../packages/core/src/driver/postgres/open.ts');
+if (mode === 'control') await (await import('@onceq/core/internal')).loadPostgresDriver();
 console.log(JSON.stringify({ done, driver: driverModules() }));

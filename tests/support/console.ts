@@ -4,9 +4,9 @@
  * port. Shared by the HTTP tests and the browser tests.
  */
 
+import { startConsole } from '@onceq/console';
 import { enqueue, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import { startConsole } from '../../apps/console/src/index.ts';
 import { type BackendFactory, batch, line, paid, type TestClock, testClock } from './factories.ts';
 
 /** A plausible "now", so times read like real ones. */

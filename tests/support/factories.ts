@@ -10,12 +10,11 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '@onceq/core';
+import { type Clock, type IdPolicy, openStore, type Store } from '@onceq/core';
+import { type ModelClock, modelClock } from '@onceq/core/internal';
 import { SQL } from 'bun';
 // kysely is a dependency of @onceq/core, not of the root package: take that copy.
-import { sql } from '../../packages/core/node_modules/kysely';
-import type { Clock, IdPolicy } from '../../packages/core/src/index.ts';
-import { type ModelClock, modelClock } from '../../packages/core/src/internal.ts';
+import { sql } from 'kysely';
 import { untilNoOpenTransactions } from './pg-database.ts';
 import { rawDb, rememberTarget } from './raw-db.ts';
 

@@ -3,8 +3,8 @@
  * one, built with the real migration code (not hand-written SQL), for upgrade tests.
  */
 import { Database as BunDatabase } from 'bun:sqlite';
+import { createStoreAt } from '@onceq/core/testing';
 import { SQL } from 'bun';
-import { createStoreAt } from '../../packages/core/src/migrations/at.ts';
 
 /** Creates the SQLite file `path` at migration `name`, then runs `fill` on a raw connection. */
 export async function sqliteStoreAt(

@@ -14,8 +14,8 @@
  * `now` is the model clock in Unix seconds: the children share the parent's model time.
  */
 import { claim, openStore, work } from '@onceq/core';
+import { modelClock } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import { modelClock } from '../../packages/core/src/internal.ts';
 
 const [url, schema, mode, nowText] = process.argv.slice(2);
 if (url === undefined || schema === undefined || mode === undefined || nowText === undefined) {

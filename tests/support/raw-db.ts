@@ -12,11 +12,8 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite';
 import type { Store } from '@onceq/core';
-import type PgTypes from '../../packages/core/node_modules/@types/pg';
-// kysely and pg are dependencies of @onceq/core, not of the root package: take those copies.
-import { Kysely, PostgresDialect } from '../../packages/core/node_modules/kysely';
-import { BunSqliteDialect } from '../../packages/core/src/driver/sqlite/dialect.ts';
-import type { Database } from '../../packages/core/src/schema.ts';
+import { BunSqliteDialect, type Database } from '@onceq/core/internal';
+import { Kysely, PostgresDialect } from 'kysely';
 
 /** Where a store's data lives: a SQLite file, or a PostgreSQL URL and the store's schema. */
 export interface RawTarget {
@@ -65,8 +62,7 @@ export async function rawDb<T>(
 export async function openRawDb(store: Store | RawTarget): Promise<Kysely<Database>> {
   const { target, schema } = targetOf(store);
   if (/^postgres(ql)?:/.test(target)) {
-    // @ts-expect-error: the package's types live in @types/pg, imported above.
-    const pg = (await import('../../packages/core/node_modules/pg')).default as typeof PgTypes;
+    const pg = (await import('pg')).default;
     const pool = new pg.Pool({
       connectionString: target,
       max: 1,

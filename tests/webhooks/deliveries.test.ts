@@ -6,6 +6,7 @@
 // crash proof is tests/webhooks/deliveries-storm.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, LeaseLostError, show, work } from '@onceq/core';
+import { claimMany, complete, resultOf } from '@onceq/core/internal';
 import { WorkerMetrics } from '@onceq/core/metrics';
 import {
   type AttemptLog,
@@ -18,7 +19,6 @@ import {
   showDelivery,
   verifySignature,
 } from '@onceq/core/webhooks';
-import { claimMany, complete, resultOf } from '../../packages/core/src/internal.ts';
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { nEvents, T0 } from '../support/factories.ts';

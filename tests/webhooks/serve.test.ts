@@ -7,8 +7,8 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '@onceq/core';
+import { setIdPolicy } from '@onceq/core';
 import { signatureHeader } from '@onceq/core/webhooks';
-import { setIdPolicy } from '../../packages/core/src/internal.ts';
 import { onPostgres } from '../support/backends.ts';
 import { rawDb, rememberTarget } from '../support/raw-db.ts';
 import {

@@ -4,7 +4,7 @@
 // `onceq worker` whose handler quotes a payload value in its failure.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { enqueue, show } from '@onceq/core';
-import { createLog } from '../../packages/core/src/service.ts';
+import { createLog } from '@onceq/core/service';
 import {
   QUOTING_HANDLER,
   type SharedStore,

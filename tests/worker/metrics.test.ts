@@ -3,8 +3,8 @@
 // a skip and a redrive.
 import { describe, expect, test } from 'bun:test';
 import { type EventInput, enqueue, fail, redrive, type Store, skip } from '@onceq/core';
+import { claimMany } from '@onceq/core/internal';
 import { WorkerMetrics } from '@onceq/core/metrics';
-import { claimMany } from '../../packages/core/src/internal.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { testClock } from '../support/factories.ts';
 

@@ -3,15 +3,9 @@
 // as a real process. Every wait is a bounded wait for a condition.
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
-import { enqueue, show, status, Worker, work } from '@onceq/core';
+import { enqueue, show, status, Worker, type WorkerLog, work } from '@onceq/core';
+import { forgottenBefore, localTime, PruneArgumentError, prune } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
-import type { WorkerLog } from '../../packages/core/src/index.ts';
-import {
-  forgottenBefore,
-  localTime,
-  PruneArgumentError,
-  prune,
-} from '../../packages/core/src/internal.ts';
 import { enqueueDemo, freshStore, rejection } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { cliSandbox, DEMO_JSONL } from '../support/cli.ts';

@@ -4,7 +4,7 @@
  * jittered delay; work found makes it react at once again; a stop interrupts at once.
  */
 import { expect, test } from 'bun:test';
-import { Wakeup } from '../../packages/core/src/worker/wakeup.ts';
+import { Wakeup } from '@onceq/core/internal';
 
 /** Whether `promise` has settled after the pending microtasks ran. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

@@ -1,18 +1,17 @@
 /** Plain-text tables for the terminal and the JSON results file. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { textTable } from '@onceq/core/internal';
 import { fmtMs, fmtRate, type Spread } from './util.ts';
 
-/** Renders rows as an aligned table; numbers-looking cells are right-aligned. */
+/** Cells that read as figures (`1,234`, `0.95×`, `12 ms`) sit right in their column. */
+function figureRight(cell: string): 'left' | 'right' {
+  return /^[\d,.–\-×%<>≥ ]+[a-z%×]*$/i.test(cell) && /\d/.test(cell) ? 'right' : 'left';
+}
+
+/** `rows` under `header` and a rule of dashes, figures right-aligned: one string. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = (s: string) => /^[\d,.–\-×%<>≥ ]+[a-z%×]*$/i.test(s) && /\d/.test(s);
-  const fmt = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (numeric(c) ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number)))
-      .join('  ')
-      .trimEnd();
-  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
+  return textTable([header, ...rows], figureRight, { rule: true }).join('\n');
 }
 
 /** `median (min–max)` of a rate. */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Store } from '@onceq/core';
-import { StoreUnavailableError, systemClock } from '@onceq/core/internal';
+import { StoreUnavailableError } from '@onceq/core';
+import { systemClock } from '@onceq/core/internal';
 import { isPostgresUrl, redactUrl } from '@onceq/core/postgres';
 import { armedFault } from '@onceq/core/testing';
 import pkg from '../package.json' with { type: 'json' };

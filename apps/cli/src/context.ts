@@ -28,11 +28,6 @@ export interface Context {
    * happened and the process exits 130. Returns a function that removes the handler.
    */
   onInterrupt?(handler: () => void): () => void;
-  /**
-   * Runs `handler` on every SIGINT (Ctrl-C) and SIGTERM instead of dying: the command
-   * stops its work and returns its exit code itself. Returns a function that removes it.
-   */
-  onStopSignal?(handler: (signal: 'SIGINT' | 'SIGTERM') => void): () => void;
   /** The interactive prompter (loads @clack/prompts on first use). */
   prompter(): Promise<Prompter>;
 }
@@ -81,14 +76,6 @@ export function processContext(): Context {
       };
       process.on('SIGINT', listener);
       return () => process.off('SIGINT', listener);
-    },
-    onStopSignal: (handler) => {
-      const signals = ['SIGINT', 'SIGTERM'] as const;
-      const listeners = signals.map((signal) => [signal, () => handler(signal)] as const);
-      for (const [signal, listener] of listeners) process.on(signal, listener);
-      return () => {
-        for (const [signal, listener] of listeners) process.off(signal, listener);
-      };
     },
     prompter: async () => (await import('./setup/clack.ts')).clackPrompter(),
   };

@@ -1,7 +1,7 @@
 /**
  * Output helpers: one JSON document for machines (`--json`), aligned tables for people.
  */
-import { localTime, printable, relativeTime } from '@onceq/core/internal';
+import { localTime, relativeTime } from '@onceq/core/internal';
 
 /** JSON text inserted verbatim into a document: a stored canonical payload, so `10000.0` stays `10000.0`. */
 export class RawJson {
@@ -26,34 +26,8 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export type Align = 'left' | 'right';
-
-/**
- * Rows padded into columns separated by two spaces. Columns are left-aligned unless
- * `align` says otherwise; trailing spaces are trimmed. Every cell goes through core's
- * `printable`: a newline or a bidi override in a payload or an error detail cannot
- * start a line of its own or reorder the row.
- */
-export function table(
-  rows: readonly (readonly (string | number)[])[],
-  align: Align[] = [],
-): string[] {
-  const cells = rows.map((row) => row.map((cell) => printable(String(cell))));
-  const widths: number[] = [];
-  for (const row of cells) {
-    row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, cell.length);
-    });
-  }
-  return cells.map((row) =>
-    row
-      .map((cell, i) =>
-        align[i] === 'right' ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0),
-      )
-      .join('  ')
-      .trimEnd(),
-  );
-}
+/** The one text table (core's), under the name the commands use. */
+export { type Align, textTable as table } from '@onceq/core/internal';
 
 /** `1 message`, `2 messages`. */
 export function plural(n: number, word: string, many = `${word}s`): string {

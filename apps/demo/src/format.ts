@@ -1,17 +1,13 @@
 /** Plain aligned tables for the demo's snapshots. */
 import type { StatusReport } from '@onceq/core';
-import { reportedStates } from '@onceq/core/internal';
+import { reportedStates, textTable } from '@onceq/core/internal';
 
-/** Aligns `rows` under `header`: the first column left, the others right. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (row: readonly string[]) =>
-    row
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return all.map(line);
+/** `rows` under `header`: the first column left, the others right. */
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return textTable(
+    [header, ...rows],
+    header.map((_, i) => (i === 0 ? 'left' : 'right')),
+  );
 }
 
 /** A snapshot as two tables: messages by state, then effects by category with the total. */

@@ -76,6 +76,10 @@ export {
   PermanentFailure,
   /** What a rejection's numbers count: JSONL lines, or the positions of event objects. */
   type RejectionUnit,
+  /** Another process held the SQLite write lock longer than the busy timeout. Exit code 1. */
+  StoreBusyError,
+  /** The store could not be opened or reached (bad path, server down). Exit code 1. */
+  StoreUnavailableError,
   /** Thrown by a handler: the message is retried with backoff (1 s, 2 s), dead after 3 attempts. */
   TemporaryFailure,
 } from './errors.ts';
@@ -134,8 +138,15 @@ export {
 /** A listener (console, metrics) was refused its port: another process holds it. Exit code 2. */
 export { ListenRefusedError } from './listen.ts';
 export {
+  /** The store's event id policy (`lesson` when none is recorded). */
+  getIdPolicy,
   /** `openStore`'s `idPolicy` differs from the store's and the store already holds messages. */
   IdPolicyRefusedError,
+  /**
+   * Changes the store's event id policy, explicitly; refused (`IdPolicyRefusedError`, nothing
+   * changed) when a stored event id does not fit the new one.
+   */
+  setIdPolicy,
 } from './maintenance/meta.ts';
 export {
   /**

@@ -1,8 +1,11 @@
 /**
  * The workspace's own entry (`@onceq/core/internal`): what the CLI, the console, the
- * bench and the demo use beyond the public root entry (maintenance, inspection lists,
- * the worker's log and signals, the JSONL transport, id policies). Not part of the
- * installed package: an application imports `@onceq/core` and its subpaths.
+ * bench and the demo use beyond the public entries (maintenance, inspection lists, the
+ * JSONL transport, id policies), and what the workspace's tests call beneath the
+ * operations (the driver's statements, the state machine, the handler's result rules).
+ * Not part of the installed package (scripts/pack.ts ships only the public entries): an
+ * application imports `@onceq/core` and its subpaths, a test of this repository imports
+ * by these workspace names and never by a path into `packages/core/src`.
  *
  * @module
  */
@@ -10,8 +13,27 @@
 export { type ModelClock, modelClock, systemClock } from './clock.ts';
 export { resolveEndpoint } from './delivery/endpoint.ts';
 export { BACKEND_KINDS } from './driver/backend.ts';
-export type { Capabilities } from './driver/driver.ts';
-export { ONCEQ_URL_PARAMETERS } from './driver/postgres/url.ts';
+export type { Capabilities, CompletionWrite } from './driver/driver.ts';
+export type { Executor } from './driver/executor.ts';
+export { connectFailure, mapQueryError } from './driver/postgres/errors.ts';
+export { loadPostgresDriver } from './driver/postgres/load.ts';
+export { postgresTemplate } from './driver/postgres/sql/complete.ts';
+export { postgresDriver } from './driver/postgres/statements.ts';
+export {
+  connectionSettings,
+  ONCEQ_URL_PARAMETERS,
+  passwordsIn,
+  scrub,
+} from './driver/postgres/url.ts';
+export { redrive as redriveStatement } from './driver/shared-statements.ts';
+export {
+  postgresDialect,
+  type SqlDialect,
+  type SqlText,
+  sqliteDialect,
+} from './driver/sql-text.ts';
+export { BunSqliteDialect } from './driver/sqlite/dialect.ts';
+export { insertMessages } from './driver/sqlite/sql/insert-messages.ts';
 export {
   FAILURE_BRAND,
   HandlerFailure,
@@ -19,13 +41,20 @@ export {
   STORAGE_FAULTS,
   StorageError,
   type StorageFault,
-  StoreBusyError,
-  StoreUnavailableError,
 } from './errors.ts';
+export { checkRows, recordRows } from './handler/completion-rows.ts';
 export {
+  effectViolation,
+  MAX_CATEGORY_LENGTH,
+  MAX_EFFECT_CENTS,
+} from './handler/effect-rules.ts';
+export {
+  effectResult,
   type HandlerResult,
+  handlerInput,
   handlersPastDeadline,
   MAX_SUMMARY_LENGTH,
+  ownCompletion,
   resultOf,
   runHandler,
 } from './handler/run.ts';
@@ -38,7 +67,7 @@ export {
   oversizedLine,
   parseBatch,
 } from './input/batch.ts';
-export { canonicalize, canonicalJson } from './input/canonical.ts';
+export { canonicalize, canonicalJson, compareCodePoints } from './input/canonical.ts';
 export {
   describeIdPolicy,
   formatIdPolicy,
@@ -58,12 +87,20 @@ export { JsonParseError, parseJson } from './input/parse-json.ts';
 export { listenAlone } from './listen.ts';
 export { duration, localTime, relativeTime } from './local-time.ts';
 export {
+  afterFailure,
+  ENQUEUED_STATES,
+  fenceViolation,
+  inClaimOrder,
+  TRANSITIONS,
+} from './machine.ts';
+export {
   BackupRefusedError,
   type BackupResult,
   backup,
   statusOfFile,
 } from './maintenance/backup.ts';
-export { type DoctorOptions, doctor } from './maintenance/doctor.ts';
+export { findCounterDrift } from './maintenance/counters.ts';
+export { checkConnections, type DoctorOptions, doctor } from './maintenance/doctor.ts';
 export {
   type ConnectionCount,
   type DoctorReport,
@@ -72,7 +109,6 @@ export {
   type FindingSeverity,
 } from './maintenance/doctor-types.ts';
 export { payloadSha256, uuidV7Millis } from './maintenance/enqueue-checks.ts';
-export { getIdPolicy, setIdPolicy } from './maintenance/meta.ts';
 export {
   checkDedupWindow,
   DEDUP_WINDOW_FLOOR_SECONDS,
@@ -122,5 +158,7 @@ export {
   MESSAGE_STATES,
   reportedStates,
 } from './states.ts';
+export { type Align, type Alignment, type TextTableOptions, textTable } from './text-table.ts';
 export { DEFAULT_PROTOCOL } from './types.ts';
+export { Wakeup } from './worker/wakeup.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './worker/worker.ts';

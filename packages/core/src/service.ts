@@ -18,11 +18,18 @@ export {
   type WorkerLog,
 } from './worker/log.ts';
 export {
+  /** How a worker under {@link stopOnSignals} ended, with the first signal (null: it ended by itself). */
+  type SignalStop,
   /** The signals a service stops on: SIGTERM (systemd, Kubernetes) and SIGINT (a terminal). */
   STOP_SIGNALS,
+  /** Options of {@link stopOnSignals}: `timeoutMs`, `log`, `onSignal`. */
+  type StopOnSignalsOptions,
+  /** `'SIGTERM' | 'SIGINT'`. */
+  type StopSignal,
   /**
    * Two-stage shutdown: the first SIGTERM/SIGINT stops the worker gracefully within
-   * `timeoutMs`, a second forces it; resolves with how it stopped.
+   * `timeoutMs`, a second forces it; resolves once the worker ended (by a signal or, for
+   * a drain, by itself) with how it stopped, and removes its listeners.
    */
   stopOnSignals,
 } from './worker/signals.ts';

@@ -7,8 +7,8 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { HandlerContext, JsonObject } from '@onceq/core';
 import { handlers } from '@onceq/handler';
-import type { HandlerContext, JsonObject } from '../../../packages/core/src/index.ts';
 
 export const version = 'gate-test';
 

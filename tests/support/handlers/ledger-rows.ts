@@ -3,7 +3,7 @@
  * (`--handler tests/support/handlers/ledger-rows.ts`): each message becomes a refund of
  * its `amount_cents` in `user_ledger`, inserted by onceq from the completion's `insert`.
  */
-import type { Completion, HandlerContext, JsonObject } from '../../../packages/core/src/index.ts';
+import type { Completion, HandlerContext, JsonObject } from '@onceq/core';
 
 export const version = 'ledger-rows-test';
 

@@ -4,7 +4,7 @@
  * (`event_id` primary key, `amount`), written in the ACK's transaction. The table is
  * the test's to create. No onceq code is imported at run time.
  */
-import type { Completion, HandlerContext, JsonObject } from '../../../packages/core/src/index.ts';
+import type { Completion, HandlerContext, JsonObject } from '@onceq/core';
 
 export const version = 'ledger-test';
 

@@ -6,7 +6,7 @@
  * blocks its key); `fail: 'temporary'` fails its first attempt (a retry that holds its
  * key back). No onceq code is imported at run time: failures carry the brand.
  */
-import type { Completion, HandlerContext, JsonObject } from '../../../packages/core/src/index.ts';
+import type { Completion, HandlerContext, JsonObject } from '@onceq/core';
 
 export const version = 'ordered-test';
 

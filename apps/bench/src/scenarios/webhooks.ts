@@ -5,8 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enqueue, type Handler, openStore, work } from '@onceq/core';
-import { setIdPolicy } from '@onceq/core/internal';
+import { enqueue, type Handler, openStore, setIdPolicy, work } from '@onceq/core';
 import { sendDeliveries, signatureHeader } from '@onceq/core/webhooks';
 import { batches, percentile } from '../util.ts';
 

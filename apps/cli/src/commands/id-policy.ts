@@ -1,11 +1,6 @@
 import type { IdPolicy } from '@onceq/core';
-import {
-  describeIdPolicy,
-  formatIdPolicy,
-  getIdPolicy,
-  parseIdPolicy,
-  setIdPolicy,
-} from '@onceq/core/internal';
+import { getIdPolicy, setIdPolicy } from '@onceq/core';
+import { describeIdPolicy, formatIdPolicy, parseIdPolicy } from '@onceq/core/internal';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { toJson } from '../output.ts';

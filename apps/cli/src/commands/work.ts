@@ -1,6 +1,7 @@
 import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
+import { type SignalStop, silentLog, stopOnSignals } from '@onceq/core/service';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {
@@ -82,35 +83,34 @@ export const workCommand = defineCommand<WorkArgs>({
       onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),
     });
     // Ctrl-C (or SIGTERM): no new claims, running handlers finish and are recorded,
-    // claimed but unstarted messages are released; a second one stops at once. The
-    // listener runs between transactions (the loop lets the event loop turn there), so
-    // nothing is half done.
-    let signals = 0;
-    let stopping: Promise<StopResult> | undefined;
-    const stopListening = ctx.onStopSignal?.((signal) => {
-      signals++;
-      if (signals === 1) {
+    // claimed but unstarted messages are released; a second one stops at once (core's
+    // two-stage shutdown). The listener runs between transactions (the loop lets the
+    // event loop turn there), so nothing is half done.
+    const ended = stopOnSignals(worker, {
+      timeoutMs: DEFAULT_SHUTDOWN_TIMEOUT * 1000,
+      log: silentLog,
+      onSignal: (signal, stage) => {
+        if (stage !== 'stopping') return;
         progress?.done();
+        const key = signal === 'SIGINT' ? 'Ctrl-C' : signal;
         ctx.err(
-          `onceq: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping; no new claims, running handlers finish, unstarted claims are released (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to stop at once)`,
+          `onceq: ${key}: stopping; no new claims, running handlers finish, unstarted claims are released (${key} again to stop at once)`,
         );
-        stopping = worker.stop({ timeoutMs: DEFAULT_SHUTDOWN_TIMEOUT * 1000 });
-      } else worker.forceStop();
+      },
     });
     // Which rules decide the money, and why: a handler chosen in setup changes results.
     // Said after the signal listener is in place, so an interrupt right after it is answered.
     if (!json) ctx.err(describeChoice(args.handler));
-    let summary: WorkerSummary;
-    let stopped: StopResult | undefined;
+    let result: SignalStop;
     try {
       progress?.update(`working with handler ${name}…`);
       await worker.start();
-      summary = await worker.finished();
-      stopped = await stopping;
+      result = await ended;
     } finally {
-      stopListening?.();
       progress?.done();
     }
+    const { summary } = result;
+    const stopped = result.signal === null ? undefined : result;
     if (stopped !== undefined) ctx.err(`onceq: interrupted: ${describeStop(stopped)}`);
     const waiting = await waitingReport(store, store.clock());
     if (json)

@@ -71,6 +71,8 @@ export class Worker {
   #forced = false;
   #heartbeat: Heartbeat | undefined;
   #loop: Promise<void> | undefined;
+  /** Settles once start() set the loop going, or stop() ended a worker never started. */
+  readonly #begun = deferred();
   #listener: WakeListener | undefined;
   #storeError: string | undefined;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
@@ -174,10 +176,15 @@ export class Worker {
     this.#loop = this.#run();
     // Awaited by finished() and stop(); a drain that fails rejects there, not as unhandled.
     this.#loop.catch(() => {});
+    this.#begun.resolve();
   }
 
-  /** Resolves when the loop ended by itself (drain mode) or after a stop; rejects when a drain failed. */
+  /**
+   * Resolves when the loop ended by itself (drain mode) or after a stop; rejects when a
+   * drain failed. Called before {@link start}, it waits for the worker to start and end.
+   */
   async finished(): Promise<WorkerSummary> {
+    await this.#begun.promise;
     await this.#loop;
     return this.#tally.summary;
   }
@@ -189,6 +196,7 @@ export class Worker {
   async stop(options: StopOptions = {}): Promise<StopResult> {
     if (this.#state === 'new') {
       this.#state = 'stopped';
+      this.#begun.resolve();
       return this.#result();
     }
     if (this.#state === 'running') this.#state = 'stopping';
@@ -302,4 +310,13 @@ export class Worker {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A promise and the function that resolves it. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }
