@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from '@onceq/core';
+import { QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from '@onceq/core/internal';
 import { isPostgresUrl, redactUrl } from '@onceq/core/postgres';
 import {
   DEFAULT_HANDLER,

@@ -1,12 +1,11 @@
+import type { OnDead, PolicyOptions } from '@onceq/core';
 import {
   DEFAULT_QUEUE,
   isQueueName,
   ON_DEAD,
-  type OnDead,
-  type PolicyOptions,
   parseBackoff,
   QUEUE_NAME_RULE,
-} from '@onceq/core';
+} from '@onceq/core/internal';
 import { type FlagValues, intFlag, stringFlag } from './args.ts';
 import { CONFIG_FILE, type OnceqConfig, type QueueConfig } from './config.ts';
 import { UsageError } from './errors.ts';

@@ -155,18 +155,13 @@ export {
    */
   openStore,
 } from './open.ts';
-export {
-  /** A backoff schedule's text as users write it (`1s,5s,1m`, `exp:1s..10m`) and as messages describe it. */
-  BACKOFF_SYNTAX,
+export type {
   /** A delay before a retry, in seconds, after `attempt` claims. */
-  type BackoffSchedule,
+  BackoffSchedule,
   /** `'block' | 'skip'`: what a dead message does to its ordering key. */
-  ON_DEAD,
-  type OnDead,
+  OnDead,
   /** A worker's policy: attempts, backoff, lease, on dead (`WorkerOptions` extends it). */
-  type PolicyOptions,
-  /** A backoff schedule from its text, or the sentence saying what is wrong with it. */
-  parseBackoff,
+  PolicyOptions,
 } from './policy.ts';
 export {
   /** Options of {@link claim}: the lease length. */
@@ -228,16 +223,6 @@ export {
   redrive,
 } from './queue/redrive.ts';
 export { skip } from './queue/skip.ts';
-export {
-  /** `'default'`: the queue of a message enqueued without one. */
-  DEFAULT_QUEUE,
-  /** True when a text is a valid queue name ({@link QUEUE_NAME_RULE}). */
-  isQueueName,
-  /** A queue name's pattern: 1–64 of `A-Z a-z 0-9 _ - .`, starting with a letter or digit. */
-  QUEUE_NAME_PATTERN,
-  /** The queue name rule in words, for messages. */
-  QUEUE_NAME_RULE,
-} from './queues.ts';
 export type {
   /** How a failure counts: `temporary` (retried) or `permanent` (dead at once). */
   FailureKind,

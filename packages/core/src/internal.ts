@@ -124,6 +124,7 @@ export {
 } from './maintenance/prune.ts';
 export { type StorageUse, storageUse } from './maintenance/storage.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
+export { BACKOFF_SYNTAX, ON_DEAD, parseBackoff } from './policy.ts';
 export { printable } from './printable.ts';
 export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
@@ -151,6 +152,7 @@ export {
 } from './queue/list.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
 export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
+export { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from './queues.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
   FAILURE_KINDS,

@@ -5,6 +5,11 @@
  * @module
  */
 
+export type {
+  /** One delivery attempt, as `WorkerMetrics.recordAttempt` counts it. */
+  AttemptLog,
+  AttemptOutcome,
+} from './delivery/sender.ts';
 export {
   /** Serves `/metrics` and `/healthz` on 127.0.0.1 (port 0 picks a free one). */
   type MetricsServer,

@@ -26,6 +26,7 @@ export {
 } from './delivery/inspect.ts';
 export {
   type AttemptLog,
+  type AttemptOutcome,
   type SenderOptions,
   type SenderSummary,
   sendDeliveries,

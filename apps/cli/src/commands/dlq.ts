@@ -1,6 +1,6 @@
 import type { MessageView } from '@onceq/core';
-import { DEFAULT_QUEUE, dlq } from '@onceq/core';
-import { blockedKeys, countDlq, MAX_PAGE, printable } from '@onceq/core/internal';
+import { dlq } from '@onceq/core';
+import { blockedKeys, countDlq, DEFAULT_QUEUE, MAX_PAGE, printable } from '@onceq/core/internal';
 import { deliveryCounts } from '@onceq/core/webhooks';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';

@@ -1,16 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IdPolicy, ParsedBatch } from '@onceq/core';
-import {
-  BatchRejectedError,
-  DEFAULT_QUEUE,
-  enqueue,
-  isQueueName,
-  QUEUE_NAME_RULE,
-} from '@onceq/core';
+import { BatchRejectedError, enqueue } from '@onceq/core';
 import {
   assignKeys,
+  DEFAULT_QUEUE,
   GENERAL_POLICY,
+  isQueueName,
   type KeyOptions,
   MAX_BATCH_BYTES,
   MAX_BATCH_ISSUES,
@@ -18,6 +14,7 @@ import {
   MAX_PAYLOAD_BYTES,
   oversizedLine,
   parseBatch,
+  QUEUE_NAME_RULE,
 } from '@onceq/core/internal';
 import { probeIdPolicy } from '@onceq/core/schema-version';
 import { boolFlag, expectPositionals, stringFlag } from '../args.ts';

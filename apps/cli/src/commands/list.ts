@@ -1,5 +1,12 @@
-import { isQueueName, type MessageState, QUEUE_NAME_RULE } from '@onceq/core';
-import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/internal';
+import type { MessageState } from '@onceq/core';
+import {
+  isMessageState,
+  isQueueName,
+  listMessages,
+  MAX_PAGE,
+  MESSAGE_STATES,
+  QUEUE_NAME_RULE,
+} from '@onceq/core/internal';
 import { expectPositionals, intFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

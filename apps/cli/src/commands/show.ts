@@ -1,5 +1,6 @@
 import type { MessageView } from '@onceq/core';
-import { DEFAULT_QUEUE, show } from '@onceq/core';
+import { show } from '@onceq/core';
+import { DEFAULT_QUEUE } from '@onceq/core/internal';
 import { expectPositionals } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, RawJson, table, toJson } from '../output.ts';

@@ -33,13 +33,16 @@ import {
 } from './endpoint.ts';
 
 /** One attempt as the sender logs it (no body, no header, no secret). */
+/** How one delivery attempt ended, as the attempt log and the metrics name it. */
+export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'gone';
+
 export interface AttemptLog {
   readonly webhookId: string;
   readonly endpoint: string;
   readonly attempt: number;
   readonly status: number | null;
   readonly latencyMs: number;
-  readonly outcome: AttemptRecord['outcome']['kind'];
+  readonly outcome: AttemptOutcome;
   readonly error: string | null;
 }
 
