@@ -63,13 +63,15 @@ test('--json names a message as the library does, in snake_case: eventId → eve
     for (const id of ['E0001', 'E0002']) {
       const view = await show(store, id);
       // payloadText is the payload's text, which --json embeds as `payload`; the pruned
-      // completion and ordering key fields appear when they apply.
+      // completion and ordering key fields appear when they apply, the queue when it is
+      // not `default`.
       const expected = Object.entries(view)
         .filter(([key]) => key !== 'payloadText')
         .filter(
           ([key, value]) =>
             !(['prunedAt', 'payloadSha256', 'completion', 'key'].includes(key) && value === null),
         )
+        .filter(([key, value]) => !(key === 'queue' && value === 'default'))
         .map(([key]) => snake(key));
       expect(Object.keys(messageJson(view)).sort()).toEqual(expected.sort());
     }

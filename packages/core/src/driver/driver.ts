@@ -471,11 +471,12 @@ export interface Driver {
    */
   releaseFreePages(x: Executor, maxPages: number): Promise<number>;
   /**
-   * The bytes the store occupies: SQLite the database file's pages plus its `-wal` file
-   * (`location` is the file); PostgreSQL every onceq table of the schema with its indexes
-   * and TOAST (`pg_total_relation_size`).
+   * The bytes the store occupies: SQLite the database's pages, free ones included, as the
+   * connection sees them (the `-wal` file is transient: a checkpoint folds it in, so it
+   * is not counted); PostgreSQL every onceq table of the schema with its indexes and
+   * TOAST (`pg_total_relation_size`).
    */
-  storageBytes(x: Executor, location: string): Promise<number>;
+  storageBytes(x: Executor): Promise<number>;
   /**
    * Writes a consistent copy of the store to `file`, which does not exist yet (SQLite
    * `VACUUM INTO`, one read snapshot). Only where {@link Capabilities.backup} says so.

@@ -3,8 +3,8 @@ import type { Store } from '../driver/backend.ts';
 
 export interface StorageUse {
   /**
-   * Bytes on disk: SQLite the database file (free pages included) plus its WAL, and any
-   * application tables in the same file; PostgreSQL onceq's tables with their indexes
+   * Bytes on disk: SQLite the database's pages (free pages included, the transient WAL
+   * not), application tables in the same file included; PostgreSQL onceq's tables with their indexes
    * and TOAST.
    */
   bytes: number;
@@ -16,6 +16,6 @@ export interface StorageUse {
 
 /** Reads the store's size; `events` is the caller's count of stored messages. */
 export async function storageUse(store: Store, events: number): Promise<StorageUse> {
-  const bytes = await store.read((x) => store.driver.storageBytes(x, store.location));
+  const bytes = await store.read((x) => store.driver.storageBytes(x));
   return { bytes, events, bytesPerEvent: events === 0 ? null : Math.round(bytes / events) };
 }

@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import type { Executor } from '../../executor.ts';
 
 /** `VACUUM`: rewrites the file without its free pages (an exclusive lock meanwhile). */
@@ -30,15 +29,9 @@ export async function releaseFreePages(x: Executor, maxPages: number): Promise<n
   return pages;
 }
 
-/** The database file's pages (free ones included) plus its `-wal` file, in bytes. */
-export async function storageBytes(x: Executor, location: string): Promise<number> {
+/** The database's pages (free ones included) as this connection sees them, in bytes; the WAL is not counted. */
+export async function storageBytes(x: Executor): Promise<number> {
   const count = (await x.query<{ page_count: number }>('PRAGMA page_count')).rows[0];
   const size = (await x.query<{ page_size: number }>('PRAGMA page_size')).rows[0];
-  let wal = 0;
-  try {
-    wal = statSync(`${location}-wal`).size;
-  } catch {
-    // No WAL file: every change is checkpointed and the last connection removed it.
-  }
-  return Number(count?.page_count ?? 0) * Number(size?.page_size ?? 0) + wal;
+  return Number(count?.page_count ?? 0) * Number(size?.page_size ?? 0);
 }
