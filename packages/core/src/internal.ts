@@ -150,7 +150,7 @@ export {
   type MessagePage,
 } from './queue/list.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
+export { countsByQueue, type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {
   FAILURE_KINDS,

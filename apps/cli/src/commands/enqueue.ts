@@ -1,13 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IdPolicy, ParsedBatch } from '@onceq/core';
-import {
-  BatchRejectedError,
-  DEFAULT_QUEUE,
-  enqueue,
-  isQueueName,
-  QUEUE_NAME_RULE,
-} from '@onceq/core';
+import { BatchRejectedError, DEFAULT_QUEUE, enqueue } from '@onceq/core';
 import {
   assignKeys,
   GENERAL_POLICY,
@@ -20,7 +14,7 @@ import {
   parseBatch,
 } from '@onceq/core/internal';
 import { probeIdPolicy } from '@onceq/core/schema-version';
-import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
+import { boolFlag, expectPositionals, queueFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveDb } from '../config.ts';
 import { parseDuration } from '../duration.ts';
@@ -74,15 +68,6 @@ function keyOptions(values: Parameters<typeof stringFlag>[0]): KeyOptions {
 }
 
 const n = (value: number) => value.toLocaleString('en-US');
-
-/** `--queue NAME`, checked against the queue name rule; `default` when not given. */
-function queueFlag(values: Parameters<typeof stringFlag>[0]): string {
-  const queue = stringFlag(values, 'queue') ?? DEFAULT_QUEUE;
-  if (!isQueueName(queue)) {
-    throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
-  }
-  return queue;
-}
 
 export const enqueueCommand = defineCommand<EnqueueArgs>({
   name: 'enqueue',
@@ -149,7 +134,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const split = boolFlag(values, 'split') === true;
     const keys = keyOptions(values);
     const delay = delayOptions(values);
-    const queue = queueFlag(values);
+    const queue = queueFlag(values) ?? DEFAULT_QUEUE;
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',
