@@ -7,13 +7,7 @@
 import type { CompletionsTable, EffectsTable, MessagesTable } from '../../schema.ts';
 import type { MessageState } from '../../states.ts';
 import type { Executor } from '../executor.ts';
-import {
-  type SqlDialect,
-  type SqlText,
-  sqlText,
-  statement,
-  statementFor,
-} from '../sql-text.ts';
+import { type SqlDialect, type SqlText, sqlText, statement, statementFor } from '../sql-text.ts';
 import { bySelection } from './dead-selection.ts';
 
 /**
