@@ -86,3 +86,102 @@ test('a bad queue name, and queues a worker cannot run together, are refused in 
   // Refused before anything was written: not even a store.
   expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
 });
+
+/** default: E0001 done, E0002 dead; payments: E0003 done, E0004 dead (toy is unknown to v1). */
+async function twoQueues(): Promise<void> {
+  sandbox();
+  const book = (id: string) => line(id, { category: 'book', amount_cents: 100 });
+  const toy = (id: string) => line(id, { category: 'toy', amount_cents: 300 });
+  writeFileSync(join(box.cwd, 'default.jsonl'), batch(book('E0001'), toy('E0002')));
+  writeFileSync(join(box.cwd, 'payments.jsonl'), batch(book('E0003'), toy('E0004')));
+  expect((await at('enqueue', 'default.jsonl')).code).toBe(0);
+  expect((await at('enqueue', '--queue', 'payments', 'payments.jsonl')).code).toBe(0);
+  expect((await at('work', '--queue', 'default,payments')).code).toBe(0);
+}
+
+test('status counts per queue once the store has more than default, and status --queue shows one', async () => {
+  sandbox();
+  expect((await at('enqueue', 'other.jsonl')).code).toBe(0);
+  // A store of the default queue alone: no per-queue counts, in text or JSON.
+  expect(json(await at('status', '--json'))).not.toHaveProperty('queues');
+  expect((await at('status')).stdout).not.toContain('queue ');
+  box.cleanup();
+  await twoQueues();
+  const all = json<{ queues: unknown }>(await at('status', '--json'));
+  expect(all.queues).toEqual({
+    default: { ready: 0, leased: 0, done: 1, dead: 1 },
+    payments: { ready: 0, leased: 0, done: 1, dead: 1 },
+  });
+  const text = (await at('status')).stdout;
+  expect(text).toContain('queue     ready  leased  done  dead  total');
+  expect(text).toContain('payments      0       0     1     1      2');
+  expect(json(await at('status', '--queue', 'payments', '--json'))).toMatchObject({
+    queue: 'payments',
+    messages: { ready: 0, leased: 0, done: 1, dead: 1 },
+    effects: 1,
+    totals: { book: 100 },
+    total: 100,
+  });
+  expect((await at('status', '--queue', 'payments')).stdout).toContain('queue  payments\n');
+});
+
+test('dlq --queue lists one queue; redrive --all --queue redrives only it', async () => {
+  await twoQueues();
+  const dead = json<{ event_id: string; queue?: string }[]>(
+    await at('dlq', '--queue', 'payments', '--json'),
+  );
+  expect(dead.map((m) => [m.event_id, m.queue])).toEqual([['E0004', 'payments']]);
+  expect((await at('dlq', '--queue', 'refunds')).stdout.trim()).toBe(
+    'no dead messages in queue refunds',
+  );
+  expect(json(await at('redrive', '--all', '--queue', 'payments', '--json'))).toEqual({
+    redriven: ['E0004'],
+  });
+  expect(json(await at('show', 'E0002', '--json'))).toMatchObject({ state: 'dead' });
+  expect((await at('redrive', '--all', '--queue', 'payments')).stdout.trim()).toBe(
+    'nothing to redrive: no dead messages in queue payments',
+  );
+});
+
+test('prune --queue prunes only that queue', async () => {
+  await twoQueues();
+  const pruned = json(
+    await box.run([
+      'prune',
+      '--queue',
+      'payments',
+      '--done-older-than',
+      '10s',
+      '--json',
+      '--now',
+      '2000',
+    ]),
+  );
+  expect(pruned).toMatchObject({ queue: 'payments', done: 1, dead: 0 });
+  expect(json(await at('show', 'E0003', '--json'))).toHaveProperty('pruned_at', 2000);
+  expect(json(await at('show', 'E0001', '--json'))).not.toHaveProperty('pruned_at');
+});
+
+test('--queue of status, dlq, redrive and prune is refused in one sentence when it cannot work (exit 2)', async () => {
+  sandbox();
+  const rule =
+    'onceq: --queue must be 1 to 64 letters, digits, "_", "-" or "." starting with a letter or digit, got "pay/ments"';
+  for (const args of [
+    ['status'],
+    ['dlq'],
+    ['redrive', '--all'],
+    ['prune', '--done-older-than', '1d'],
+  ]) {
+    const bad = await at(...args, '--queue', 'pay/ments');
+    expect([args[0], bad.code, bad.stderr.trim()]).toEqual([args[0], 2, rule]);
+  }
+  const ids = await at('redrive', 'E0001', '--queue', 'payments');
+  expect([ids.code, ids.stderr.trim()]).toEqual([
+    2,
+    'onceq: --queue selects with --all: give --all --queue NAME, or event ids without --queue',
+  ]);
+  const forget = await at('prune', '--forget-older-than', '5d', '--queue', 'payments');
+  expect(forget.code).toBe(2);
+  expect(forget.stderr).toContain('--forget-older-than applies to the whole store');
+  expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+});

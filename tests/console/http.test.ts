@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { runCli } from '@onceq/cli/cli.ts';
 import type { Context } from '@onceq/cli/context.ts';
 import { startConsole } from '@onceq/console';
-import { type Store, show } from '@onceq/core';
+import { enqueue, type Store, show, work } from '@onceq/core';
+import { handlers } from '@onceq/handler';
 import { forEachBackend, onPostgres } from '../support/backends.ts';
 import { BIN, type CliSandbox, cliSandbox, DEMO_JSONL } from '../support/cli.ts';
 import {
@@ -20,6 +21,9 @@ import {
 } from '../support/console.ts';
 import {
   type BackendFactory,
+  batch,
+  line,
+  paid,
   postgresFactory,
   sqliteFactory,
   testClock,
@@ -411,6 +415,53 @@ function runOn(factory: BackendFactory) {
         );
         expect(write.status).toBe(403);
         expect(write.body).toContain('read-only');
+      });
+    });
+
+    describe('queues', () => {
+      let c: ConsoleFixture;
+      beforeAll(async () => {
+        c = await consoleFixture(factory);
+        await enqueue(
+          c.store,
+          batch(line('E2001', paid('book', 100)), line('E2002', paid('toy', 300))),
+          { queue: 'payments' },
+        );
+        await work(c.store, handlers.v1, { queues: ['payments'] });
+      }, HOOK_MS);
+      afterAll(() => c.stop(), HOOK_MS);
+
+      const QUEUE_HEADER = '<th scope="col">Queue</th>';
+
+      test('the lists filter by queue= and show a queue column when a message is not in default', async () => {
+        const first = await get(c, '/messages');
+        expect(rowIds(first.body)).not.toContain('E2001');
+        expect(first.body).not.toContain(QUEUE_HEADER);
+        const payments = await get(c, '/messages?queue=payments');
+        expect(rowIds(payments.body)).toEqual(['E2001', 'E2002']);
+        expect(payments.body).toContain(QUEUE_HEADER);
+        expect(payments.body).toContain('<td class="mono">payments</td>');
+        const dlq = await get(c, '/dlq?queue=payments');
+        expect(rowIds(dlq.body)).toEqual(['E2002']);
+        expect(dlq.body).toContain('<input type="hidden" name="queue" value="payments">');
+        const all = await get(c, '/dlq');
+        expect(rowIds(all.body).sort()).toEqual([...DEAD_IDS, 'E2002']);
+        expect(all.body).toContain(QUEUE_HEADER);
+        const none = await get(c, '/dlq?queue=refunds');
+        expect(none.body).toContain('No dead messages match this filter.');
+      });
+
+      test("a preview of all matching queue= judges that queue's dead messages only", async () => {
+        const preview = await get(c, '/dlq/preview?scope=all&handler=v2&queue=payments');
+        expect(preview.status).toBe(200);
+        expect(preview.body).toContain('<strong>1 of 1</strong> would now be accepted');
+      });
+
+      test('a bad queue= answers 400 naming the parameter', async () => {
+        const bad = await get(c, '/messages?queue=pay%2Fments');
+        expect(bad.status).toBe(400);
+        expect(bad.body).toContain('queue must be 1 to 64 letters');
+        expect(bad.body).toContain('id="err-queue"');
       });
     });
   });

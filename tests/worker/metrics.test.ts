@@ -1,6 +1,6 @@
 // The worker's Prometheus metrics read from a real store on each backend: the gauge of
 // ordering keys held by a dead head follows the store through a death, a second one,
-// a skip and a redrive.
+// a skip and a redrive; the messages by queue and state follow each queue.
 import { describe, expect, test } from 'bun:test';
 import { type EventInput, enqueue, fail, redrive, type Store, skip } from '@onceq/core';
 import { claimMany } from '@onceq/core/internal';
@@ -52,6 +52,37 @@ forEachBackend('worker metrics', (factory) => {
         expect(await sample(metrics, 'onceq_blocked_keys')).toBe(1);
         await redrive(store, ['E0001']);
         expect(await sample(metrics, 'onceq_blocked_keys')).toBe(0);
+      } finally {
+        await opened.cleanup();
+      }
+    });
+
+    test("onceq_queue_messages counts by queue and state, and onceq_messages stays the store's", async () => {
+      const opened = await factory.open(testClock());
+      try {
+        const { store } = opened;
+        const metrics = new WorkerMetrics(store);
+        await enqueue(
+          store,
+          keyed('A', 1, 2).map(({ eventId, payload }) => ({ eventId, payload })),
+        );
+        await enqueue(store, keyed('A', 3, 3), { queue: 'payments' });
+        await claimMany(store, { limit: 10 });
+        const [head] = await claimMany(store, { limit: 10, queue: 'payments' });
+        await fail(store, head as never, { kind: 'permanent', code: 'broken' });
+        const text = await metrics.render();
+        const lines = (name: string) =>
+          text.split('\n').filter((l) => l.startsWith(`${name}{`) && !l.endsWith(' 0'));
+        expect(lines('onceq_queue_messages')).toEqual([
+          'onceq_queue_messages{queue="default",state="leased"} 2',
+          'onceq_queue_messages{queue="payments",state="dead"} 1',
+          'onceq_queue_messages{queue="payments",state="waiting"} 2',
+        ]);
+        expect(lines('onceq_messages')).toEqual([
+          'onceq_messages{state="leased"} 2',
+          'onceq_messages{state="dead"} 1',
+          'onceq_messages{state="waiting"} 2',
+        ]);
       } finally {
         await opened.cleanup();
       }

@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { isQueueName, QUEUE_NAME_RULE } from '@onceq/core/internal';
 import { UsageError } from './errors.ts';
 import { type FlagSpecs, parseOptions, valueFlags } from './flags.ts';
 import { didYouMean } from './suggest.ts';
@@ -103,6 +104,15 @@ function describeParseError(error: unknown, where: string, known: readonly strin
 export function stringFlag(values: FlagValues, name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** `--queue NAME`, checked against the queue name rule; undefined when not given. */
+export function queueFlag(values: FlagValues): string | undefined {
+  const queue = stringFlag(values, 'queue');
+  if (queue !== undefined && !isQueueName(queue)) {
+    throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
+  }
+  return queue;
 }
 
 export function boolFlag(values: FlagValues, name: string): boolean | undefined {

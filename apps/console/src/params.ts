@@ -5,17 +5,21 @@
 import type { MessageState } from '@onceq/core';
 import {
   isMessageState,
+  isQueueName,
   LIST_ORDERS,
   type ListOrder,
   MAX_PAGE,
   MESSAGE_STATES,
   type MessageFilter,
+  QUEUE_NAME_RULE,
 } from '@onceq/core/internal';
 import { badParam, ConsoleRequestError } from './errors.ts';
 
 /** The list filter as the form shows it (text as typed) and as core takes it. */
 export interface ListQuery {
   state: MessageState | null;
+  /** One queue's messages; empty for every queue. */
+  queue: string;
   code: string;
   prefix: string;
   /** As typed: `10m`, `2h`, `3d`; empty for none. */
@@ -66,7 +70,17 @@ export function expectParams(
   }
 }
 
-export const LIST_PARAMS = ['state', 'code', 'prefix', 'older', 'newer', 'order', 'limit', 'after'];
+export const LIST_PARAMS = [
+  'state',
+  'queue',
+  'code',
+  'prefix',
+  'older',
+  'newer',
+  'order',
+  'limit',
+  'after',
+];
 
 function text(params: URLSearchParams, name: string): string {
   const value = (params.get(name) ?? '').trim();
@@ -95,6 +109,10 @@ export function parseListQuery(params: URLSearchParams, fixedState?: MessageStat
     }
     state = fixedState;
   }
+  const queue = (params.get('queue') ?? '').trim();
+  if (queue !== '' && !isQueueName(queue)) {
+    throw badParam('queue', `queue must be ${QUEUE_NAME_RULE}, not ${JSON.stringify(queue)}`);
+  }
   const older = text(params, 'older');
   const newer = text(params, 'newer');
   if (older !== '') parseAge('older', older);
@@ -120,6 +138,7 @@ export function parseListQuery(params: URLSearchParams, fixedState?: MessageStat
   }
   return {
     state,
+    queue,
     code: text(params, 'code'),
     prefix: text(params, 'prefix'),
     older,
@@ -134,6 +153,7 @@ export function parseListQuery(params: URLSearchParams, fixedState?: MessageStat
 export function toFilter(query: ListQuery, now: number): MessageFilter {
   const filter: MessageFilter = {};
   if (query.state !== null) filter.state = query.state;
+  if (query.queue !== '') filter.queue = query.queue;
   if (query.code !== '') filter.errorCode = query.code;
   if (query.prefix !== '') filter.idPrefix = query.prefix;
   if (query.older !== '') filter.updatedAtOrBefore = now - parseAge('older', query.older);
@@ -151,6 +171,7 @@ export function listHref(
   const q = { ...query, ...changes };
   const params = new URLSearchParams();
   if (q.state !== null && !omitState) params.set('state', q.state);
+  if (q.queue !== '') params.set('queue', q.queue);
   if (q.code !== '') params.set('code', q.code);
   if (q.prefix !== '') params.set('prefix', q.prefix);
   if (q.older !== '') params.set('older', q.older);

@@ -151,7 +151,7 @@ export {
   type MessagePage,
 } from './queue/list.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export { type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
+export { countsByQueue, type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from './queues.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
 export {

@@ -2,7 +2,7 @@ import type { MessageView } from '@onceq/core';
 import { dlq } from '@onceq/core';
 import { blockedKeys, countDlq, DEFAULT_QUEUE, MAX_PAGE, printable } from '@onceq/core/internal';
 import { deliveryCounts } from '@onceq/core/webhooks';
-import { expectPositionals, intFlag } from '../args.ts';
+import { expectPositionals, intFlag, queueFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
 import { plural, RawJson, table, toJson, truncate } from '../output.ts';
@@ -11,6 +11,7 @@ import { formatBlocked } from './status.ts';
 
 interface DlqArgs {
   limit: number | undefined;
+  queue: string | undefined;
 }
 
 export const dlqCommand = defineCommand<DlqArgs>({
@@ -23,19 +24,27 @@ export const dlqCommand = defineCommand<DlqArgs>({
       value: 'N',
       help: `show at most N dead messages, 1 to ${MAX_PAGE} (default: all)`,
     },
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: 'only the dead messages and blocked keys of this queue (no dead deliveries)',
+    },
   },
   opensStore: true,
   readOnly: true,
-  examples: ['dlq', 'dlq --limit 20 --json'],
+  examples: ['dlq', 'dlq --limit 20 --json', 'dlq --queue payments'],
   parse({ positionals, values }) {
     expectPositionals(positionals, [], 'dlq');
-    return { limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }) };
+    return {
+      limit: intFlag(values, 'limit', { min: 1, max: MAX_PAGE }),
+      queue: queueFlag(values),
+    };
   },
-  async run({ limit }, { store, json, ctx }) {
+  async run({ limit, queue }, { store, json, ctx }) {
     // With --limit only the first page is read (by event id, like the full list), plus a
     // count of the same set: dead and not pruned.
-    const dead = await dlq(store, limit === undefined ? {} : { limit });
-    const total = limit === undefined ? dead.length : await countDlq(store);
+    const dead = await dlq(store, { limit, queue });
+    const total = limit === undefined ? dead.length : await countDlq(store, { queue });
     if (json) {
       ctx.out(
         toJson(
@@ -53,9 +62,11 @@ export const dlqCommand = defineCommand<DlqArgs>({
       );
       return 0;
     }
-    const deliveries = await deadDeliveries(store, await deliveryCounts(store), limit ?? 100);
+    // Deliveries are the store's, by endpoint: listed for the whole store only.
+    const endpoints = queue === undefined ? await deliveryCounts(store) : [];
+    const deliveries = await deadDeliveries(store, endpoints, limit ?? 100);
     if (dead.length === 0 && deliveries.total === 0) {
-      ctx.out('the DLQ is empty');
+      ctx.out(queue === undefined ? 'the DLQ is empty' : `no dead messages in queue ${queue}`);
       return 0;
     }
     if (dead.length === 0) ctx.out('no dead messages');
@@ -69,7 +80,8 @@ export const dlqCommand = defineCommand<DlqArgs>({
       for (const m of dead) {
         if (m.lastErrorDetail) ctx.out(`${m.eventId}: ${printable(m.lastErrorDetail)}`);
       }
-      for (const line of formatBlocked(await blockedKeys(store, { limit: 10 }))) ctx.out(line);
+      for (const line of formatBlocked(await blockedKeys(store, { limit: 10, queue })))
+        ctx.out(line);
     }
     for (const line of formatDeadDeliveries(deliveries.total, deliveries.dead)) ctx.out(line);
     return 0;

@@ -6,7 +6,6 @@ import {
   assignKeys,
   DEFAULT_QUEUE,
   GENERAL_POLICY,
-  isQueueName,
   type KeyOptions,
   MAX_BATCH_BYTES,
   MAX_BATCH_ISSUES,
@@ -14,10 +13,9 @@ import {
   MAX_PAYLOAD_BYTES,
   oversizedLine,
   parseBatch,
-  QUEUE_NAME_RULE,
 } from '@onceq/core/internal';
 import { probeIdPolicy } from '@onceq/core/schema-version';
-import { boolFlag, expectPositionals, stringFlag } from '../args.ts';
+import { boolFlag, expectPositionals, queueFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { resolveDb } from '../config.ts';
 import { parseDuration } from '../duration.ts';
@@ -71,15 +69,6 @@ function keyOptions(values: Parameters<typeof stringFlag>[0]): KeyOptions {
 }
 
 const n = (value: number) => value.toLocaleString('en-US');
-
-/** `--queue NAME`, checked against the queue name rule; `default` when not given. */
-function queueFlag(values: Parameters<typeof stringFlag>[0]): string {
-  const queue = stringFlag(values, 'queue') ?? DEFAULT_QUEUE;
-  if (!isQueueName(queue)) {
-    throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
-  }
-  return queue;
-}
 
 export const enqueueCommand = defineCommand<EnqueueArgs>({
   name: 'enqueue',
@@ -146,7 +135,7 @@ export const enqueueCommand = defineCommand<EnqueueArgs>({
     const split = boolFlag(values, 'split') === true;
     const keys = keyOptions(values);
     const delay = delayOptions(values);
-    const queue = queueFlag(values);
+    const queue = queueFlag(values) ?? DEFAULT_QUEUE;
     if (file === '-' && ctx.stdinIsTerminal === true) {
       ctx.err(
         'reading JSONL events from the terminal: type or paste them, then press Ctrl-D on an empty line (Ctrl-C cancels)',

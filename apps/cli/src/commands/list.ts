@@ -1,13 +1,6 @@
 import type { MessageState } from '@onceq/core';
-import {
-  isMessageState,
-  isQueueName,
-  listMessages,
-  MAX_PAGE,
-  MESSAGE_STATES,
-  QUEUE_NAME_RULE,
-} from '@onceq/core/internal';
-import { expectPositionals, intFlag, stringFlag } from '../args.ts';
+import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/internal';
+import { expectPositionals, intFlag, queueFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { humanTime, table, toJson, truncate } from '../output.ts';
@@ -63,10 +56,7 @@ export const listCommand = defineCommand<ListArgs>({
         `--state must be one of ${MESSAGE_STATES.join(', ')}, got ${JSON.stringify(state)}`,
       );
     }
-    const queue = stringFlag(values, 'queue');
-    if (queue !== undefined && !isQueueName(queue)) {
-      throw new UsageError(`--queue must be ${QUEUE_NAME_RULE}, got ${JSON.stringify(queue)}`);
-    }
+    const queue = queueFlag(values);
     return {
       state,
       queue,

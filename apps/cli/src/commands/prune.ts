@@ -4,13 +4,21 @@ import {
   type PruneResult,
   prune,
 } from '@onceq/core/internal';
-import { boolFlag, expectPositionals, fractionFlag, intFlag, stringFlag } from '../args.ts';
+import {
+  boolFlag,
+  expectPositionals,
+  fractionFlag,
+  intFlag,
+  queueFlag,
+  stringFlag,
+} from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
 import { humanTime, toJson } from '../output.ts';
 
 interface PruneArgs {
+  queue?: string;
   doneOlderThanSeconds?: number;
   deadOlderThanSeconds?: number;
   forgetOlderThanSeconds?: number;
@@ -40,6 +48,11 @@ export const pruneCommand = defineCommand<PruneArgs>({
       value: 'age',
       help: 'the dedup window: delete tombstones of messages finished longer ago (at least 3d); their repeats are no longer recognised',
     },
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: "only messages of this queue (not with --forget-older-than: the dedup window is the store's)",
+    },
     force: { type: 'boolean', help: 'allow --forget-older-than below 3d' },
     'dry-run': { type: 'boolean', help: 'count what would go, change nothing' },
     vacuum: {
@@ -61,6 +74,7 @@ export const pruneCommand = defineCommand<PruneArgs>({
     'prune --done-older-than 30d --dry-run',
     'prune --done-older-than 30d --dead-older-than 90d',
     'prune --done-older-than 30d --forget-older-than 90d',
+    'prune --queue payments --done-older-than 7d',
   ],
   opensStore: true,
   parse({ values, positionals }) {
@@ -78,6 +92,15 @@ export const pruneCommand = defineCommand<PruneArgs>({
       dryRun: boolFlag(values, 'dry-run') === true,
       vacuum: boolFlag(values, 'vacuum') === true,
     };
+    const queue = queueFlag(values);
+    if (queue !== undefined) {
+      if (forget !== undefined) {
+        throw new UsageError(
+          '--forget-older-than applies to the whole store (an event id is unique in the store, whatever its queue): give it without --queue',
+        );
+      }
+      args.queue = queue;
+    }
     if (done !== undefined) args.doneOlderThanSeconds = parseDuration(done, '--done-older-than');
     if (dead !== undefined) args.deadOlderThanSeconds = parseDuration(dead, '--dead-older-than');
     if (forget !== undefined) {
@@ -101,13 +124,14 @@ export const pruneCommand = defineCommand<PruneArgs>({
         ctx.progress?.update(`${forgotten ? 'forgot' : 'pruned'} ${pruned} ${state} messages`),
     });
     ctx.progress?.done();
-    ctx.out(json ? toJson(pruneJson(result)) : describe(result, clock()));
+    ctx.out(json ? toJson(pruneJson(result, args.queue)) : describe(result, clock(), args.queue));
     return 0;
   },
 });
 
-function pruneJson(r: PruneResult) {
+function pruneJson(r: PruneResult, queue: string | undefined) {
   return {
+    ...(queue === undefined ? {} : { queue }),
     dry_run: r.dryRun,
     done: r.done,
     dead: r.dead,
@@ -122,7 +146,7 @@ function pruneJson(r: PruneResult) {
 }
 
 /** For people: the cut-off times in local time, like every other time the CLI prints. */
-function describe(r: PruneResult, now: number): string {
+function describe(r: PruneResult, now: number, queue: string | undefined): string {
   const parts: string[] = [];
   if (r.doneBefore !== null)
     parts.push(`${r.done} done (finished before ${humanTime(r.doneBefore, now)})`);
@@ -134,7 +158,8 @@ function describe(r: PruneResult, now: number): string {
     const tail = r.dryRun
       ? '; nothing changed'
       : '; ids, final states and payload hashes kept, effects untouched';
-    lines.push(`${verb} ${parts.join(', ')}${tail}`);
+    const of = queue === undefined ? '' : ` of queue ${queue}`;
+    lines.push(`${verb} ${parts.join(', ')}${of}${tail}`);
   }
   if (r.forgottenBefore !== null) {
     const when = humanTime(r.forgottenBefore, now);

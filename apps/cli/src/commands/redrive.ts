@@ -1,6 +1,6 @@
 import type { RedrivePreview, RedriveSelection } from '@onceq/core';
 import { previewRedrive, redrive } from '@onceq/core';
-import { boolFlag, intFlag, stringFlag } from '../args.ts';
+import { boolFlag, intFlag, queueFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { chooseHandler, HANDLER_FLAG, type HandlerChoice } from '../handler-choice.ts';
@@ -28,6 +28,11 @@ export const redriveCommand = defineCommand<RedriveArgs>({
   },
   flags: {
     all: { type: 'boolean', help: 'every dead message' },
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: 'with --all: every dead message of this queue',
+    },
     'dry-run': {
       type: 'boolean',
       help: 'change nothing: say which messages the handler would now accept',
@@ -52,6 +57,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     'redrive E0004',
     'redrive --all --dry-run --handler v2',
     'redrive --all --accepted-by v2',
+    'redrive --all --queue payments',
   ],
   async parse({ values, positionals, config, ctx }) {
     const all = boolFlag(values, 'all') === true;
@@ -71,7 +77,17 @@ export const redriveCommand = defineCommand<RedriveArgs>({
         `--handler only applies with --dry-run (a redrive itself runs no handler); to redrive only the messages ${handlerFlag} now accepts, use --accepted-by ${handlerFlag}`,
       );
     }
-    const selection = all ? 'all' : [...new Set(positionals)];
+    const queue = queueFlag(values);
+    if (queue !== undefined && !all) {
+      throw new UsageError(
+        '--queue selects with --all: give --all --queue NAME, or event ids without --queue',
+      );
+    }
+    const selection: RedriveSelection = all
+      ? queue === undefined
+        ? 'all'
+        : { queue }
+      : [...new Set(positionals)];
     const seconds = intFlag(values, 'handler-timeout', { min: 1, max: 86_400 });
     if (seconds !== undefined && !dryRun && acceptedBy === undefined) {
       throw new UsageError('--handler-timeout only applies with --dry-run or --accepted-by');
@@ -93,7 +109,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     if (mode.kind === 'all-selected') {
       const redriven = await redrive(store, args.selection);
       if (json) ctx.out(toJson({ redriven }));
-      else if (redriven.length === 0) ctx.out('nothing to redrive: the DLQ is empty');
+      else if (redriven.length === 0) ctx.out(`nothing to redrive: ${emptyDlq(args.selection)}`);
       else ctx.out(`redriven ${redriven.length}: ${redriven.join(', ')}`);
       return 0;
     }
@@ -129,7 +145,7 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     if (redriven.length === 0) {
       ctx.out(
         preview.length === 0
-          ? 'nothing to redrive: the DLQ is empty'
+          ? `nothing to redrive: ${emptyDlq(args.selection)}`
           : `nothing redriven: ${choice.name} accepts none of the ${plural(preview.length, 'dead message')}`,
       );
     } else {
@@ -140,6 +156,13 @@ export const redriveCommand = defineCommand<RedriveArgs>({
     return 0;
   },
 });
+
+/** What an empty selection of dead messages is called. */
+function emptyDlq(selection: RedriveSelection): string {
+  return typeof selection === 'object' && 'queue' in selection
+    ? `no dead messages in queue ${selection.queue}`
+    : 'the DLQ is empty';
+}
 
 function printPreview(
   choice: HandlerChoice,

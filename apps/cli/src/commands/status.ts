@@ -1,8 +1,11 @@
-import type { StatusReport } from '@onceq/core';
+import type { StateCounts, StatusReport } from '@onceq/core';
 import {
   type BlockedKeys,
   blockedKeys,
+  countsByQueue,
+  DEFAULT_QUEUE,
   forgottenBefore,
+  MESSAGE_STATES,
   printable,
   type QueueSnapshot,
   queueSnapshot,
@@ -10,35 +13,48 @@ import {
   storageUse,
 } from '@onceq/core/internal';
 import { deliveryCounts, type EndpointCounts } from '@onceq/core/webhooks';
-import { expectPositionals } from '../args.ts';
+import { expectPositionals, queueFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { humanTime, table, toJson } from '../output.ts';
 import { countsJson, deadDeliveries, formatDeadDeliveries, viewJson } from './deliveries.ts';
 
-export const statusCommand = defineCommand<null>({
+export const statusCommand = defineCommand<{ queue: string | undefined }>({
   name: 'status',
-  summary: 'counts by state, effects, totals by category',
-  flags: {},
+  summary: 'counts by state (and by queue), effects, totals by category',
+  flags: {
+    queue: {
+      type: 'string',
+      value: 'NAME',
+      help: 'only this queue: its messages, their effects, its ages and blocked keys',
+    },
+  },
   opensStore: true,
   readOnly: true,
-  examples: ['status', 'status --json --db ./other.db'],
-  parse({ positionals }) {
+  examples: ['status', 'status --queue payments', 'status --json --db ./other.db'],
+  parse({ positionals, values }) {
     expectPositionals(positionals, [], 'status');
-    return null;
+    return { queue: queueFlag(values) };
   },
-  async run(_args, { store, json, ctx }) {
-    const snapshot = await queueSnapshot(store);
+  async run({ queue }, { store, json, ctx }) {
+    const snapshot = await queueSnapshot(store, queue === undefined ? {} : { queue });
     const { report } = snapshot;
     const ages = queueAges(snapshot);
-    const blocked = await blockedKeys(store, { limit: 10 });
-    const endpoints = await deliveryCounts(store);
+    const blocked = await blockedKeys(store, { limit: 10, queue });
+    // Deliveries are the store's, by endpoint: shown for the whole store only.
+    const endpoints = queue === undefined ? await deliveryCounts(store) : [];
     const deliveries = await deadDeliveries(store, endpoints, 10);
+    // Per queue only for a store with more than `default`: a store of one queue prints
+    // what it always printed.
+    const byQueue = queue === undefined ? await countsByQueue(store) : {};
+    const queues = Object.keys(byQueue).some((q) => q !== DEFAULT_QUEUE) ? byQueue : null;
     if (json) {
       const events = Object.values(report.messages).reduce((sum, n) => sum + (n ?? 0), 0);
       const storage = await storageUse(store, events);
       ctx.out(
         toJson({
+          ...(queue === undefined ? {} : { queue }),
           ...report,
+          ...(queues === null ? {} : { queues }),
           ...(blocked.count === 0 ? {} : { blocked_keys: blockedJson(blocked) }),
           // Only a store with deliveries: the document of one without is unchanged.
           ...(endpoints.length === 0
@@ -63,7 +79,10 @@ export const statusCommand = defineCommand<null>({
         }),
       );
     } else {
-      for (const line of formatStatus(report, `${store.location} (${store.kind})`)) ctx.out(line);
+      for (const line of formatStatus(report, `${store.location} (${store.kind})`, queue)) {
+        ctx.out(line);
+      }
+      if (queues !== null) for (const line of formatQueues(queues)) ctx.out(line);
       // Nothing claimable now but a message in backoff: when it is due, not a bare dash.
       ctx.out(
         ages.ready === null && snapshot.nextDueAt !== null
@@ -93,9 +112,11 @@ function formatAge(seconds: number | null): string {
  * The status for people: counts by state, then money by category, aligned.
  * Stored values only: an expired lease counts as leased until the next claim recovers it.
  */
-export function formatStatus(report: StatusReport, location?: string): string[] {
+export function formatStatus(report: StatusReport, location?: string, queue?: string): string[] {
   const lines: string[] = [];
-  if (location !== undefined) lines.push(`store  ${location}`, '');
+  if (location !== undefined) lines.push(`store  ${location}`);
+  if (queue !== undefined) lines.push(`queue  ${queue}`);
+  if (location !== undefined || queue !== undefined) lines.push('');
   const states = reportedStates(report.messages);
   const messages = states.reduce((sum, state) => sum + (report.messages[state] ?? 0), 0);
   lines.push(
@@ -122,6 +143,27 @@ export function formatStatus(report: StatusReport, location?: string): string[] 
   if (completions > 0)
     lines.push(`completions  ${completions} (the handler's own rows; not in the totals)`);
   return lines;
+}
+
+/** Messages by queue and state for people: one row per queue, the states any queue has. */
+export function formatQueues(queues: Record<string, StateCounts>): string[] {
+  const counts = Object.values(queues);
+  const states = MESSAGE_STATES.filter((s) => counts.some((c) => c[s] !== undefined));
+  const total = (c: StateCounts) => states.reduce((sum, s) => sum + (c[s] ?? 0), 0);
+  return [
+    '',
+    ...table(
+      [
+        ['queue', ...states, 'total'],
+        ...Object.entries(queues).map(([name, c]) => [
+          name,
+          ...states.map((s) => c[s] ?? 0),
+          total(c),
+        ]),
+      ],
+      ['left', ...states.map(() => 'right' as const), 'right'],
+    ),
+  ];
 }
 
 /** The blocked keys as JSON: how many, and the first ones with their dead heads. */

@@ -1,6 +1,6 @@
 /** The parts the message list and the DLQ share: the filter form and the table. */
 import type { MessageView } from '@onceq/core';
-import { LIST_ORDERS, MESSAGE_STATES } from '@onceq/core/internal';
+import { DEFAULT_QUEUE, LIST_ORDERS, MESSAGE_STATES } from '@onceq/core/internal';
 import type { ConsoleState } from '../context.ts';
 import { shortPayload, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';
@@ -8,6 +8,7 @@ import { type Html, html } from '../html.ts';
 /** The filter form's values as typed (also when one of them is invalid). */
 export interface FormValues {
   state: string;
+  queue: string;
   code: string;
   prefix: string;
   older: string;
@@ -20,6 +21,7 @@ export function formValues(params: URLSearchParams): FormValues {
   const get = (k: string, d = '') => params.get(k) ?? d;
   return {
     state: get('state'),
+    queue: get('queue'),
     code: get('code'),
     prefix: get('prefix'),
     older: get('older'),
@@ -71,6 +73,7 @@ export function filterForm(
     : html``;
   return html`<form class="filters" method="get" action="${action}" aria-label="Filter messages">
 ${stateSelect}
+${input(v, error, 'queue', 'Queue', 'default')}
 ${input(v, error, 'code', 'Error code', 'invalid_payload')}
 ${input(v, error, 'prefix', 'Event id starts with', 'E00')}
 ${input(v, error, 'older', 'Changed more than … ago', '10m')}
@@ -82,7 +85,7 @@ ${input(v, error, 'limit', 'Per page', '50')}
 </form>${error !== null && (!FIELDS.has(error.field) || (!withState && error.field === 'state')) ? html`<p class="notice bad" role="alert">${error.message}</p>` : ''}`;
 }
 
-const FIELDS = new Set(['state', 'code', 'prefix', 'older', 'newer', 'order', 'limit']);
+const FIELDS = new Set(['state', 'queue', 'code', 'prefix', 'older', 'newer', 'order', 'limit']);
 
 const ORDER_LABELS: Record<(typeof LIST_ORDERS)[number], string> = {
   id: 'by event id',
@@ -90,23 +93,29 @@ const ORDER_LABELS: Record<(typeof LIST_ORDERS)[number], string> = {
   newest: 'newest change first',
 };
 
-/** The table of one page; `selectable` adds the DLQ's checkboxes. */
+/**
+ * The table of one page; `selectable` adds the DLQ's checkboxes. A queue column when
+ * `withQueue` or a message of the page is in a queue other than `default`: a store of
+ * the default queue alone shows the table it always showed.
+ */
 export function messageTable(
   state: ConsoleState,
   messages: readonly MessageView[],
   now: number,
   selectable: boolean,
+  withQueue = false,
 ): Html {
+  const queues = withQueue || messages.some((m) => m.queue !== DEFAULT_QUEUE);
   return html`<div class="scroll"><table>
 <caption class="skip">Messages</caption>
 <thead><tr>${selectable ? html`<th scope="col"><input type="checkbox" id="select-page" aria-label="Select every message on this page"></th>` : ''}
-<th scope="col">Event id</th><th scope="col">State</th><th scope="col" class="num">Attempts</th><th scope="col">Last error</th><th scope="col" class="wide">Last change</th><th scope="col" class="wide">Payload</th></tr></thead>
+<th scope="col">Event id</th>${queues ? html`<th scope="col">Queue</th>` : ''}<th scope="col">State</th><th scope="col" class="num">Attempts</th><th scope="col">Last error</th><th scope="col" class="wide">Last change</th><th scope="col" class="wide">Payload</th></tr></thead>
 <tbody>${messages.map(
     (
       m,
     ) => html`<tr>${selectable ? html`<td><input type="checkbox" name="ids" value="${m.eventId}" aria-label="Select ${m.eventId}"></td>` : ''}
 <td class="mono"><a href="/messages/${encodeURIComponent(m.eventId)}">${m.eventId}</a></td>
-<td><span class="state state-${m.state}">${m.state}</span></td>
+${queues ? html`<td class="mono">${m.queue}</td>` : ''}<td><span class="state state-${m.state}">${m.state}</span></td>
 <td class="num">${m.attempts}</td>
 <td class="mono">${m.lastErrorCode ?? '—'}</td>
 <td class="wide">${timeCell(m.updatedAt, now)}</td>

@@ -60,6 +60,7 @@ export async function listPage(state: ConsoleState, r: Request0, kind: Kind): Pr
     );
   }
   const filtered =
+    query.queue !== '' ||
     query.code !== '' ||
     query.prefix !== '' ||
     query.older !== '' ||
@@ -69,7 +70,7 @@ export async function listPage(state: ConsoleState, r: Request0, kind: Kind): Pr
     count === 0
       ? html`<p class="empty" role="status">${emptyText(kind, filtered)}</p>`
       : html`<p class="muted" role="status"><span data-testid="match-count">${count}</span> ${count === 1 ? 'message matches' : 'messages match'}${query.after === null ? '' : ' (a later page)'}.</p>
-${kind === 'dlq' ? dlqForm(state, query, pageData, count, now) : messageTable(state, pageData.messages, now, false)}
+${kind === 'dlq' ? dlqForm(state, query, pageData, count, now) : messageTable(state, pageData.messages, now, false, query.queue !== '')}
 ${pager(path, query, pageData, kind === 'dlq')}`;
   return page(
     state,
@@ -120,13 +121,13 @@ function dlqForm(
   count: number,
   now: number,
 ): Html {
-  const hidden = (['code', 'prefix', 'older', 'newer'] as const)
+  const hidden = (['queue', 'code', 'prefix', 'older', 'newer'] as const)
     .filter((k) => query[k] !== '')
     .map((k) => html`<input type="hidden" name="${k}" value="${query[k]}">`);
   // A POST: the ids of a whole selected page (500 UUIDs) do not fit in a URL.
   return html`<form method="post" action="/dlq/preview" aria-label="Preview a redrive">
 ${hidden}
-${messageTable(state, data.messages, now, true)}
+${messageTable(state, data.messages, now, true, query.queue !== '')}
 <fieldset class="actions"><legend>Redrive</legend>
 <div class="field"><input type="radio" id="scope-selected" name="scope" value="selected" checked> <label for="scope-selected">the messages selected above</label></div>
 <div class="field"><input type="radio" id="scope-all" name="scope" value="all"> <label for="scope-all">all ${count} matching this filter</label></div>

@@ -95,7 +95,11 @@ async function previewParams(r: Request0): Promise<URLSearchParams> {
 
 export async function previewPage(state: ConsoleState, r: Request0): Promise<Response> {
   const params = await previewParams(r);
-  expectParams(params, ['scope', 'ids', 'handler', 'code', 'prefix', 'older', 'newer'], ['ids']);
+  expectParams(
+    params,
+    ['scope', 'ids', 'handler', 'queue', 'code', 'prefix', 'older', 'newer'],
+    ['ids'],
+  );
   const scope = params.get('scope') ?? 'selected';
   if (scope !== 'selected' && scope !== 'all') {
     throw badParam('scope', `scope must be selected or all, not ${JSON.stringify(scope)}`);

@@ -23,6 +23,7 @@ import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Executor, StatementRunner } from './executor.ts';
 import type { CounterRow } from './sql/counters.ts';
+import type { DeadSelection } from './sql/dead-selection.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
 import type { BlockedKeyRow, KeyTail, ReleasedDeadRow } from './sql/ordering.ts';
@@ -248,11 +249,11 @@ export interface Driver {
    */
   readForRedrive(x: Executor, ids: readonly string[]): Promise<StoredForRedrive[]>;
   /**
-   * dead → ready for the named (or all) dead messages: attempts 0, available `now`,
+   * dead → ready for the selected dead messages (named, all, or all of a queue): attempts 0, available `now`,
    * generation and payload kept; a pruned message is never moved. Returns the ids moved,
    * sorted.
    */
-  redrive(x: Executor, ids: readonly string[] | 'all', now: number): Promise<string[]>;
+  redrive(x: Executor, selection: DeadSelection, now: number): Promise<string[]>;
   /** The stored rows of `ids` (any state) for enqueue's duplicate and conflict check. */
   lookupForEnqueue(x: Executor, ids: readonly string[]): Promise<StoredForEnqueue[]>;
   /**
@@ -282,7 +283,7 @@ export interface Driver {
    * The dead messages among `ids` (or all) that released their key when they died
    * (`on_dead = 'skip'`), by key and position: a redrive puts each back at its key's end.
    */
-  releasedDead(x: Executor, ids: readonly string[] | 'all'): Promise<ReleasedDeadRow[]>;
+  releasedDead(x: Executor, selection: DeadSelection): Promise<ReleasedDeadRow[]>;
   /**
    * Puts one such message back at its key's end, holding the key again: `waiting` (attempts
    * 0) when another message of the key is unfinished, else left `dead` for the redrive to
@@ -294,10 +295,10 @@ export interface Driver {
    * skipped message with a key releases its key's next message in the same transaction.
    */
   skip(x: Executor, ids: readonly string[], now: number): Promise<string[]>;
-  /** The keys whose head is dead, by key, at most `limit`, with the count behind each. */
-  blockedKeys(x: Executor, limit: number): Promise<BlockedKeyRow[]>;
-  /** How many keys are blocked by a dead head. */
-  countBlockedKeys(x: Executor): Promise<number>;
+  /** The keys (of `queue` when given) whose head is dead, by key, at most `limit`, with the count behind each. */
+  blockedKeys(x: Executor, limit: number, queue?: string): Promise<BlockedKeyRow[]>;
+  /** How many keys (of `queue` when given) are blocked by a dead head. */
+  countBlockedKeys(x: Executor, queue?: string): Promise<number>;
   /**
    * Wakes sleeping workers of this store when the caller's transaction commits
    * (PostgreSQL `NOTIFY`, never delivered on rollback); nothing where workers poll.
@@ -310,6 +311,13 @@ export interface Driver {
    * at `now`, and the oldest `updated_at` of a dead one.
    */
   snapshot(store: StatementRunner, now: number): Promise<SnapshotRow[]>;
+  /**
+   * {@link snapshot}'s rows for one queue, in one statement, counted from the queue's
+   * messages (the maintained counters are the store's): its cost grows with the store.
+   */
+  queueSnapshot(x: Executor, now: number, queue: string): Promise<SnapshotRow[]>;
+  /** Messages by queue and state, every message counted. */
+  countsByQueue(x: Executor): Promise<{ queue: string; state: string; n: unknown }[]>;
 
   /**
   // The read-only views (queue/inspect, list, due; redrive's preview): one
@@ -317,10 +325,10 @@ export interface Driver {
 
   /** The message `eventId` with its recorded outcome, or undefined. */
   readMessage(x: Executor, eventId: string): Promise<MessageRow | undefined>;
-  /** The dead messages not pruned, by event id: all of them or the first `limit`. */
-  listDead(x: Executor, limit?: number): Promise<MessageRow[]>;
-  /** How many messages {@link listDead} returns. */
-  countDead(x: Executor): Promise<number>;
+  /** The dead messages not pruned (of `queue` when given), by event id: all of them or the first `limit`. */
+  listDead(x: Executor, limit?: number, queue?: string): Promise<MessageRow[]>;
+  /** How many messages {@link listDead} returns without a limit. */
+  countDead(x: Executor, queue?: string): Promise<number>;
   /** One keyset page of the messages `page.filter` takes, in `page.order`. */
   listPage(x: Executor, page: ListPage): Promise<MessageRow[]>;
   /** How many messages `filter` takes. */
@@ -336,8 +344,8 @@ export interface Driver {
   ): Promise<{ ready_at: unknown; lease_at: unknown; now: unknown }>;
   /** Ready messages still in backoff at `now` and leased ones, with their earliest times. */
   waiting(x: Executor, now: number): Promise<WaitingRow>;
-  /** The named messages (any state), or every dead one, by event id, for a redrive preview. */
-  readForPreview(x: Executor, ids: readonly string[] | 'all'): Promise<PreviewRow[]>;
+  /** The named messages (any state), or every dead one (of a queue), by event id, for a redrive preview. */
+  readForPreview(x: Executor, selection: DeadSelection): Promise<PreviewRow[]>;
 
   // The store's recorded id policy (`onceq_meta`).
 
@@ -361,8 +369,8 @@ export interface Driver {
 
   // Prune: a dry run's count, keyset pages of candidates, and the tombstones.
 
-  /** Finished messages of `state`, not yet pruned, finished before `before`. */
-  countPrunable(x: Executor, state: PrunableState, before: number): Promise<number>;
+  /** Finished messages of `state` (of `queue` when given), not yet pruned, finished before `before`. */
+  countPrunable(x: Executor, state: PrunableState, before: number, queue?: string): Promise<number>;
   /**
    * The next `limit` candidates after the cursor, in `messages_claim` order (state,
    * available_at, event_id): a range scan from the cursor. The first cursor is `(-1, '')`.
@@ -373,6 +381,8 @@ export interface Driver {
     before: number,
     after: { availableAt: number; eventId: string },
     limit: number,
+    /** Only candidates of this queue. */
+    queue?: string,
   ): Promise<{ event_id: string; payload: string; available_at: number }[]>;
   /**
    * Turns `rows` into tombstones (payload gone, `pruned_at = now`, each its SHA-256),

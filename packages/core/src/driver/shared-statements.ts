@@ -8,8 +8,9 @@
  * `lease_until > now`, and returns the rows it changed: zero means the lease is lost.
  */
 import type { LeaseRef } from '../types.ts';
-import type { StoredForEnqueue, StoredForRedrive } from './driver.ts';
+import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import type { Executor } from './executor.ts';
+import { bySelection, type DeadSelection, selectsNothing } from './sql/dead-selection.ts';
 import { params, statement, statementFor } from './sql-text.ts';
 
 /** leased → leased until now + the lease's seconds: the worker's heartbeat. */
@@ -70,27 +71,25 @@ export async function readForRedrive(
   return (await x.query<StoredForRedrive>(redriveCheckText(x.dialect, ids.length), ids)).rows;
 }
 
-/** dead → ready of the dead messages (a pruned one never moves); `n` ids, or every one at 0. */
-const redriveText = statementFor(
+/** dead → ready of the selected dead messages (a pruned one never moves). */
+const redriveText = bySelection(
   'redrive',
-  (d, n) => `UPDATE ${d.table('messages')} SET
+  2,
+  (d, term) => `UPDATE ${d.table('messages')} SET
   state = 'ready', attempts = 0, available_at = ${d.now(1)}, lease_until = NULL, updated_at = ${d.now(1)}
-WHERE state = 'dead' AND pruned_at IS NULL${n === 0 ? '' : ` AND event_id IN (${params(d, 2, n)})`}
+WHERE state = 'dead' AND pruned_at IS NULL${term === null ? '' : ` AND ${term}`}
 RETURNING event_id`,
 );
 
 export async function redrive(
   x: Executor,
-  ids: readonly string[] | 'all',
+  selection: DeadSelection,
   now: number,
 ): Promise<string[]> {
-  if (ids !== 'all' && ids.length === 0) return [];
+  if (selectsNothing(selection)) return [];
   const d = x.dialect;
-  const selected = ids === 'all' ? [] : ids;
-  const { rows } = await x.query<{ event_id: string }>(redriveText(d, selected.length), [
-    d.nowValue(now),
-    ...selected,
-  ]);
+  const { text, values } = redriveText(d, selection);
+  const { rows } = await x.query<{ event_id: string }>(text, [d.nowValue(now), ...values]);
   return rows.map((r) => r.event_id).sort();
 }
 
@@ -146,4 +145,53 @@ export function snapshotText(deadIndex: string) {
       SELECT 'dead', NULL, 0, min(updated_at) FROM ${messages} ${deadIndex}
         WHERE state = 'dead'`;
   });
+}
+
+/**
+ * The status snapshot of one queue (?2), ?1 the bound now: the rows of
+ * {@link snapshotText}, counted from the queue's messages and their effects in one
+ * statement (the maintained counters are the store's, not a queue's), so its cost grows
+ * with the store.
+ */
+export const queueSnapshotText = statement('queue-snapshot', (d) => {
+  const messages = d.table('messages');
+  const now = d.param(1);
+  const queue = d.param(2);
+  return `
+    SELECT 'state' AS kind, state AS k, count(*) AS n, NULL AS v FROM ${messages}
+      WHERE queue = ${queue} GROUP BY state
+    UNION ALL
+    SELECT 'effect', e.category, count(*), sum(e.amount_cents) FROM ${d.table('effects')} e
+      JOIN ${messages} m ON m.event_id = e.event_id WHERE m.queue = ${queue} GROUP BY e.category
+    UNION ALL
+    SELECT 'ready', NULL, 0, min(available_at) FROM ${messages}
+      WHERE queue = ${queue} AND state = 'ready' AND available_at <= ${now}
+    UNION ALL
+    SELECT 'due', NULL, 0, min(available_at) FROM ${messages}
+      WHERE queue = ${queue} AND state = 'ready' AND available_at > ${now}
+    UNION ALL
+    SELECT 'dead', NULL, 0, min(updated_at) FROM ${messages}
+      WHERE queue = ${queue} AND state = 'dead'`;
+});
+
+/** Messages by queue and state, one statement: a count of every message. */
+export const queueCountsText = statement(
+  'queue-counts',
+  (d) =>
+    `SELECT queue, state, count(*) AS n FROM ${d.table('messages')} GROUP BY queue, state ORDER BY queue, state`,
+);
+
+export async function queueSnapshot(
+  x: Executor,
+  now: number,
+  queue: string,
+): Promise<SnapshotRow[]> {
+  return (await x.query<SnapshotRow>(queueSnapshotText(x.dialect), [now, queue])).rows;
+}
+
+export async function countsByQueue(
+  x: Executor,
+): Promise<{ queue: string; state: string; n: unknown }[]> {
+  return (await x.query<{ queue: string; state: string; n: unknown }>(queueCountsText(x.dialect)))
+    .rows;
 }

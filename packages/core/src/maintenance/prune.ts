@@ -23,6 +23,11 @@ export interface PruneOptions {
   doneOlderThanSeconds?: number;
   /** Prune `dead` messages that died more than this many seconds ago. */
   deadOlderThanSeconds?: number;
+  /**
+   * Only messages of this queue. Default: every queue. Not with
+   * {@link forgetOlderThanSeconds}: the dedup window is the store's, as event ids are.
+   */
+  queue?: string;
   /** Count what would go, change nothing. Default false. */
   dryRun?: boolean;
   /**
@@ -136,6 +141,12 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     );
   }
   if (forget !== undefined) checkDedupWindow(forget, options.force === true);
+  const { queue } = options;
+  if (forget !== undefined && queue !== undefined) {
+    throw new PruneArgumentError(
+      "the dedup window is the whole store's (an event id is unique in the store, whatever its queue): give --forget-older-than without --queue",
+    );
+  }
   const now = store.clock();
   const result: PruneResult = {
     done: 0,
@@ -157,8 +168,8 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     const before = now - age;
     result[state === 'done' ? 'doneBefore' : 'deadBefore'] = before;
     result[state] = options.dryRun
-      ? await countPrunable(store, state, before)
-      : await pruneState(store, state, before, now, chunk, pace);
+      ? await store.read((x) => store.driver.countPrunable(x, state, before, queue))
+      : await pruneState(store, { state, before, queue }, now, chunk, pace);
   }
   if (forget !== undefined) {
     const before = now - forget;
@@ -255,10 +266,6 @@ export async function forgottenBefore(store: Store): Promise<number> {
   return store.read((x) => store.driver.readForgottenBefore(x));
 }
 
-async function countPrunable(store: Store, state: PrunableState, before: number): Promise<number> {
-  return store.read((x) => store.driver.countPrunable(x, state, before));
-}
-
 /** How prune shares the store: its duty cycle, when to stop, whom to tell. */
 interface Pace {
   duty: number;
@@ -266,10 +273,16 @@ interface Pace {
   onChunk: PruneOptions['onChunk'];
 }
 
+/** Which messages one pass of prune takes: of `state`, finished before `before`, of `queue` if given. */
+interface PruneTarget {
+  state: PrunableState;
+  before: number;
+  queue: string | undefined;
+}
+
 async function pruneState(
   store: Store,
-  state: PrunableState,
-  before: number,
+  { state, before, queue }: PruneTarget,
   now: number,
   chunk: number,
   pace: Pace,
@@ -280,7 +293,9 @@ async function pruneState(
   while (pace.signal?.aborted !== true) {
     const started = performance.now();
     // Read outside the write lock; the payload of a finished message never changes.
-    const rows = await store.read((x) => store.driver.prunePage(x, state, before, after, chunk));
+    const rows = await store.read((x) =>
+      store.driver.prunePage(x, state, before, after, chunk, queue),
+    );
     if (rows.length === 0) break;
     const last = rows[rows.length - 1] as { event_id: string; available_at: number };
     after = { availableAt: Number(last.available_at), eventId: last.event_id };

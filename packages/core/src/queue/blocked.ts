@@ -26,17 +26,18 @@ export interface BlockedKeys {
 
 /**
  * The ordering keys whose head is dead, so nothing more of the key is handed out until
- * it is redriven or skipped. One read snapshot on both backends.
+ * it is redriven or skipped; of `queue` alone when given. One read snapshot on both backends.
  */
 export async function blockedKeys(
   store: Store,
-  options: { limit?: number } = {},
+  options: { limit?: number; queue?: string } = {},
 ): Promise<BlockedKeys> {
+  const { queue } = options;
   const limit = options.limit ?? 20;
   return store.read(async (x) => {
-    const count = await store.driver.countBlockedKeys(x);
+    const count = await store.driver.countBlockedKeys(x, queue);
     if (count === 0 || limit === 0) return { count, keys: [] };
-    const rows = await store.driver.blockedKeys(x, limit);
+    const rows = await store.driver.blockedKeys(x, limit, queue);
     return {
       count,
       keys: rows.map((row) => ({

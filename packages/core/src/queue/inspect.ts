@@ -10,10 +10,15 @@ import { queueSnapshot } from './snapshot.ts';
  * Counts by state, number of effects, money totals by category, read in **one
  * statement** (one snapshot: `done` and `effects` always agree; see
  * {@link queueSnapshot}). Reads stored values only: an expired lease still counts as
- * `leased` until the next claim recovers it.
+ * `leased` until the next claim recovers it. With `queue`: the figures of that queue
+ * alone (its messages and their effects), counted from its messages, so that costs more on
+ * a large store.
  */
-export async function status(store: Store): Promise<StatusReport> {
-  return (await queueSnapshot(store)).report;
+export async function status(
+  store: Store,
+  options: { queue?: string } = {},
+): Promise<StatusReport> {
+  return (await queueSnapshot(store, options)).report;
 }
 
 export function toView(row: MessageRow): MessageView {
@@ -55,13 +60,21 @@ export async function show(store: Store, eventId: string): Promise<MessageView> 
  * --dead-older-than`) has no payload left to decide on or redrive: it leaves the DLQ,
  * while `status` still counts it as dead.
  */
-export async function dlq(store: Store, options: { limit?: number } = {}): Promise<MessageView[]> {
-  const { limit } = options;
-  const rows = await store.read((x) => store.driver.listDead(x, limit));
+export async function dlq(store: Store, options: DlqOptions = {}): Promise<MessageView[]> {
+  const { limit, queue } = options;
+  const rows = await store.read((x) => store.driver.listDead(x, limit, queue));
   return rows.map(toView);
 }
 
-/** How many messages {@link dlq} holds: the dead ones not pruned. */
-export async function countDlq(store: Store): Promise<number> {
-  return store.read((x) => store.driver.countDead(x));
+/** Which dead messages {@link dlq} lists. */
+export interface DlqOptions {
+  /** At most this many, by event id. Default: all. */
+  limit?: number;
+  /** Only the dead messages of this queue. Default: every queue. */
+  queue?: string;
+}
+
+/** How many messages {@link dlq} holds (of `queue` when given): the dead ones not pruned. */
+export async function countDlq(store: Store, options: { queue?: string } = {}): Promise<number> {
+  return store.read((x) => store.driver.countDead(x, options.queue));
 }

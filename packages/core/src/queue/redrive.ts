@@ -1,13 +1,17 @@
 import type { Store } from '../driver/backend.ts';
 import type { Executor } from '../driver/executor.ts';
+import { type DeadSelection, isQueueSelection } from '../driver/sql/dead-selection.ts';
 import { NotDeadError, NotFoundError, PrunedError } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { handlerStore, runHandler, withDeadline } from '../handler/run.ts';
 import { keyLockName } from '../queues.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 
-/** Which dead messages to redrive: a list of event ids, or every dead message. */
-export type RedriveSelection = readonly string[] | 'all';
+/**
+ * Which dead messages to redrive: a list of event ids, every dead message (`'all'`), or
+ * every dead message of one queue (`{ queue }`).
+ */
+export type RedriveSelection = DeadSelection;
 
 /**
  * Returns `dead` messages to `ready` for a new cycle (docs/protocol.md §5): attempts reset to 0,
@@ -18,7 +22,7 @@ export type RedriveSelection = readonly string[] | 'all';
 export async function redrive(store: Store, selection: RedriveSelection): Promise<string[]> {
   return store.transact(async (x) => {
     const now = store.clock();
-    if (selection !== 'all') await assertAllDead(store, x, selection);
+    if (isIdList(selection)) await assertAllDead(store, x, selection);
     const rejoined = await rejoinKeys(store, x, selection, now);
     const moved = [...rejoined, ...(await store.driver.redrive(x, selection, now))].sort();
     if (moved.length > 0) await store.driver.wake(x);
@@ -107,9 +111,9 @@ export async function previewRedrive(
   /** A deadline for each handler call, ms (`--handler-timeout`); none when undefined. */
   timeoutMs?: number,
 ): Promise<RedrivePreview[]> {
-  if (selection !== 'all' && selection.length === 0) return [];
+  if (isIdList(selection) && selection.length === 0) return [];
   const rows = await store.read((x) => store.driver.readForPreview(x, selection));
-  if (selection !== 'all') refuseUnlessAllDead(selection, rows);
+  if (isIdList(selection)) refuseUnlessAllDead(selection, rows);
   // The handler runs outside any transaction (none is open here): nothing is written.
   const previews: RedrivePreview[] = [];
   for (const row of rows) {
@@ -142,4 +146,8 @@ export async function previewRedrive(
     );
   }
   return previews;
+}
+
+function isIdList(selection: RedriveSelection): selection is readonly string[] {
+  return selection !== 'all' && !isQueueSelection(selection);
 }

@@ -31,10 +31,21 @@ export interface QueueSnapshot {
  * `Driver.snapshot`). Stored values only: an
  * expired lease counts as leased until the next claim recovers it. `onceq doctor`
  * checks the counters against real counts.
+ *
+ * With `queue`, the same figures for that queue alone (its messages, their effects and
+ * heads), still one statement, but counted from its messages: the counters are kept for
+ * the store, not per queue.
  */
-export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
+export async function queueSnapshot(
+  store: Store,
+  options: { queue?: string } = {},
+): Promise<QueueSnapshot> {
   const now = store.clock();
-  const rows = await store.driver.snapshot(store, now);
+  const { queue } = options;
+  const rows =
+    queue === undefined
+      ? await store.driver.snapshot(store, now)
+      : await store.read((x) => store.driver.queueSnapshot(x, now, queue));
   // The lesson's states always; `waiting` and `skipped` only when some message is in one.
   const messages = Object.fromEntries(LESSON_STATES.map((s) => [s, 0])) as StateCounts;
   const totals: Record<string, number> = {};
@@ -68,4 +79,20 @@ export async function queueSnapshot(store: Store): Promise<QueueSnapshot> {
 
 function cmp(a: string | null, b: string | null): number {
   return (a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0;
+}
+
+/** Messages by state in each queue, by queue name: every message counted (one statement). */
+export async function countsByQueue(store: Store): Promise<Record<string, StateCounts>> {
+  const rows = await store.read((x) => store.driver.countsByQueue(x));
+  const queues: Record<string, StateCounts> = {};
+  for (const row of rows) {
+    if (!isMessageState(row.state)) continue;
+    let counts = queues[row.queue];
+    if (counts === undefined) {
+      counts = Object.fromEntries(LESSON_STATES.map((s) => [s, 0])) as StateCounts;
+      queues[row.queue] = counts;
+    }
+    counts[row.state] = Number(row.n);
+  }
+  return queues;
 }

@@ -5,7 +5,7 @@ import type { ConnectionUse, Store } from '../driver/backend.ts';
 import { MissingPackageError } from '../errors.ts';
 import { listenAlone } from '../listen.ts';
 import { blockedKeys } from '../queue/blocked.ts';
-import { queueSnapshot } from '../queue/snapshot.ts';
+import { countsByQueue, queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
 import { type MetricsRecorder, OUTCOMES, RELEASE_REASONS } from './metrics-recorder.ts';
 
@@ -32,7 +32,9 @@ function promClient(): typeof PromClient {
  * store at each scrape with one snapshot statement ({@link queueSnapshot}) and the count
  * of blocked keys ({@link blockedKeys}, from the partial index of dead messages), so
  * they are the same figures `onceq status` prints, and so are the deliveries per endpoint
- * and state. Totals only: no per-event or per-key labels (an endpoint is a label:
+ * and state. The messages by queue and state ({@link countsByQueue}) are counted from
+ * the messages (the maintained counters are the store's, not a queue's): that read grows
+ * with the store. Totals only: no per-event or per-key labels (an endpoint is a label:
  * operators name a few).
  */
 export class WorkerMetrics implements MetricsRecorder {
@@ -77,6 +79,12 @@ export class WorkerMetrics implements MetricsRecorder {
     name: 'onceq_messages',
     help: 'Stored messages by state (an expired lease counts as leased until recovered).',
     labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly #queueMessages = new this.#prom.Gauge({
+    name: 'onceq_queue_messages',
+    help: 'Stored messages by queue and state (counted from the messages at each scrape).',
+    labelNames: ['queue', 'state'] as const,
     registers: [this.registry],
   });
   readonly #oldestReady = new this.#prom.Gauge({
@@ -183,13 +191,20 @@ export class WorkerMetrics implements MetricsRecorder {
     for (const reason of RELEASE_REASONS) this.released.inc({ reason }, 0);
   }
 
-  /** The text exposition: reads the queue gauges from the store (two reads), then renders. */
+  /** The text exposition: reads the queue gauges from the store (three reads), then renders. */
   async render(): Promise<string> {
     // One after the other: a scrape never takes a second pooled connection from the worker.
     const snap = await queueSnapshot(this.#store);
     const blocked = await blockedKeys(this.#store, { limit: 0 });
+    const byQueue = await countsByQueue(this.#store);
     for (const state of MESSAGE_STATES)
       this.#messages.set({ state }, snap.report.messages[state] ?? 0);
+    // Reset first: a queue whose messages were all pruned away drops out.
+    this.#queueMessages.reset();
+    for (const [queue, counts] of Object.entries(byQueue)) {
+      for (const state of MESSAGE_STATES)
+        this.#queueMessages.set({ queue, state }, counts[state] ?? 0);
+    }
     this.#oldestReady.set(snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt);
     this.#dlq.set(snap.report.messages.dead);
     this.#dlqOldest.set(snap.oldestDeadAt === null ? 0 : snap.now - snap.oldestDeadAt);

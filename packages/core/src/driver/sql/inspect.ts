@@ -7,14 +7,8 @@
 import type { CompletionsTable, EffectsTable, MessagesTable } from '../../schema.ts';
 import type { MessageState } from '../../states.ts';
 import type { Executor } from '../executor.ts';
-import {
-  params,
-  type SqlDialect,
-  type SqlText,
-  sqlText,
-  statement,
-  statementFor,
-} from '../sql-text.ts';
+import { type SqlDialect, type SqlText, sqlText, statement, statementFor } from '../sql-text.ts';
+import { bySelection } from './dead-selection.ts';
 
 /**
  * One message row joined with its recorded outcome (an effect or a completion; null when
@@ -48,25 +42,43 @@ export const messageById = statement(
   (d) => `${messagesWithOutcome(d)} WHERE messages.event_id = ${d.param(1)}`,
 );
 
-/** Every dead message not pruned, by event id; the first `n` of them when `n > 0`. */
-export const deadMessages = statementFor(
-  'dlq',
-  (d, n) =>
-    `${messagesWithOutcome(d)} WHERE messages.state = 'dead' AND messages.pruned_at IS NULL ORDER BY messages.event_id${n > 0 ? ` LIMIT ${n}` : ''}`,
-);
+/**
+ * Every dead message not pruned, by event id, of every queue or (`ofQueue`) of the queue
+ * ?1; the first `n` of them when `n > 0`.
+ */
+function deadMessagesText(ofQueue: boolean) {
+  return statementFor(
+    ofQueue ? 'dlq-queue' : 'dlq',
+    (d, n) =>
+      `${messagesWithOutcome(d)} WHERE messages.state = 'dead' AND messages.pruned_at IS NULL${ofQueue ? ` AND messages.queue = ${d.param(1)}` : ''} ORDER BY messages.event_id${n > 0 ? ` LIMIT ${n}` : ''}`,
+  );
+}
+const deadTexts = { all: deadMessagesText(false), queue: deadMessagesText(true) };
 
-/** How many messages {@link deadMessages} returns. */
-export const deadCount = statement(
-  'dlq-count',
-  (d) =>
-    `SELECT count(*) AS n FROM ${d.table('messages')} WHERE state = 'dead' AND pruned_at IS NULL`,
-);
+/** The dead messages not pruned (of `queue` when given), by event id; `limit` 0 or none: all. */
+export async function listDead(x: Executor, limit?: number, queue?: string): Promise<MessageRow[]> {
+  // A limit of 0 reads nothing; no limit (arity 0) reads every dead message.
+  if (limit === 0) return [];
+  const text = (queue === undefined ? deadTexts.all : deadTexts.queue)(x.dialect, limit ?? 0);
+  return (await x.query<MessageRow>(text, queue === undefined ? [] : [queue])).rows;
+}
+
+/** How many messages {@link listDead} returns without a limit. */
+export async function countDead(x: Executor, queue?: string): Promise<number> {
+  return countMatching(x, {
+    state: 'dead',
+    pruned: false,
+    ...(queue === undefined ? {} : { queue }),
+  });
+}
 
 /** Which messages a listing (or a count) takes. Every field narrows; none means all. */
 export interface MessageFilter {
   state?: MessageState;
   /** Only messages of this queue. */
   queue?: string;
+  /** `false`: only messages whose payload is kept; `true`: only pruned ones. */
+  pruned?: boolean;
   /** Exact `last_error_code`. */
   errorCode?: string;
   /** Event ids that start with this text (case-sensitive). */
@@ -117,6 +129,10 @@ function listing(
   if (filter.queue !== undefined) {
     terms.push(`messages.queue = ${bind(filter.queue)}`);
     key += 'q';
+  }
+  if (filter.pruned !== undefined) {
+    terms.push(`messages.pruned_at IS ${filter.pruned ? 'NOT ' : ''}NULL`);
+    key += filter.pruned ? 'P' : 'K';
   }
   const prefix = filter.idPrefix ?? '';
   if (prefix !== '') {
@@ -232,11 +248,12 @@ export interface PreviewRow {
 }
 
 /**
- * The `n` named messages (any state: the preview refuses one not dead), or with `n = 0`
- * every dead one, by event id.
+ * The named messages (any state: the preview refuses one not dead), or every dead one
+ * (of a queue), by event id.
  */
-export const previewText = statementFor(
+export const previewText = bySelection(
   'redrive-preview',
-  (d, n) =>
-    `SELECT event_id, payload, state, generation FROM ${d.table('messages')} WHERE ${n === 0 ? "state = 'dead'" : `event_id IN (${params(d, 1, n)})`} ORDER BY event_id`,
+  1,
+  (d, term) =>
+    `SELECT event_id, payload, state, generation FROM ${d.table('messages')} WHERE ${term ?? "state = 'dead'"} ORDER BY event_id`,
 );

@@ -8,6 +8,7 @@
 import type { MessageState } from '../../states.ts';
 import type { Executor } from '../executor.ts';
 import { params, statement, statementFor } from '../sql-text.ts';
+import { bySelection, type DeadSelection, selectsNothing } from './dead-selection.ts';
 
 /** A key's last message (highest `seq`): its position and state. */
 export interface KeyTail {
@@ -88,30 +89,44 @@ export interface BlockedKeyRow {
  * The keys whose head is dead, by key, at most ?1; with the messages behind each (every
  * later message of a blocked key is waiting: a key finishes in order).
  */
-const blockedText = statement(
-  'blocked-keys',
-  (d) => `
+function blockedTextFor(ofQueue: boolean) {
+  return statement(
+    ofQueue ? 'blocked-keys-queue' : 'blocked-keys',
+    (d) => `
     SELECT m.queue, m.ordering_key, m.event_id, m.updated_at, m.last_error_code, m.last_error_detail,
       (SELECT count(*) FROM ${d.table('messages')} w
         WHERE w.queue = m.queue AND w.ordering_key = m.ordering_key AND w.seq > m.seq) AS behind
     FROM ${d.table('messages')} m
-    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'
+    WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'${ofQueue ? ` AND m.queue = ${d.param(2)}` : ''}
     ORDER BY m.queue, m.ordering_key
     LIMIT ${d.param(1)}`,
-);
+  );
+}
+const blockedTexts = { all: blockedTextFor(false), queue: blockedTextFor(true) };
 
-export async function blockedKeys(x: Executor, limit: number): Promise<BlockedKeyRow[]> {
-  return (await x.query<BlockedKeyRow>(blockedText(x.dialect), [limit])).rows;
+/** The blocked keys (of `queue` when given), at most `limit`. */
+export async function blockedKeys(
+  x: Executor,
+  limit: number,
+  queue?: string,
+): Promise<BlockedKeyRow[]> {
+  const text = (queue === undefined ? blockedTexts.all : blockedTexts.queue)(x.dialect);
+  return (await x.query<BlockedKeyRow>(text, queue === undefined ? [limit] : [limit, queue])).rows;
 }
 
-const blockedCountText = statement(
-  'blocked-key-count',
-  (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
-    WHERE state = 'dead' AND ordering_key IS NOT NULL AND on_dead = 'block'`,
-);
+function blockedCountTextFor(ofQueue: boolean) {
+  return statement(
+    ofQueue ? 'blocked-key-count-queue' : 'blocked-key-count',
+    (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
+    WHERE state = 'dead' AND ordering_key IS NOT NULL AND on_dead = 'block'${ofQueue ? ` AND queue = ${d.param(1)}` : ''}`,
+  );
+}
+const blockedCountTexts = { all: blockedCountTextFor(false), queue: blockedCountTextFor(true) };
 
-export async function countBlockedKeys(x: Executor): Promise<number> {
-  const { rows } = await x.query<{ n: unknown }>(blockedCountText(x.dialect));
+/** How many keys (of `queue` when given) are blocked. */
+export async function countBlockedKeys(x: Executor, queue?: string): Promise<number> {
+  const text = (queue === undefined ? blockedCountTexts.all : blockedCountTexts.queue)(x.dialect);
+  const { rows } = await x.query<{ n: unknown }>(text, queue === undefined ? [] : [queue]);
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -126,21 +141,21 @@ export interface ReleasedDeadRow {
  * The dead, unpruned messages among `n` ids (or every one at 0) that released their key
  * when they died, by key and position: those a redrive puts back at their key's end.
  */
-const releasedDeadText = statementFor(
+const releasedDeadText = bySelection(
   'released-dead',
-  (d, n) => `SELECT event_id, queue, ordering_key FROM ${d.table('messages')}
-WHERE state = 'dead' AND on_dead = 'skip' AND ordering_key IS NOT NULL AND pruned_at IS NULL${n === 0 ? '' : ` AND event_id IN (${params(d, 1, n)})`}
+  1,
+  (d, term) => `SELECT event_id, queue, ordering_key FROM ${d.table('messages')}
+WHERE state = 'dead' AND on_dead = 'skip' AND ordering_key IS NOT NULL AND pruned_at IS NULL${term === null ? '' : ` AND ${term}`}
 ORDER BY queue, ordering_key, seq`,
 );
 
 export async function releasedDead(
   x: Executor,
-  ids: readonly string[] | 'all',
+  selection: DeadSelection,
 ): Promise<ReleasedDeadRow[]> {
-  if (ids !== 'all' && ids.length === 0) return [];
-  const selected = ids === 'all' ? [] : ids;
-  return (await x.query<ReleasedDeadRow>(releasedDeadText(x.dialect, selected.length), selected))
-    .rows;
+  if (selectsNothing(selection)) return [];
+  const { text, values } = releasedDeadText(x.dialect, selection);
+  return (await x.query<ReleasedDeadRow>(text, values)).rows;
 }
 
 /**

@@ -13,26 +13,35 @@ function perState<Text>(build: (state: PrunableState) => Text): (state: Prunable
   return (state) => texts[state];
 }
 
-/** Finished messages of `state`, not yet pruned, finished before ?1. */
-export const prunableCount = perState((state) =>
+/** {@link perState} for every queue and for one queue. */
+function perStateAndQueue<Text>(
+  build: (state: PrunableState, ofQueue: boolean) => Text,
+): (state: PrunableState, ofQueue: boolean) => Text {
+  const all = perState((state) => build(state, false));
+  const one = perState((state) => build(state, true));
+  return (state, ofQueue) => (ofQueue ? one : all)(state);
+}
+
+/** Finished messages of `state` (of the queue ?2), not yet pruned, finished before ?1. */
+export const prunableCount = perStateAndQueue((state, ofQueue) =>
   statement(
-    `prune-count-${state}`,
+    `prune-count-${state}${ofQueue ? '-queue' : ''}`,
     (d) => `SELECT count(*) AS n FROM ${d.table('messages')}
-WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}`,
+WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}${ofQueue ? ` AND queue = ${d.param(2)}` : ''}`,
   ),
 );
 
 /**
  * The next `n` candidates after the cursor (?2 `available_at`, ?3 `event_id`), in
- * `messages_claim` order (state, available_at, event_id), finished before ?1: each page
- * is a range scan from the cursor, never a scan of every done row. The first page's
- * cursor is `(-1, '')`.
+ * `messages_claim` order (state, available_at, event_id), finished before ?1 (and of the
+ * queue ?4): each page is a range scan from the cursor, never a scan of every done row.
+ * The first page's cursor is `(-1, '')`.
  */
-export const prunePage = perState((state) =>
+export const prunePage = perStateAndQueue((state, ofQueue) =>
   statementFor(
-    `prune-page-${state}`,
+    `prune-page-${state}${ofQueue ? '-queue' : ''}`,
     (d, n) => `SELECT event_id, payload, available_at FROM ${d.table('messages')}
-WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}
+WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}${ofQueue ? ` AND queue = ${d.param(4)}` : ''}
   AND (available_at, event_id) > (${d.param(2)}, ${d.param(3)})
 ORDER BY available_at, event_id LIMIT ${n}`,
   ),

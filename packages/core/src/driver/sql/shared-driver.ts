@@ -5,8 +5,10 @@
  */
 import type { Driver } from '../driver.ts';
 import type { Executor } from '../executor.ts';
+import { countsByQueue, queueSnapshot } from '../shared-statements.ts';
 import type { SqlDialect, SqlText } from '../sql-text.ts';
 import { compareCounters, recount } from './counters.ts';
+import { selectsNothing } from './dead-selection.ts';
 import {
   forgetDeletes,
   forgetPage,
@@ -15,9 +17,9 @@ import {
   recordForgottenBefore,
 } from './forget.ts';
 import {
+  countDead,
   countMatching,
-  deadCount,
-  deadMessages,
+  listDead,
   listPage,
   type MessageRow,
   messageById,
@@ -40,6 +42,8 @@ import { blockedKeys, countBlockedKeys, keyTails, rejoinKey, releasedDead } from
 import { prunableCount, prunePage, pruneRows } from './prune.ts';
 
 type SharedMethods =
+  | 'queueSnapshot'
+  | 'countsByQueue'
   | 'readMessage'
   | 'listDead'
   | 'countDead'
@@ -83,11 +87,11 @@ async function rowsOf<Row>(
 }
 
 export const sharedDriver: Pick<Driver, SharedMethods> = {
+  queueSnapshot,
+  countsByQueue,
   readMessage: async (x, eventId) => (await rowsOf<MessageRow>(x, messageById, [eventId]))[0],
-  listDead: async (x, limit) =>
-    // A limit of 0 reads nothing; no limit (arity 0) reads every dead message.
-    limit === 0 ? [] : (await x.query<MessageRow>(deadMessages(x.dialect, limit ?? 0))).rows,
-  countDead: async (x) => count((await rowsOf<{ n: unknown }>(x, deadCount))[0]),
+  listDead,
+  countDead,
   listPage,
   countMatching,
   nextDue: async (x, now) =>
@@ -97,10 +101,10 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
       ])
     )[0] ?? { ready_at: null, lease_at: null, now },
   waiting: async (x, now) => (await rowsOf(x, waitingRow, [now]))[0] ?? {},
-  readForPreview: async (x, ids) => {
-    if (ids !== 'all' && ids.length === 0) return [];
-    const selected = ids === 'all' ? [] : ids;
-    return (await x.query<PreviewRow>(previewText(x.dialect, selected.length), selected)).rows;
+  readForPreview: async (x, selection) => {
+    if (selectsNothing(selection)) return [];
+    const { text, values } = previewText(x.dialect, selection);
+    return (await x.query<PreviewRow>(text, values)).rows;
   },
   readIdPolicy: async (x) => (await rowsOf<{ value: string }>(x, readIdPolicyRow))[0]?.value,
   lockIdPolicy: async (x) => (await rowsOf<{ value: string }>(x, lockIdPolicyRow))[0]?.value,
@@ -112,13 +116,21 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
     ids: (await rowsOf<{ event_id: string }>(x, idPage, [after])).map((r) => r.event_id),
     pageSize: ID_PAGE_SIZE,
   }),
-  countPrunable: async (x, state, before) =>
-    count((await rowsOf<{ n: unknown }>(x, prunableCount(state), [before]))[0]),
-  prunePage: async (x, state, before, after, limit) =>
+  countPrunable: async (x, state, before, queue) =>
+    count(
+      (
+        await rowsOf<{ n: unknown }>(
+          x,
+          prunableCount(state, queue !== undefined),
+          queue === undefined ? [before] : [before, queue],
+        )
+      )[0],
+    ),
+  prunePage: async (x, state, before, after, limit, queue) =>
     (
       await x.query<{ event_id: string; payload: string; available_at: number }>(
-        prunePage(state)(x.dialect, limit),
-        [before, after.availableAt, after.eventId],
+        prunePage(state, queue !== undefined)(x.dialect, limit),
+        [before, after.availableAt, after.eventId, ...(queue === undefined ? [] : [queue])],
       )
     ).rows,
   pruneRows: async (x, state, rows, now, before) => {
