@@ -5,8 +5,8 @@
  * of single-message enqueues is claimed by one worker each, not by every idle worker;
  * and every message is still done exactly once.
  *
- * The test owns the order of events, not the machine's speed: each round starts with
- * every worker asleep, and a look (the `next-due` read a worker makes before it claims
+ * The test owns the order of events, not the machine's speed: each round starts and
+ * ends with every worker asleep, and a look (the `next-due` read a worker makes before it claims
  * after a delayed wake or a poll) by any worker but the last round's winner is held until
  * the round's message has been claimed. That is the order a backed-off worker's delay
  * exists to give; held, the count no longer depends on the delay outlasting the
@@ -122,8 +122,8 @@ async function claimRounds(url: string, rounds: number): Promise<Round[]> {
   try {
     for (const worker of workers) await worker.start();
     const perRound: Round[] = [];
+    await until('every worker asleep', asleep);
     for (let round = 0; round < rounds; round++) {
-      await until('every worker asleep', asleep);
       claimedBy = new Set();
       const last = winner;
       held = (i) => last !== undefined && i !== last;
@@ -137,6 +137,8 @@ async function claimRounds(url: string, rounds: number): Promise<Round[]> {
       await until(`${id} done`, async () => (await done()).n > round);
       await unclaimed.promise;
       unclaimed = undefined;
+      // Every worker that heard the notification and claimed has claimed by now.
+      await until('every worker asleep', asleep);
       perRound.push({ claimers: claimedBy.size });
     }
     expect(await done()).toEqual({ n: rounds, attempts: rounds });
@@ -167,7 +169,7 @@ function oneClaimerPerNotification(rounds: readonly Round[]): boolean {
 describePostgres('idle workers and NOTIFY', (url) => {
   test('single-message enqueues are claimed by one worker each, not by every idle worker', async () => {
     const rounds = await claimRounds(url, 12);
-    expect(rounds[0]?.claimers).toBe(WORKERS);
+    expect(rounds.slice(1)).toEqual(rounds.slice(1).map(() => ({ claimers: 1 })));
     expect(oneClaimerPerNotification(rounds)).toBe(true);
   }, 120_000);
 
@@ -176,7 +178,6 @@ describePostgres('idle workers and NOTIFY', (url) => {
     Wakeup.prototype.lostRace = () => {};
     try {
       const rounds = await claimRounds(url, 4);
-      expect(rounds.map((r) => r.claimers)).toEqual(rounds.map(() => WORKERS));
       expect(oneClaimerPerNotification(rounds)).toBe(false);
     } finally {
       Wakeup.prototype.lostRace = lostRace;
