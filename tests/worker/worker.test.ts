@@ -1,10 +1,10 @@
 // `onceq worker` as a real process on both backends: signals, release, heartbeats,
-// a refused extension, metrics. Short real leases (2 s); every wait is a bounded wait
-// for a condition. PostgreSQL runs under the rule of tests/support/backends.ts.
+// a refused extension, metrics. Real leases of a few seconds; every wait is a bounded
+// wait for a condition. PostgreSQL runs under the rule of tests/support/backends.ts.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { claim, enqueue, show, status } from '@onceq/core';
+import { claim, enqueue, type Store, show, status } from '@onceq/core';
 import { queueSnapshot } from '@onceq/core/internal';
 import { forEachBackend } from '../support/backends.ts';
 import { runOnceq } from '../support/cli.ts';
@@ -91,13 +91,15 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       });
     });
 
-    test('heartbeats keep a handler running 3x its lease: done exactly once; /metrics equals status', async () => {
+    test('heartbeats keep a handler running past its lease: done exactly once; /metrics equals status', async () => {
       const { store } = shared;
       const gate = join(shared.cwd, 'gate-heartbeats');
       await enqueue(store, sleepyBatch([{ gate }, 0]));
+      // A beat every third of the lease: two beats of slack, seconds long, before a late
+      // beat could lose it.
       const w = worker(
         '--lease',
-        '2',
+        String(HEARTBEAT_LEASE_SECONDS),
         '--batch',
         '1',
         '--metrics-port',
@@ -109,9 +111,13 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       await w.waitForLog(/"event":"metrics"/);
       const port = Number(/"port":(\d+)/.exec(w.stderr())?.[1]);
       await w.waitForLog(/handler-start E0001 g1/);
-      // The handler returns once heartbeats (one every third of the lease) have extended
-      // its lease nine times: it has run three times its lease.
-      await untilMetric(port, 'onceq_lease_extended_total', 9);
+      const claimed = await show(store, 'E0001');
+      expect([claimed.state, claimed.generation]).toEqual(['leased', 1]);
+      const firstLeaseUntil = claimed.leaseUntil as number;
+      // The handler returns once the store's clock is past the lease it was claimed with,
+      // the message still leased under its claim's generation: heartbeats extended it.
+      await untilOutlived(store, 'E0001', firstLeaseUntil);
+      await untilMetric(port, 'onceq_lease_extended_total', 2);
       writeFileSync(gate, '');
       await w.waitForLog(/"event":"batch".*"claimed":1,"done":1/, 30_000);
       await w.waitForLog(/handler-start E0002 g1/);
@@ -135,7 +141,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       expect(metrics.get('onceq_dlq_messages')).toBe(counts.messages.dead);
       expect(metrics.get('onceq_processed_total{outcome="done"}')).toBe(2);
       expect(metrics.get('onceq_processed_total{outcome="lost"}')).toBe(0);
-      expect(metrics.get('onceq_lease_extended_total')).toBeGreaterThanOrEqual(9);
+      expect(metrics.get('onceq_lease_extended_total')).toBeGreaterThanOrEqual(2);
       expect(metrics.get('onceq_handler_to_ack_seconds_count')).toBe(2);
       expect(metrics.get('onceq_queue_wait_seconds_count')).toBe(2);
       const snap = await queueSnapshot(store);
@@ -147,7 +153,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       expect(await w.exited()).toBe(0);
       const summary = JSON.parse(w.stdout().trim().split('\n').at(-1) as string);
       expect(summary).toMatchObject({ graceful: true, claimed: 2, done: 2, lost: 0 });
-      expect(summary.extended).toBeGreaterThanOrEqual(9);
+      expect(summary.extended).toBeGreaterThanOrEqual(2);
     });
 
     test('a refused extension aborts the handler, and its late ACK is refused', async () => {
@@ -195,6 +201,30 @@ function parsePrometheus(text: string): Map<string, number> {
     samples.set(match[1] as string, Number(match[2]));
   }
   return samples;
+}
+
+/** The lease of the heartbeat test: long enough that two missed beats take seconds. */
+const HEARTBEAT_LEASE_SECONDS = 6;
+
+/**
+ * Resolves once the store's clock is past `leaseUntil` while `eventId` is still leased
+ * under generation 1 with a later `lease_until` (bounded: 60 s); throws at once if the
+ * message left its lease (lost, recovered or settled).
+ */
+async function untilOutlived(store: Store, eventId: string, leaseUntil: number): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const m = await show(store, eventId);
+    if (m.state !== 'leased' || m.generation !== 1) {
+      throw new Error(`${eventId} left its lease: ${m.state}, generation ${m.generation}`);
+    }
+    const { now } = await queueSnapshot(store);
+    if (now > leaseUntil && (m.leaseUntil as number) > now) return;
+    if (performance.now() > deadline) {
+      throw new Error(`${eventId} never outlived its lease until ${leaseUntil} (now ${now})`);
+    }
+    await Bun.sleep(100);
+  }
 }
 
 /** Resolves once the worker's `/metrics` shows `name` at `atLeast` or more (bounded: 60 s). */

@@ -1,5 +1,6 @@
-import type { Store } from '../driver/backend.ts';
+import type { Store, WakeListener } from '../driver/backend.ts';
 import { nextDue } from '../queue/due.ts';
+import type { MetricsRecorder } from './metrics-recorder.ts';
 
 /**
  * When the worker looks for work again after finding none. Adaptive polling: right
@@ -170,5 +171,32 @@ export async function untilDue(
     const dueAtMs = earliest === null ? null : (earliest - due.now + store.clock()) * 1000;
     const woken = await wakeup.sleep(dueAtMs);
     if (woken && !wakeup.backedOff) return;
+  }
+}
+
+/**
+ * Where `store` has notifications (PostgreSQL): a LISTEN connection whose every NOTIFY
+ * wakes `wakeup`. A lost connection is noted (the worker polls meanwhile, the listener
+ * re-establishes it); when LISTEN fails at all the worker polls, says so, and this
+ * resolves `undefined`, as it does where the store has no notifications.
+ */
+export async function listenForWakes(
+  store: Store,
+  wakeup: Wakeup,
+  note: (event: string, message: string) => void,
+  metrics: MetricsRecorder | undefined,
+): Promise<WakeListener | undefined> {
+  if (store.listen === undefined) return undefined;
+  try {
+    const listener = await store.listen(
+      () => wakeup.wake(),
+      (error) => note('listen_lost', error.message),
+    );
+    metrics?.watchNotifications(() => listener.live());
+    return listener;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    note('listen_failed', `LISTEN failed (${why}); polling instead`);
+    return undefined;
   }
 }

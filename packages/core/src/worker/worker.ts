@@ -21,7 +21,7 @@ import {
 import { ScheduledPrune } from './prune-schedule.ts';
 import { Recorder } from './recorder.ts';
 import { stuck, Tally } from './tally.ts';
-import { untilDue, Wakeup } from './wakeup.ts';
+import { listenForWakes, untilDue, Wakeup } from './wakeup.ts';
 
 export type { StopOptions, StopResult, WorkerOptions, WorkerSummary } from './options.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './options.ts';
@@ -72,7 +72,7 @@ export class Worker {
   #heartbeat: Heartbeat | undefined;
   #loop: Promise<void> | undefined;
   /** Settles once start() set the loop going, or stop() ended a worker never started. */
-  readonly #begun = deferred();
+  readonly #begun = Promise.withResolvers<void>();
   #listener: WakeListener | undefined;
   #storeError: string | undefined;
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
@@ -140,17 +140,9 @@ export class Worker {
     if (this.#state !== 'new') throw new Error(`worker already ${this.#state}`);
     this.#state = 'running';
     const tally = this.#tally;
-    if (this.#store.listen !== undefined && !this.#settings.drain) {
-      try {
-        const listener = await this.#store.listen(
-          () => this.#wakeup.wake(),
-          (error) => tally.note('listen_lost', error.message),
-        );
-        this.#listener = listener;
-        this.#metrics?.watchNotifications(() => listener.live());
-      } catch (error) {
-        tally.note('listen_failed', `LISTEN failed (${describe(error)}); polling instead`);
-      }
+    if (!this.#settings.drain) {
+      const note = (event: string, message: string) => tally.note(event, message);
+      this.#listener = await listenForWakes(this.#store, this.#wakeup, note, this.#metrics);
     }
     const wake = this.#listener
       ? 'LISTEN/NOTIFY + polling'
@@ -201,18 +193,10 @@ export class Worker {
     }
     if (this.#state === 'running') this.#state = 'stopping';
     this.#wakeup.interrupt();
-    const loop = (this.#loop ?? Promise.resolve()).then(
-      () => 'ended' as const,
-      () => 'ended' as const,
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), options.timeoutMs ?? 30_000);
-    });
-    const ended = await Promise.race([loop, timedOut]);
+    // A loop that failed has ended all the same; its error is the drain's, not the stop's.
+    const timer = setTimeout(() => this.forceStop(), options.timeoutMs ?? 30_000);
+    await (this.#loop ?? Promise.resolve()).catch(() => {});
     clearTimeout(timer);
-    if (ended === 'timeout') this.forceStop();
-    await loop;
     return this.#result();
   }
 
@@ -310,13 +294,4 @@ export class Worker {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** A promise and the function that resolves it. */
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = () => {};
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
 }
