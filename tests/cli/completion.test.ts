@@ -83,6 +83,7 @@ describe('bash: the completion function completes commands, flags and files', ()
       '--help',
       '--json',
       '--now',
+      '--queue',
       '--version',
     ]);
     expect(replies[COMMAND_NAMES.indexOf('enqueue')]).toContain('--split');

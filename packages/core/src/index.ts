@@ -41,6 +41,10 @@ export type {
   /** A `pg` client inside your `BEGIN … COMMIT`: one kind of {@link CallerTransaction}. */
   PgClientLike,
 } from './driver/caller-transaction.ts';
+export type {
+  /** Dead messages by their event ids, `'all'`, or `{ queue }`: every dead message of one queue. */
+  DeadSelection,
+} from './driver/sql/dead-selection.ts';
 export {
   /** `transaction(store, fn)`'s `tx`: `kind`, `query(sql, params)`, `db`. */
   type StoreTransaction,
@@ -202,6 +206,8 @@ export {
   fail,
 } from './queue/fail.ts';
 export {
+  /** Options of {@link dlq}: one queue's dead messages. */
+  type DlqOptions,
   /** The dead messages (the DLQ), each with its last error and its original payload. */
   dlq,
   /** One message in full, with its effect if any; throws {@link NotFoundError}. */
@@ -214,7 +220,7 @@ export {
   previewRedrive,
   /** What {@link previewRedrive} found: which dead messages the handler would now accept. */
   type RedrivePreview,
-  /** Which dead messages to redrive: their event ids, or `'all'`. */
+  /** Which dead messages to redrive: their event ids, `'all'`, or `{ queue }`. */
   type RedriveSelection,
   /**
    * Returns dead messages to ready for a new cycle (attempts reset, generation kept);
