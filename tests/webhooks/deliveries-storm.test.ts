@@ -117,9 +117,14 @@ function storm(backend: 'sqlite' | 'postgres') {
       expect(expected.size).toBe(EVENTS * 2);
 
       const sender = () => {
-        const p = startOnceq(['deliver', '--db', db, '--lease', '2', '--json'], cwd, {
-          HOOKS_SECRET: SECRET,
-        });
+        // --metrics-port: its line on stderr says the sender's stop handlers are in place.
+        const p = startOnceq(
+          ['deliver', '--db', db, '--lease', '2', '--json', '--metrics-port', '0'],
+          cwd,
+          {
+            HOOKS_SECRET: SECRET,
+          },
+        );
         running.push(p);
         return p;
       };
@@ -152,6 +157,9 @@ function storm(backend: 'sqlite' | 'postgres') {
         90_000,
       );
       for (const p of running.splice(0)) {
+        // A sender started after the last kill may still be starting: SIGTERM then would
+        // end it before it could stop gracefully. Wait for its handlers first.
+        await until(() => p.stderr().includes('serving /metrics'), 'the sender is running');
         p.signal('SIGTERM');
         expect(await p.exited()).toBe(0);
         expect(p.stderr() + p.stdout()).not.toContain(SECRET.slice(6, 30));
