@@ -1,6 +1,7 @@
 import type { OnDead, PolicyOptions } from '@onceq/core';
 import {
   DEFAULT_QUEUE,
+  durationSeconds,
   isQueueName,
   ON_DEAD,
   parseBackoff,
@@ -106,10 +107,8 @@ export function checkPolicy(text: PolicyText, names: PolicyNames = FLAG_NAMES): 
 
 /** A lease: a duration (`30s`, `5m`, `1h`) or a bare number of seconds, 1 s to a day. */
 function leaseSeconds(raw: string, name: string): number {
-  const match = /^([0-9]{1,9})([smhd]?)$/.exec(raw);
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match?.[2] ?? ''] ?? 1;
-  const seconds = match === null ? Number.NaN : Number(match[1]) * unit;
-  if (!(seconds >= 1 && seconds <= MAX_LEASE_SECONDS)) {
+  const seconds = durationSeconds(/^[0-9]+$/.test(raw) ? `${raw}s` : raw);
+  if (seconds === null || seconds < 1 || seconds > MAX_LEASE_SECONDS) {
     throw new UsageError(
       `${name} must be a duration from 1s to 1d like 30s or 5m (a bare number is seconds), got ${JSON.stringify(raw)}`,
     );

@@ -124,7 +124,7 @@ export {
 } from './maintenance/prune.ts';
 export { type StorageUse, storageUse } from './maintenance/storage.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
-export { BACKOFF_SYNTAX, ON_DEAD, parseBackoff } from './policy.ts';
+export { BACKOFF_SYNTAX, durationSeconds, ON_DEAD, parseBackoff } from './policy.ts';
 export { printable } from './printable.ts';
 export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
