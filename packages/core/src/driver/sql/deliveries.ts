@@ -195,7 +195,9 @@ export async function claimDeliveries(
       }
     }
     // Fewer due rows than asked: nothing more is due. None held: the next read would
-    // return what this one left (on PostgreSQL, rows other senders hold).
+    // return what this one left (on PostgreSQL, rows other senders hold). Otherwise read
+    // on: a claim that leases fewer than it asked tells the sender nothing more is due
+    // now, so it must not stop at a page of set-aside rows.
     if (rows.length < want || held.length === 0) break;
   }
   return claimed;
