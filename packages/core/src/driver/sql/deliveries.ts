@@ -63,9 +63,10 @@ export const HELD_RECHECK_SECONDS = 300;
  * of their messages' `seq`, and within one message in the order of their keys (shorter
  * first, so the default keys 1, 2 … 10 keep the list's order). The one just before it
  * is an earlier key of the same message, else one of the nearest earlier message of the
- * key (in its queue: keys order within a queue) that has a delivery to this endpoint: a key's delivered ones are a prefix of its
- * order, so nothing older needs reading, however long the key's history. A delivery of
- * a message without a key (or whose message row is gone) never waits.
+ * key (in its queue: keys order within a queue) that has a delivery to this endpoint. A
+ * key's delivered ones are a prefix of its order, so nothing older needs reading,
+ * however long the key's history. A delivery of a message without a key (or whose
+ * message row is gone) never waits.
  */
 function blocked(d: SqlDialect): string {
   const deliveries = d.table('deliveries');
@@ -256,10 +257,10 @@ const keyedText = statementFor(
 );
 
 /**
- * Releases what waits behind a delivered delivery of the message ?3 (queue ?6, ordering
- * key ?4, `seq` ?5) to the endpoint ?2: its message's later deliveries to that endpoint, else
- * those of the key's next message that has one. Due now (one of them is the next in
- * order; a claim holds the others again).
+ * Releases what waits behind a delivered delivery of the message ?3 (queue ?6,
+ * ordering key ?4, `seq` ?5) to the endpoint ?2: its message's later deliveries to that
+ * endpoint, else those of the key's next message that has one. Due now (one of them is
+ * the next in order; a claim holds the others again).
  */
 const releaseNextText = statement(
   'delivery-release-next',
