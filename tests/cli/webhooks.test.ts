@@ -137,6 +137,23 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   const dlqText = dlqRun.stdout;
   expect(dlqText).toStartWith('no dead messages\n');
   expect(dlqText).toMatch(/E0001:1\s+hooks\s+1\s+500\s+the endpoint answered 500/);
+  // --json lists them after the dead messages (none here), told apart by webhook_id;
+  // --limit takes the first of them.
+  const dlqJson = json<{ webhook_id?: string; endpoint: string; state: string }[]>(
+    await box.run(['dlq', '--json']),
+  );
+  expect(dlqJson).toEqual([
+    listed.deliveries[0] as { webhook_id: string; endpoint: string; state: string },
+    listed.deliveries[1] as { webhook_id: string; endpoint: string; state: string },
+  ]);
+  expect(dlqJson.map((d) => [d.webhook_id, d.endpoint, d.state])).toEqual([
+    ['E0001:1', 'hooks', 'dead'],
+    ['E0002:1', 'hooks', 'dead'],
+  ]);
+  const firstDead = json<{ webhook_id: string }[]>(
+    await box.run(['dlq', '--json', '--limit', '1']),
+  );
+  expect(firstDead.map((d) => d.webhook_id)).toEqual(['E0001:1']);
   const redriven = await box.run(['deliveries', 'redrive', '--all', '--json']);
   expect(json(redriven)).toEqual({ redriven: ['E0001:1', 'E0002:1'] });
   failing = false;
@@ -145,6 +162,7 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   const table = await box.run(['deliveries']);
   expect(table.stdout).toMatch(/hooks\s+0\s+0\s+2\s+0\s+4/);
   expect((await box.run(['dlq'])).stdout).toBe('the DLQ is empty\n');
+  expect(json(await box.run(['dlq', '--json']))).toEqual([]);
   for (const r of [first, shown, second, table, statusRun, dlqRun])
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
 });

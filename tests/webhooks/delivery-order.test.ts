@@ -5,6 +5,7 @@
 // another endpoint's deliveries of the same key are not held.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, type Store, work } from '@onceq/core';
+import { HELD_RECHECK_SECONDS } from '@onceq/core/internal';
 import {
   type DeliveryEndpoint,
   listDeliveries,
@@ -126,6 +127,84 @@ forEachBackend('delivery order', (factory) => {
       expect(mostOpen).toBe(1);
       const hooks = await listDeliveries(store, { endpoint: 'hooks' });
       expect(hooks.every((d) => d.state === 'delivered')).toBe(true);
+    });
+
+    test('a delivery waiting for its key is set aside, not read at every claim; the one before it being delivered releases it', async () => {
+      const { store, clock } = env();
+      received = [];
+      // E0001:1 fails until told otherwise: everything of the key waits behind it.
+      let failing = true;
+      answer = (id) => (id === 'E0001:1' && failing ? 500 : 200);
+      await enqueue(store, events(1, 3), { key: 'customer-9' });
+      expect(await workAll(store, 3)).toBe(3);
+      const endpoints = [{ ...endpoint('hooks'), schedule: [0, 5, 5, 5] }];
+      const heldUntil = async () =>
+        Object.fromEntries(
+          (await listDeliveries(store, { endpoint: 'hooks', state: 'pending' })).map((d) => [
+            d.webhookId,
+            d.availableAt,
+          ]),
+        );
+
+      const first = clock();
+      await sendDeliveries(store, { endpoints, untilIdle: true });
+      // Each waiting delivery was read once and set aside until the look again; the
+      // failed one waits for its retry.
+      const aside = first + HELD_RECHECK_SECONDS;
+      expect(await heldUntil()).toEqual({
+        'E0001:1': first + 5,
+        'E0001:2': aside,
+        'E0002:1': aside,
+        'E0002:2': aside,
+        'E0003:1': aside,
+        'E0003:2': aside,
+      });
+      // The retry fails again: the claims that lease it read none of the set-aside ones,
+      // which keep the time they were set aside until.
+      clock.advance(5);
+      await sendDeliveries(store, { endpoints, untilIdle: true });
+      expect(await heldUntil()).toMatchObject({ 'E0002:2': aside, 'E0003:2': aside });
+      expect(received.filter(isKeyed)).toEqual(['E0001:1', 'E0001:1']);
+
+      // Delivered at last: each one releases the next at once, long before the look again.
+      failing = false;
+      clock.advance(5);
+      await sendDeliveries(store, { endpoints, untilIdle: true });
+      expect(clock()).toBeLessThan(aside);
+      expect(received.filter(isKeyed)).toEqual([
+        'E0001:1',
+        'E0001:1',
+        'E0001:1',
+        'E0001:2',
+        'E0002:1',
+        'E0002:2',
+        'E0003:1',
+        'E0003:2',
+      ]);
+      expect(await heldUntil()).toEqual({});
+    });
+
+    test('a set-aside delivery is looked at again after a while: still blocked, it is set aside again', async () => {
+      const { store, clock } = env();
+      received = [];
+      answer = (id) => (id === 'E0001:1' ? 500 : 200);
+      await enqueue(store, events(1, 2), { key: 'customer-10' });
+      expect(await workAll(store, 2)).toBe(2);
+      const endpoints = [{ ...endpoint('hooks'), schedule: [0] }];
+      await sendDeliveries(store, { endpoints, untilIdle: true });
+      const dead = await listDeliveries(store, { endpoint: 'hooks', state: 'dead' });
+      expect(dead.map((d) => d.webhookId)).toEqual(['E0001:1']);
+
+      clock.advance(HELD_RECHECK_SECONDS);
+      const again = clock();
+      await sendDeliveries(store, { endpoints, untilIdle: true });
+      const pending = await listDeliveries(store, { endpoint: 'hooks', state: 'pending' });
+      expect(pending.map((d) => [d.webhookId, d.availableAt])).toEqual([
+        ['E0001:2', again + HELD_RECHECK_SECONDS],
+        ['E0002:1', again + HELD_RECHECK_SECONDS],
+        ['E0002:2', again + HELD_RECHECK_SECONDS],
+      ]);
+      expect(received.filter(isKeyed)).toEqual(['E0001:1']);
     });
 
     test('a dead delivery blocks its key on its endpoint until redriven; other endpoints go on', async () => {

@@ -26,6 +26,7 @@ export {
   scrub,
 } from './driver/postgres/url.ts';
 export { redrive as redriveStatement } from './driver/shared-statements.ts';
+export { HELD_RECHECK_SECONDS } from './driver/sql/deliveries.ts';
 export {
   postgresDialect,
   type SqlDialect,

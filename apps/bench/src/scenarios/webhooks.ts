@@ -3,79 +3,150 @@
  * requests from concurrent senders on loopback (group commit at work), and the sender
  * delivering an outbox to a receiver process on loopback, in one process.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, type Handler, openStore, setIdPolicy, work } from '@onceq/core';
-import { sendDeliveries, signatureHeader } from '@onceq/core/webhooks';
+import { sendDeliveries } from '@onceq/core/webhooks';
 import { batches, percentile } from '../util.ts';
+import type { SenderResult, SenderSpec } from './webhook-senders.ts';
 
 const BIN = join(import.meta.dir, '..', '..', '..', 'cli', 'src', 'bin.ts');
 const SECRET = `whsec_${Buffer.from('bench secret, thirty-two bytes!!').toString('base64')}`;
-const KEY = new Uint8Array(Buffer.from(SECRET.slice(6), 'base64'));
 
 export interface ServeRun {
+  server: 'onceq serve' | 'bare';
   requests: number;
   senders: number;
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** The server process's CPU time per request (user + system), in microseconds. */
+  serverCpuUs: number;
 }
 
-/** `requests` signed webhooks from `senders` concurrent loops to a fresh `onceq serve`. */
-export async function runServe(dir: string, requests: number, senders: number): Promise<ServeRun> {
-  const db = join(dir, 'serve.db');
-  const store = await openStore(db);
-  await setIdPolicy(store, { kind: 'general' });
-  await store.close();
-  writeFileSync(
-    join(dir, 'onceq.config.json'),
-    JSON.stringify({
-      sources: { bench: { path: '/in', verify: 'standard-webhooks', secret_env: 'BENCH_SECRET' } },
-    }),
-  );
-  const proc = Bun.spawn(['bun', BIN, 'serve', '--db', db, '--port', '0', '--json'], {
-    cwd: dir,
-    env: { ...process.env, BENCH_SECRET: SECRET },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  });
+const SENDERS_CHILD = join(import.meta.dir, 'webhook-senders.ts');
+const BARE_CHILD = join(import.meta.dir, 'bare-ingest.ts');
+/** Sender processes: the senders are spread over them so no one client process is the limit. */
+const SENDER_PROCESSES = 4;
+
+/** A process's CPU time so far (user + system), in ms, from /proc; null where there is none. */
+function cpuMs(pid: number): number | null {
   try {
-    const reader = proc.stdout.getReader();
-    const { value } = await reader.read();
-    reader.releaseLock();
-    const { url } = JSON.parse(new TextDecoder().decode(value)) as { url: string };
-    const latencies: number[] = [];
-    let next = 0;
-    const timestamp = Math.floor(Date.now() / 1000);
-    const sender = async () => {
-      while (next < requests) {
-        const i = next++;
-        const id = `bench_${i}`;
-        const body = `{"category":"book","amount_cents":${100 + (i % 900)},"n":${i}}`;
-        const started = performance.now();
-        const response = await fetch(`${url}/in`, {
-          method: 'POST',
-          headers: {
-            'webhook-id': id,
-            'webhook-timestamp': String(timestamp),
-            'webhook-signature': signatureHeader([KEY], id, timestamp, body),
-          },
-          body,
-        });
-        await response.arrayBuffer();
-        if (response.status !== 200) throw new Error(`serve answered ${response.status}`);
-        latencies.push(performance.now() - started);
-      }
-    };
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads lines from a child's stdout. */
+async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      yield buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+    }
+  }
+  if (buffer !== '') yield buffer;
+}
+
+/** Starts the server of `kind` on a fresh store in `dir`; resolves with its process and port. */
+async function startServer(
+  dir: string,
+  kind: ServeRun['server'],
+): Promise<{ proc: Bun.Subprocess<'ignore', 'pipe', 'inherit'>; port: number }> {
+  const db = join(dir, 'serve.db');
+  const env = { ...process.env, BENCH_SECRET: SECRET };
+  let command: string[];
+  if (kind === 'bare') command = ['bun', BARE_CHILD, db];
+  else {
+    const store = await openStore(db);
+    await setIdPolicy(store, { kind: 'general' });
+    await store.close();
+    writeFileSync(
+      join(dir, 'onceq.config.json'),
+      JSON.stringify({
+        sources: {
+          bench: { path: '/in', verify: 'standard-webhooks', secret_env: 'BENCH_SECRET' },
+        },
+      }),
+    );
+    command = ['bun', BIN, 'serve', '--db', db, '--port', '0', '--json'];
+  }
+  const proc = Bun.spawn(command, { cwd: dir, env, stdout: 'pipe', stderr: 'inherit' });
+  for await (const line of lines(proc.stdout)) {
+    const { url } = JSON.parse(line) as { url: string };
+    return { proc, port: Number(new URL(url).port) };
+  }
+  throw new Error(`${kind} exited before listening`);
+}
+
+/**
+ * `requests` signed webhooks from `senders` concurrent senders (keep-alive connections
+ * spread over {@link SENDER_PROCESSES} processes, requests signed before the clock
+ * starts) to a fresh `onceq serve`, or to the bare baseline, on SQLite FULL.
+ */
+export async function runServe(
+  dir: string,
+  requests: number,
+  senders: number,
+  kind: ServeRun['server'] = 'onceq serve',
+): Promise<ServeRun> {
+  const { proc, port } = await startServer(dir, kind);
+  try {
+    const share = Math.ceil(requests / SENDER_PROCESSES);
+    const children = Array.from({ length: SENDER_PROCESSES }, (_, k) => {
+      const spec: SenderSpec = {
+        port,
+        path: '/in',
+        from: k * share,
+        count: Math.min(share, requests - k * share),
+        senders: senders / SENDER_PROCESSES,
+        secret: SECRET,
+      };
+      return Bun.spawn(['bun', SENDERS_CHILD, JSON.stringify(spec)], {
+        stdin: 'pipe',
+        stdout: 'pipe',
+        stderr: 'inherit',
+        env: { ...process.env },
+      });
+    });
+    const outputs = children.map((c) => lines(c.stdout));
+    for (const out of outputs) {
+      const { value } = await out.next();
+      if (value !== 'ready') throw new Error('a sender process did not start');
+    }
+    const cpuBefore = cpuMs(proc.pid);
     const started = performance.now();
-    await Promise.all(Array.from({ length: senders }, sender));
+    for (const c of children) {
+      c.stdin.write('go\n');
+      c.stdin.end();
+    }
+    const results = await Promise.all(
+      outputs.map(async (out) => JSON.parse((await out.next()).value as string) as SenderResult),
+    );
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuMs(proc.pid);
+    for (const r of results) {
+      if (r.error !== undefined || r.failed > 0) {
+        throw new Error(`${kind}: ${r.failed} requests failed ${r.error ?? ''}`);
+      }
+    }
+    const latencies = results.flatMap((r) => r.latencies);
     return {
+      server: kind,
       requests,
       senders,
-      perSecond: requests / seconds,
+      perSecond: latencies.length / seconds,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
+      serverCpuUs:
+        cpuBefore === null || cpuAfter === null
+          ? Number.NaN
+          : ((cpuAfter - cpuBefore) * 1000) / latencies.length,
     };
   } finally {
     proc.kill('SIGTERM');

@@ -6,7 +6,7 @@ import { expectPositionals, intFlag, queueFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import type { Context } from '../context.ts';
 import { plural, RawJson, table, toJson, truncate } from '../output.ts';
-import { deadDeliveries, formatDeadDeliveries } from './deliveries.ts';
+import { deadDeliveries, formatDeadDeliveries, viewJson } from './deliveries.ts';
 import { formatBlocked } from './status.ts';
 
 interface DlqArgs {
@@ -17,7 +17,7 @@ interface DlqArgs {
 export const dlqCommand = defineCommand<DlqArgs>({
   name: 'dlq',
   summary:
-    'dead messages: id, attempts, generation, last error, the original payload; then dead deliveries',
+    'dead messages: id, attempts, generation, last error, the original payload; then dead deliveries (--json: those with a webhook_id)',
   flags: {
     limit: {
       type: 'string',
@@ -45,10 +45,17 @@ export const dlqCommand = defineCommand<DlqArgs>({
     // count of the same set: dead and not pruned.
     const dead = await dlq(store, { limit, queue });
     const total = limit === undefined ? dead.length : await countDlq(store, { queue });
+    // Deliveries are the store's, by endpoint: listed for the whole store only, after
+    // the dead messages: the first --limit of them (without it, all in --json, the first
+    // 100 for people).
+    const endpoints = queue === undefined ? await deliveryCounts(store) : [];
+    const deadTotal = endpoints.reduce((sum, c) => sum + c.states.dead, 0);
+    const shown = limit ?? (json ? Math.max(1, deadTotal) : 100);
+    const deliveries = await deadDeliveries(store, endpoints, shown);
     if (json) {
       ctx.out(
-        toJson(
-          dead.map((m) => ({
+        toJson([
+          ...dead.map((m) => ({
             event_id: m.eventId,
             ...(m.queue === DEFAULT_QUEUE ? {} : { queue: m.queue }),
             ...(m.key === null ? {} : { key: m.key }),
@@ -58,13 +65,12 @@ export const dlqCommand = defineCommand<DlqArgs>({
             last_error_detail: m.lastErrorDetail,
             payload: new RawJson(m.payloadText ?? 'null'),
           })),
-        ),
+          // A dead delivery is told apart by its webhook_id (its event is done).
+          ...deliveries.dead.map(viewJson),
+        ]),
       );
       return 0;
     }
-    // Deliveries are the store's, by endpoint: listed for the whole store only.
-    const endpoints = queue === undefined ? await deliveryCounts(store) : [];
-    const deliveries = await deadDeliveries(store, endpoints, limit ?? 100);
     if (dead.length === 0 && deliveries.total === 0) {
       ctx.out(queue === undefined ? 'the DLQ is empty' : `no dead messages in queue ${queue}`);
       return 0;

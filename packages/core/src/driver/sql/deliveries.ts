@@ -7,7 +7,7 @@
  * claim skips rows another sender holds (`FOR UPDATE SKIP LOCKED`).
  */
 import type { Executor } from '../executor.ts';
-import { statement, statementFor } from '../sql-text.ts';
+import { params, type SqlDialect, statement, statementFor } from '../sql-text.ts';
 
 /** One claimed attempt: what to send and the lease its outcome is fenced by. */
 export interface ClaimedDelivery {
@@ -49,43 +49,96 @@ const recoverText = statement(
 );
 
 /**
- * A due pending delivery is claimable unless its message has an ordering key and an
- * earlier delivery of that key to the same endpoint is unfinished (pending, leased or
- * dead): within a key, deliveries go out one at a time, in the order of their messages'
- * `seq`, and within one message in the order of their keys (shorter first, so the
- * default keys 1, 2 … 10 keep the list's order). Messages of a key finish in `seq`
- * order, so an earlier delivery always exists before a later one is written. A
- * delivery of a message without a key (or whose message row is gone) never waits.
- *
- * Ordered by `available_at` alone, the order of `deliveries_due`: the claim reads only
- * the rows it takes. A tie-breaker column would sort every due row at each claim (due
- * rows share `available_at`: a new delivery's is 0).
+ * How long a delivery held behind its key waits before a claim looks at it again, in
+ * seconds. The delivery before it being delivered releases it at once (see
+ * {@link recordAttempts}); the look again only catches a blocker that went some other
+ * way (a dead one the dedup window forgot, a row changed by hand).
  */
-const claimText = statement(
-  'delivery-claim',
-  (d) => `UPDATE ${d.table('deliveries')}
+export const HELD_RECHECK_SECONDS = 300;
+
+/**
+ * Whether the delivery `dl` (of the message `m`) must wait for its key: its message has
+ * an ordering key and the delivery just before it on the same endpoint is unfinished
+ * (pending, leased or dead). Within a key, deliveries go out one at a time, in the order
+ * of their messages' `seq`, and within one message in the order of their keys (shorter
+ * first, so the default keys 1, 2 … 10 keep the list's order). The one just before it
+ * is an earlier key of the same message, else one of the nearest earlier message of the
+ * key (in its queue: keys order within a queue) that has a delivery to this endpoint. A
+ * key's delivered ones are a prefix of its order, so nothing older needs reading,
+ * however long the key's history. A delivery of a message without a key (or whose
+ * message row is gone) never waits.
+ */
+function blocked(d: SqlDialect): string {
+  const deliveries = d.table('deliveries');
+  return `m.ordering_key IS NOT NULL AND (
+      EXISTS (SELECT 1 FROM ${deliveries} dk
+        WHERE dk.event_id = dl.event_id AND dk.endpoint = dl.endpoint AND dk.state <> 'delivered'
+          AND (length(dk.key) < length(dl.key) OR (length(dk.key) = length(dl.key) AND dk.key < dl.key)))
+      OR EXISTS (SELECT 1 FROM ${deliveries} dk
+        WHERE dk.endpoint = dl.endpoint AND dk.state <> 'delivered' AND dk.event_id = (
+          SELECT mk.event_id FROM ${d.table('messages')} mk
+          WHERE mk.queue = m.queue AND mk.ordering_key = m.ordering_key AND mk.seq < m.seq
+            AND EXISTS (SELECT 1 FROM ${deliveries} dx
+              WHERE dx.event_id = mk.event_id AND dx.endpoint = dl.endpoint)
+          ORDER BY mk.seq DESC LIMIT 1)))`;
+}
+
+/**
+ * The next due pending deliveries of an endpoint, each with whether it must wait for
+ * its key; on PostgreSQL locked, skipping rows another sender holds. Ordered by
+ * `available_at` alone, the order of `deliveries_due`: a tie-breaker column would sort
+ * every due row at each claim (due rows share `available_at`: a new delivery's is 0).
+ */
+const candidatesText = statement(
+  'delivery-candidates',
+  (d) => `SELECT dl.event_id, dl.key, CASE WHEN ${blocked(d)} THEN 1 ELSE 0 END AS blocked
+    FROM ${d.table('deliveries')} dl
+    LEFT JOIN ${d.table('messages')} m ON m.event_id = dl.event_id
+    WHERE dl.endpoint = ${d.param(2)} AND dl.state = 'pending' AND dl.available_at <= ${d.now(1)}
+    ORDER BY dl.available_at
+    LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''}`,
+);
+
+/** `(event_id, key)` pairs bound from placeholder `from` on, as a VALUES list. */
+function pairs(d: SqlDialect, from: number, n: number): string {
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      `(CAST(${d.param(from + 2 * i)} AS TEXT), CAST(${d.param(from + 2 * i + 1)} AS TEXT))`,
+  ).join(', ');
+}
+
+/** Leases `n` of the candidates (?3 …) for ?2 seconds: they were pending and are not held. */
+const leaseText = statementFor(
+  'delivery-lease',
+  (d, n) => `UPDATE ${d.table('deliveries')}
     SET state = 'leased', attempts = attempts + 1, generation = generation + 1,
-      lease_until = ${d.nowPlus(1, 4)}
-    WHERE (event_id, key) IN (
-      SELECT dl.event_id, dl.key FROM ${d.table('deliveries')} dl
-      LEFT JOIN ${d.table('messages')} m ON m.event_id = dl.event_id
-      WHERE dl.endpoint = ${d.param(2)} AND dl.state = 'pending' AND dl.available_at <= ${d.now(1)}
-        AND (m.ordering_key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM ${d.table('messages')} mk
-          JOIN ${d.table('deliveries')} dk ON dk.event_id = mk.event_id
-          WHERE mk.ordering_key = m.ordering_key AND mk.seq <= m.seq
-            AND dk.endpoint = dl.endpoint AND dk.state IN ('pending', 'leased', 'dead')
-            AND (mk.seq < m.seq OR length(dk.key) < length(dl.key)
-              OR (length(dk.key) = length(dl.key) AND dk.key < dl.key))))
-      ORDER BY dl.available_at
-      LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''})
+      lease_until = ${d.nowPlus(1, 2)}
+    WHERE state = 'pending' AND (event_id, key) IN (VALUES ${pairs(d, 3, n)})
     RETURNING event_id, key, endpoint, body, attempts, generation`,
+);
+
+/**
+ * Holds `n` candidates (?3 …) that must wait for their key: out of the due range until
+ * the delivery before them is delivered (which releases the next one at once) or the
+ * look again ?2 seconds on. Whether each must wait is read again here: on PostgreSQL a
+ * sender that recorded the blocker as delivered after the candidates were read is seen
+ * by this statement, and one that records it later waits for this lock and releases.
+ */
+const holdText = statementFor(
+  'delivery-hold',
+  (d, n) => `UPDATE ${d.table('deliveries')} AS dl SET available_at = ${d.nowPlus(1, 2)}
+    FROM ${d.table('messages')} m
+    WHERE m.event_id = dl.event_id AND dl.state = 'pending'
+      AND (dl.event_id, dl.key) IN (VALUES ${pairs(d, 3, n)}) AND ${blocked(d)}`,
 );
 
 /**
  * Leases up to `limit` due deliveries of `endpoint` for `leaseSeconds`, after moving its
  * expired leases back to pending (or to dead once `maxAttempts` are spent). One
- * transaction: the caller's `x`.
+ * transaction: the caller's `x`. A due delivery that must wait for its key is held (out
+ * of the due range) rather than read again at every claim: a claim reads the rows it
+ * leases and the ones it holds, never the same held row twice.
  */
 export async function claimDeliveries(
   x: Executor,
@@ -96,23 +149,59 @@ export async function claimDeliveries(
   maxAttempts: number,
 ): Promise<ClaimedDelivery[]> {
   const d = x.dialect;
-  await x.query(recoverText(d), [d.nowValue(now), endpoint, maxAttempts]);
-  const { rows } = await x.query<{
-    event_id: string;
-    key: string;
-    endpoint: string;
-    body: string;
-    attempts: number;
-    generation: number;
-  }>(claimText(d), [d.nowValue(now), endpoint, limit, leaseSeconds]);
-  return rows.map((r) => ({
-    eventId: r.event_id,
-    key: r.key,
-    endpoint: r.endpoint,
-    body: r.body,
-    attempt: Number(r.attempts),
-    generation: Number(r.generation),
-  }));
+  const at = d.nowValue(now);
+  await x.query(recoverText(d), [at, endpoint, maxAttempts]);
+  const claimed: ClaimedDelivery[] = [];
+  while (claimed.length < limit) {
+    const want = limit - claimed.length;
+    const { rows } = await x.query<{ event_id: string; key: string; blocked: number }>(
+      candidatesText(d),
+      [at, endpoint, want],
+    );
+    const free = rows.filter((r) => Number(r.blocked) === 0);
+    const held = rows.filter((r) => Number(r.blocked) !== 0);
+    if (held.length > 0) {
+      await x.query(holdText(d, held.length), [
+        at,
+        HELD_RECHECK_SECONDS,
+        ...held.flatMap((r) => [r.event_id, r.key]),
+      ]);
+    }
+    if (free.length > 0) {
+      const leased = await x.query<{
+        event_id: string;
+        key: string;
+        endpoint: string;
+        body: string;
+        attempts: number;
+        generation: number;
+      }>(leaseText(d, free.length), [
+        at,
+        leaseSeconds,
+        ...free.flatMap((r) => [r.event_id, r.key]),
+      ]);
+      // In the candidates' order (RETURNING's is the engine's).
+      const byId = new Map(leased.rows.map((r) => [`${r.event_id}\n${r.key}`, r]));
+      for (const c of free) {
+        const r = byId.get(`${c.event_id}\n${c.key}`);
+        if (r === undefined) continue;
+        claimed.push({
+          eventId: r.event_id,
+          key: r.key,
+          endpoint: r.endpoint,
+          body: r.body,
+          attempt: Number(r.attempts),
+          generation: Number(r.generation),
+        });
+      }
+    }
+    // Fewer due rows than asked: nothing more is due. None held: the next read would
+    // return what this one left (on PostgreSQL, rows other senders hold). Otherwise read
+    // on: a claim that leases fewer than it asked tells the sender nothing more is due
+    // now, so it must not stop at a page of set-aside rows.
+    if (rows.length < want || held.length === 0) break;
+  }
+  return claimed;
 }
 
 /** Values bound per record by {@link recordText}. */
@@ -160,11 +249,65 @@ const disableText = statement(
     VALUES (${d.param(2)}, ${d.now(1)}, ${d.param(3)}) ON CONFLICT (endpoint) DO NOTHING`,
 );
 
+/** Of the `n` event ids ?1 …, those whose message has an ordering key, with its queue, key and `seq`. */
+const keyedText = statementFor(
+  'delivery-keyed-messages',
+  (d, n) => `SELECT event_id, queue, ordering_key, seq FROM ${d.table('messages')}
+    WHERE ordering_key IS NOT NULL AND event_id IN (${params(d, 1, n)})`,
+);
+
+/**
+ * Releases what waits behind a delivered delivery of the message ?3 (queue ?6,
+ * ordering key ?4, `seq` ?5) to the endpoint ?2: its message's later deliveries to that
+ * endpoint, else those of the key's next message that has one. Due now (one of them is
+ * the next in order; a claim holds the others again).
+ */
+const releaseNextText = statement(
+  'delivery-release-next',
+  (d) => `UPDATE ${d.table('deliveries')}
+    SET available_at = CASE WHEN available_at > ${d.now(1)} THEN ${d.now(1)} ELSE available_at END
+    WHERE state = 'pending' AND endpoint = ${d.param(2)} AND event_id = COALESCE(
+      (SELECT dx.event_id FROM ${d.table('deliveries')} dx
+        WHERE dx.event_id = ${d.param(3)} AND dx.endpoint = ${d.param(2)} AND dx.state = 'pending' LIMIT 1),
+      (SELECT mk.event_id FROM ${d.table('messages')} mk
+        WHERE mk.queue = ${d.param(6)} AND mk.ordering_key = ${d.param(4)} AND mk.seq > ${d.param(5)}
+          AND EXISTS (SELECT 1 FROM ${d.table('deliveries')} dx
+            WHERE dx.event_id = mk.event_id AND dx.endpoint = ${d.param(2)})
+        ORDER BY mk.seq LIMIT 1))`,
+);
+
+/** Releases, for each delivered record of a keyed message, what waits behind it. */
+async function releaseNext(x: Executor, delivered: readonly AttemptRecord[], at: unknown) {
+  if (delivered.length === 0) return;
+  const ids = [...new Set(delivered.map((r) => r.delivery.eventId))];
+  const { rows } = await x.query<{
+    event_id: string;
+    queue: string;
+    ordering_key: string;
+    seq: number;
+  }>(keyedText(x.dialect, ids.length), ids);
+  if (rows.length === 0) return;
+  const keyed = new Map(rows.map((r) => [r.event_id, r]));
+  for (const r of delivered) {
+    const m = keyed.get(r.delivery.eventId);
+    if (m === undefined) continue;
+    await x.query(releaseNextText(x.dialect), [
+      at,
+      r.delivery.endpoint,
+      m.event_id,
+      m.ordering_key,
+      m.seq,
+      m.queue,
+    ]);
+  }
+}
+
 /**
  * Records the attempts of `records` in the caller's transaction, in one statement
  * (plus one for their attempt log): each fenced by its lease (a record whose lease
- * another sender took over changes nothing and is not logged). Returns how many were
- * recorded.
+ * another sender took over changes nothing and is not logged). A delivered delivery of
+ * a keyed message releases the one waiting behind it (one read for the batch, then one
+ * statement per such delivery). Returns how many were recorded.
  */
 export async function recordAttempts(
   x: Executor,
@@ -202,6 +345,11 @@ export async function recordAttempts(
     log.push(c.eventId, c.key, c.generation, c.attempt, r.status, r.latencyMs, r.response, r.error);
   }
   await x.query(logText(d, recorded.length), log);
+  await releaseNext(
+    x,
+    recorded.filter((r) => r.outcome.kind === 'delivered'),
+    at,
+  );
   const gone = new Set(
     recorded.filter((r) => r.outcome.kind === 'gone').map((r) => r.delivery.endpoint),
   );
@@ -334,21 +482,46 @@ export async function selectDelivery(
   return { row, attempts: log.rows };
 }
 
+/**
+ * Pending, leased and dead deliveries per endpoint, each state counted in its partial
+ * index (`deliveries_due`, `deliveries_lease`, `deliveries_dead`): the work of the
+ * outbox that is not finished, read without touching the delivered rows.
+ */
+const unfinishedText = statement(
+  'delivery-count-unfinished',
+  (d) => `SELECT endpoint, 'pending' AS state, count(*) AS n FROM ${d.table('deliveries')}
+      WHERE state = 'pending' GROUP BY endpoint
+    UNION ALL SELECT endpoint, 'leased', count(*) FROM ${d.table('deliveries')}
+      WHERE state = 'leased' GROUP BY endpoint
+    UNION ALL SELECT endpoint, 'dead', count(*) FROM ${d.table('deliveries')}
+      WHERE state = 'dead' GROUP BY endpoint`,
+);
+
+/** Delivered deliveries per endpoint: every delivered row is read (no counter keeps them). */
+const deliveredText = statement(
+  'delivery-count-delivered',
+  (d) => `SELECT endpoint, 'delivered' AS state, count(*) AS n FROM ${d.table('deliveries')}
+    WHERE state = 'delivered' GROUP BY endpoint`,
+);
+
+/** Attempts logged per endpoint: every attempt row is read. */
+const attemptsText = statement(
+  'delivery-count-attempts',
+  (d) => `SELECT dl.endpoint, count(*) AS n FROM ${d.table('delivery_attempts')} a
+    JOIN ${d.table('deliveries')} dl ON dl.event_id = a.event_id AND dl.key = a.key
+    GROUP BY dl.endpoint`,
+);
+
 /** Deliveries per endpoint and state, and attempts logged per endpoint. */
 export async function countDeliveries(x: Executor): Promise<{
   states: { endpoint: string; state: DeliveryRow['state']; n: number }[];
   attempts: { endpoint: string; n: number }[];
 }> {
-  const d = x.dialect;
-  const states = await x.query<{ endpoint: string; state: DeliveryRow['state']; n: number }>(
-    `SELECT endpoint, state, count(*) AS n FROM ${d.table('deliveries')} GROUP BY endpoint, state`,
-  );
-  const attempts = await x.query<{ endpoint: string; n: number }>(
-    `SELECT dl.endpoint, count(*) AS n FROM ${d.table('delivery_attempts')} a
-     JOIN ${d.table('deliveries')} dl ON dl.event_id = a.event_id AND dl.key = a.key
-     GROUP BY dl.endpoint`,
-  );
-  return { states: states.rows, attempts: attempts.rows };
+  type Count = { endpoint: string; state: DeliveryRow['state']; n: number };
+  const unfinished = await x.query<Count>(unfinishedText(x.dialect));
+  const delivered = await x.query<Count>(deliveredText(x.dialect));
+  const attempts = await x.query<{ endpoint: string; n: number }>(attemptsText(x.dialect));
+  return { states: [...unfinished.rows, ...delivered.rows], attempts: attempts.rows };
 }
 
 /** The state of one delivery, locked until COMMIT where writers are concurrent; null when there is none. */
