@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claim, enqueue, type Store, show, status } from '@onceq/core';
-import { queueSnapshot } from '@onceq/core/internal';
+import { queueSnapshot } from '@onceq/core/admin';
 import { forEachBackend } from '../support/backends.ts';
 import { runOnceq } from '../support/cli.ts';
 import {
