@@ -61,6 +61,18 @@ export async function takeSchema(url: string): Promise<string> {
   return spare.schema;
 }
 
+/** At the end of the test process: drops every spare schema and closes the admin connections. */
+export async function dropSpareSchemas(): Promise<void> {
+  for (const [url, list] of spares) {
+    const admin = adminOf(url);
+    for (const { schema } of list.splice(0)) {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  }
+  for (const admin of admins.values()) await admin.close();
+  admins.clear();
+}
+
 /** How many emptied schemas wait for a test on `url`. */
 export function spareCount(url: string): number {
   return spares.get(url)?.length ?? 0;
