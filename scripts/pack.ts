@@ -44,11 +44,12 @@ const PACKAGES: readonly PublicPackage[] = [
       './postgres': 'postgres',
       './metrics': 'metrics',
       './service': 'service',
+      './admin': 'admin',
       './testing': 'testing',
       './webhooks': 'webhooks',
     },
     about:
-      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/service` (the worker log and two-stage shutdown on signals), `@onceq/core/webhooks` (the outbox sender, delivery listings, the ingest handler), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
+      'The onceq queue: enqueue, claim, apply/fail, redrive, the Worker, the handler contract and its failures. Subpaths: `@onceq/core/postgres` (needs `pg`), `@onceq/core/metrics` (needs `prom-client`), `@onceq/core/service` (the worker log and two-stage shutdown on signals), `@onceq/core/admin` (doctor, backup, prune, message listings, the queue figures), `@onceq/core/webhooks` (the outbox sender, delivery listings, the ingest handler), `@onceq/core/testing` (crash points, old-schema stores; tests only). Runs on Bun (it uses `bun:sqlite`).',
   },
   {
     dir: 'packages/handler',

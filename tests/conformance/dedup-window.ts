@@ -1,14 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { BatchRejectedError, enqueue, type Handler, status, work } from '@onceq/core';
-import {
-  doctor,
-  forgottenBefore,
-  PruneArgumentError,
-  parseIdPolicy,
-  prune,
-  storageUse,
-  uuidV7Millis,
-} from '@onceq/core/internal';
+import { doctor, forgottenBefore, PruneArgumentError, prune, storageUse } from '@onceq/core/admin';
+import { parseIdPolicy, uuidV7Millis } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';

@@ -8,7 +8,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { formatIdPolicy, parseIdPolicy, prune } from '@onceq/core/internal';
+import { prune } from '@onceq/core/admin';
+import { formatIdPolicy, parseIdPolicy } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { apply, claim, enqueue, extend, fail, LeaseLostError, show } from '@onceq/core';
-import { extendMany, queueSnapshot, release, releaseMany } from '@onceq/core/internal';
+import { queueSnapshot } from '@onceq/core/admin';
+import { extendMany, release, releaseMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { effectsOf, freshStore, mustClaim, rejection, snapshot } from './harness.ts';

@@ -5,7 +5,7 @@ import {
   ListArgumentError,
   listMessages,
   type MessagePage,
-} from '@onceq/core/internal';
+} from '@onceq/core/admin';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection } from './harness.ts';

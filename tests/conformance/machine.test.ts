@@ -5,13 +5,13 @@
  */
 import { describe, expect, test } from 'bun:test';
 import type { MessageState } from '@onceq/core';
+import { MESSAGE_STATES } from '@onceq/core/admin';
 import {
   afterFailure,
   DEFAULT_PROTOCOL,
   ENQUEUED_STATES,
   fenceViolation,
   inClaimOrder,
-  MESSAGE_STATES,
   TRANSITIONS,
 } from '@onceq/core/internal';
 

@@ -15,7 +15,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { blockedKeys, claimMany, findCounterDrift } from '@onceq/core/internal';
+import { blockedKeys } from '@onceq/core/admin';
+import { claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection, snapshot } from './harness.ts';

@@ -12,7 +12,8 @@ import {
   show,
   work,
 } from '@onceq/core';
-import { blockedKeys, claimMany, findCounterDrift } from '@onceq/core/internal';
+import { blockedKeys } from '@onceq/core/admin';
+import { claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore } from './harness.ts';

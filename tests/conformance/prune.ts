@@ -10,7 +10,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { countDlq, PrunedError, payloadSha256, prune } from '@onceq/core/internal';
+import { countDlq, prune } from '@onceq/core/admin';
+import { PrunedError, payloadSha256 } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
 import { enqueueDemo, freshStore, rejection, snapshot } from './harness.ts';

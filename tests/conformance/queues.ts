@@ -14,15 +14,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import {
-  blockedKeys,
-  claimMany,
-  countDlq,
-  countsByQueue,
-  findCounterDrift,
-  PruneArgumentError,
-  prune,
-} from '@onceq/core/internal';
+import { blockedKeys, countDlq, countsByQueue, PruneArgumentError, prune } from '@onceq/core/admin';
+import { claimMany, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';

@@ -123,6 +123,7 @@ const CHECK_TS = `import {
   type StatusReport,
   type StopResult,
 } from '@onceq/core';
+import { type DoctorReport, doctor, listMessages, type MessagePage, prune, type QueueSnapshot, queueSnapshot } from '@onceq/core/admin';
 import { redactUrl } from '@onceq/core/postgres';
 import { createLog, stopOnSignals } from '@onceq/core/service';
 import { FAULT_POINTS } from '@onceq/core/testing';
@@ -143,7 +144,11 @@ const stopped: StopResult = await stopOnSignals(worker, { timeoutMs: 1000, log: 
 const shown: MessageView = await show(store, 'E0001');
 const report: StatusReport = await status(store);
 const policy: IdPolicy = { kind: 'general' };
-console.log(added, total, stopped, shown, report, policy, isHandlerFailure(null), redactUrl('postgres://h/d'), FAULT_POINTS);
+const health: DoctorReport = await doctor(store);
+const page: MessagePage = await listMessages(store, { state: 'dead', limit: 10 });
+const snapshot: QueueSnapshot = await queueSnapshot(store);
+const pruned: number = (await prune(store, { doneOlderThanSeconds: 30 * 86_400 })).done;
+console.log(added, total, stopped, shown, report, policy, health.findings, page.messages, snapshot.now, pruned, isHandlerFailure(null), redactUrl('postgres://h/d'), FAULT_POINTS);
 `;
 
 beforeAll(async () => {
@@ -185,6 +190,7 @@ describe('the installed packages, in a fresh project outside the repository', ()
       './postgres',
       './metrics',
       './service',
+      './admin',
       './testing',
       './webhooks',
     ]);
@@ -197,7 +203,7 @@ describe('the installed packages, in a fresh project outside the repository', ()
       [
         'bun',
         '-e',
-        `const entries = await Promise.all(['@onceq/core', '@onceq/core/postgres', '@onceq/core/metrics', '@onceq/core/service', '@onceq/core/testing', '@onceq/core/webhooks', '@onceq/handler'].map((e) => import(e)));
+        `const entries = await Promise.all(['@onceq/core', '@onceq/core/postgres', '@onceq/core/metrics', '@onceq/core/service', '@onceq/core/admin', '@onceq/core/testing', '@onceq/core/webhooks', '@onceq/handler'].map((e) => import(e)));
          console.log(Object.keys(entries[0]).length);`,
       ],
       { ONCEQ_FAULT: 'after-lunch' },

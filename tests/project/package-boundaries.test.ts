@@ -15,7 +15,7 @@ import { runProcess } from '../support/spawn.ts';
 const ROOT = resolve(import.meta.dir, '..', '..');
 const CORE_SRC = join(ROOT, 'packages', 'core', 'src');
 /** The entries the packed @onceq/core ships (scripts/pack.ts), root first. */
-const PUBLIC_ENTRIES = ['index', 'postgres', 'metrics', 'service', 'testing', 'webhooks'];
+const PUBLIC_ENTRIES = ['index', 'postgres', 'metrics', 'service', 'admin', 'testing', 'webhooks'];
 
 const CHILD = join(import.meta.dir, '..', 'support', 'child-modules.ts');
 

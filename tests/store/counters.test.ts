@@ -20,7 +20,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { findCounterDrift, prune, release } from '@onceq/core/internal';
+import { prune } from '@onceq/core/admin';
+import { findCounterDrift, release } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { sql } from 'kysely';

@@ -16,14 +16,8 @@ import {
   status,
   work,
 } from '@onceq/core';
-import {
-  blockedKeys,
-  claimMany,
-  doctor,
-  forgottenBefore,
-  formatIdPolicy,
-  prune,
-} from '@onceq/core/internal';
+import { blockedKeys, doctor, forgottenBefore, prune } from '@onceq/core/admin';
+import { claimMany, formatIdPolicy } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, work } from '@onceq/core';
-import { prune, storageUse } from '@onceq/core/internal';
+import { prune, storageUse } from '@onceq/core/admin';
 import { handlers } from '@onceq/handler';
 import { batch, eventId, line, testClock } from '../support/factories.ts';
 import { sqliteStoreAt } from '../support/old-store.ts';

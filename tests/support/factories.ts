@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Clock, type IdPolicy, openStore, type Store } from '@onceq/core';
 import { type ModelClock, modelClock } from '@onceq/core/internal';
-import { SQL } from 'bun';
 // kysely is a dependency of @onceq/core, not of the root package: take that copy.
 import { sql } from 'kysely';
 import { untilNoOpenTransactions } from './pg-database.ts';
+import { giveBackSchema, takeSchema } from './pg-schemas.ts';
 import { rawDb, rememberTarget } from './raw-db.ts';
 
 /** One opened test store and how to get rid of it. */
@@ -109,7 +109,8 @@ export const sqliteFactory: BackendFactory = {
 };
 
 // ---------------------------------------------------------------------------
-// PostgreSQL: `DATABASE_URL`, a fresh schema `t_<random>` per test, dropped afterwards.
+// PostgreSQL: `DATABASE_URL`, a fresh schema `t_<random>` per test, emptied for the next
+// test afterwards when it is still as the migrations built it, else dropped (pg-schemas.ts).
 // Whether it runs at all is the rule of ./backends.ts (`forEachBackend`, `onPostgres`).
 
 export const postgresFactory: BackendFactory = postgresFactoryThrough(
@@ -132,20 +133,15 @@ export function postgresFactoryThrough(
       const url = process.env.DATABASE_URL;
       const through = storeUrl();
       if (!url || !through) throw new Error(`${name} factory: DATABASE_URL is not set`);
-      const schema = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
-      const dropSchema = async () => {
-        const admin = new SQL(url);
-        try {
-          await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await admin.close();
-        }
+      const schema = await takeSchema(url);
+      const giveBack = async () => {
+        await giveBackSchema(url, schema);
       };
       let store: Store;
       try {
         store = await openStore(through, { schema, clock, ...(idPolicy ? { idPolicy } : {}) });
       } catch (error) {
-        await dropSchema().catch(() => {});
+        await giveBack().catch(() => {});
         throw error;
       }
       rememberTarget(store, { target: url, schema });
@@ -164,7 +160,7 @@ export function postgresFactoryThrough(
           try {
             await store.close();
           } finally {
-            await dropSchema();
+            await giveBack();
           }
         },
       };
@@ -259,7 +255,8 @@ export function nEvents(n: number): { jsonl: string; ids: string[]; total: numbe
 
 /**
  * Opens a fresh store of `factory` on a model clock at {@link T0}, runs `body`, and
- * cleans the store up (a PostgreSQL schema is dropped) whatever `body` did.
+ * cleans the store up (a PostgreSQL schema is emptied for the next test, or dropped)
+ * whatever `body` did.
  */
 export async function withFreshStore(
   factory: BackendFactory,

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '@onceq/core';
+import { queueSnapshot } from '@onceq/core/admin';
 import { SQL } from 'bun';
 import { BIN } from './cli.ts';
 
@@ -154,6 +155,16 @@ export function sleepyBatch(sleeps: readonly (number | { gate: string })[]): str
       return `${JSON.stringify({ event_id: `E${String(i + 1).padStart(4, '0')}`, payload })}\n`;
     })
     .join('');
+}
+
+/**
+ * The store's clock now (PostgreSQL: the server's), whole seconds: what a worker gets as
+ * `--now` to run on a clock that stands still. Under it a lease never runs out however
+ * slowly the machine runs the worker's heartbeats; only a write of someone else (or a
+ * later `--now`) ends it.
+ */
+export async function storeNow(store: Store): Promise<number> {
+  return (await queueSnapshot(store)).now;
 }
 
 /** A password in the PostgreSQL URL the workers get; it must never appear in their output. */

@@ -14,6 +14,7 @@ import {
   sharedStore,
   startOnceq,
   startWorker,
+  storeNow,
 } from '../support/worker-process.ts';
 
 // Real processes on a shared, loaded machine: a generous bound (every wait is for a condition).
@@ -50,17 +51,13 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
     test('--handler-timeout aborts its signal and retries it as handler_timeout; the other message is done and work ends', async () => {
       const { store } = shared;
       await enqueue(store, events(['stuck', 'quick']));
+      // On a store clock that stands still the retry's backoff never ends during the run,
+      // however long the machine takes between the timeout and the last claim.
+      const now = String(await storeNow(store));
       const w = startOnceq(
         [
-          'work',
-          '--db',
-          shared.db,
-          '--handler',
-          STUCK_HANDLER,
-          '--handler-timeout',
-          '1',
-          '--batch',
-          '1',
+          ...['work', '--db', shared.db, '--handler', STUCK_HANDLER],
+          ...['--handler-timeout', '1', '--batch', '1', '--now', now],
         ],
         shared.cwd,
       );
@@ -83,8 +80,12 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
     test('a handler past its deadline that keeps a timer of its own does not keep work alive', async () => {
       const { store } = shared;
       await enqueue(store, events(['timer']));
+      const now = String(await storeNow(store));
       const w = startOnceq(
-        ['work', '--db', shared.db, '--handler', STUCK_HANDLER, '--handler-timeout', '1'],
+        [
+          ...['work', '--db', shared.db, '--handler', STUCK_HANDLER],
+          ...['--handler-timeout', '1', '--now', now],
+        ],
         shared.cwd,
       );
       expect(await w.exited(60_000)).toBe(0);
@@ -98,8 +99,14 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
     test('without a deadline, /healthz turns 503 "stuck" once nothing was settled for three leases while holding work, its lease renewed meanwhile', async () => {
       const { store } = shared;
       await enqueue(store, events(['stuck']));
+      // A store clock that stands still: the lease cannot run out under a slow machine,
+      // so what the test sees is the stuck report, never a lost lease.
+      const now = String(await storeNow(store));
       const w = startWorker(
-        ['--db', shared.db, '--handler', STUCK_HANDLER, '--lease', '2', '--metrics-port', '0'],
+        [
+          ...['--db', shared.db, '--handler', STUCK_HANDLER, '--lease', '2'],
+          ...['--metrics-port', '0', '--now', now],
+        ],
         shared.cwd,
       );
       const serving = /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/;
@@ -117,7 +124,9 @@ forEachBackend('a handler that never returns', ({ name: backend }) => {
       expect(health.text).toMatch(
         /^stuck: settled nothing for \d+ s \(3 leases of 2 s\) while holding 1 message; handlers still running: E0001\n$/,
       );
-      // Heartbeats kept the lease all along: the same claim holds it.
+      // Heartbeats renewed the lease meanwhile, and the same claim holds it.
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(Number(/^onceq_lease_extended_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
       const held = await show(store, 'E0001');
       expect([held.state, held.generation]).toEqual(['leased', 1]);
       expect(w.stderr()).not.toContain('lease_lost');

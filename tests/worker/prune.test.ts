@@ -4,7 +4,8 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
 import { enqueue, show, status, Worker, type WorkerLog, work } from '@onceq/core';
-import { forgottenBefore, localTime, PruneArgumentError, prune } from '@onceq/core/internal';
+import { forgottenBefore, PruneArgumentError, prune } from '@onceq/core/admin';
+import { localTime } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { enqueueDemo, freshStore, rejection } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';

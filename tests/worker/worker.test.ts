@@ -1,11 +1,14 @@
 // `onceq worker` as a real process on both backends: signals, release, heartbeats,
-// a refused extension, metrics. Real leases of a few seconds; every wait is a bounded
-// wait for a condition. PostgreSQL runs under the rule of tests/support/backends.ts.
+// a refused extension, metrics. Every wait is a bounded wait for a condition. The
+// workers run on a store clock that stands still (`--now`), so no lease runs out because
+// the machine is slow; only the heartbeat test needs the clock to move, and it waits for
+// the store's clock to pass the lease. PostgreSQL runs under the rule of
+// tests/support/backends.ts.
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claim, enqueue, type Store, show, status } from '@onceq/core';
-import { queueSnapshot } from '@onceq/core/internal';
+import { queueSnapshot } from '@onceq/core/admin';
 import { forEachBackend } from '../support/backends.ts';
 import { runOnceq } from '../support/cli.ts';
 import {
@@ -14,6 +17,7 @@ import {
   sharedStore,
   sleepyBatch,
   startWorker,
+  storeNow,
   WORKER_TEST_PASSWORD,
 } from '../support/worker-process.ts';
 
@@ -36,7 +40,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
       const { store } = shared;
       const gate = join(shared.cwd, 'gate-sigterm');
       await enqueue(store, sleepyBatch([{ gate }, 0, 0]));
-      const w = worker('--lease', '10', '--batch', '10');
+      const w = worker('--lease', '10', '--batch', '10', '--now', String(await storeNow(store)));
       await w.waitForLog(/handler-start E0001 g1/);
       w.signal('SIGTERM');
       // The handler returns only once the worker has taken the signal in.
@@ -63,7 +67,7 @@ forEachBackend('onceq worker', ({ name: backend }) => {
     test('a second SIGTERM exits at once; the abandoned lease is recovered later as a silent death', async () => {
       const { store } = shared;
       await enqueue(store, sleepyBatch([60_000]));
-      const w = worker('--lease', '2');
+      const w = worker('--lease', '2', '--now', String(await storeNow(store)));
       await w.waitForLog(/handler-start E0001 g1/);
       w.signal('SIGTERM');
       await w.waitForLog(/stopping: SIGTERM/);
@@ -159,7 +163,10 @@ forEachBackend('onceq worker', ({ name: backend }) => {
     test('a refused extension aborts the handler, and its late ACK is refused', async () => {
       const { store } = shared;
       await enqueue(store, sleepyBatch([30_000]));
-      const w = worker('--lease', '2');
+      // On a clock that stands still the lease holds until the fail below: the refusal
+      // the next heartbeat gets is that write's, never an expiry.
+      const now = String(await storeNow(store));
+      const w = worker('--lease', '2', '--now', now);
       await w.waitForLog(/handler-start E0001 g1/);
       // Someone else settles the message under the same generation: the lease is gone.
       const failed = await runOnceq(
@@ -173,6 +180,8 @@ forEachBackend('onceq worker', ({ name: backend }) => {
           'operator',
           '--db',
           shared.db,
+          '--now',
+          now,
         ],
         shared.cwd,
       );

@@ -5,14 +5,13 @@
 import type { MessageState } from '@onceq/core';
 import {
   isMessageState,
-  isQueueName,
   LIST_ORDERS,
   type ListOrder,
   MAX_PAGE,
   MESSAGE_STATES,
   type MessageFilter,
-  QUEUE_NAME_RULE,
-} from '@onceq/core/internal';
+} from '@onceq/core/admin';
+import { isQueueName, QUEUE_NAME_RULE } from '@onceq/core/internal';
 import { badParam, ConsoleRequestError } from './errors.ts';
 
 /** The list filter as the form shows it (text as typed) and as core takes it. */

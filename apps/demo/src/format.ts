@@ -1,6 +1,7 @@
 /** Plain aligned tables for the demo's snapshots. */
 import type { StatusReport } from '@onceq/core';
-import { reportedStates, textTable } from '@onceq/core/internal';
+import { reportedStates } from '@onceq/core/admin';
+import { textTable } from '@onceq/core/internal';
 
 /** `rows` under `header`: the first column left, the others right. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

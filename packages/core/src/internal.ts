@@ -1,7 +1,7 @@
 /**
  * The workspace's own entry (`@onceq/core/internal`): what the CLI, the console, the
- * bench and the demo use beyond the public entries (maintenance, inspection lists, the
- * JSONL transport, id policies), and what the workspace's tests call beneath the
+ * bench and the demo use beyond the public entries (the JSONL transport, id policies as
+ * the CLI spells them, text for people, the CLI's own commands and listeners), and what the workspace's tests call beneath the
  * operations (the driver's statements, the state machine, the handler's result rules).
  * Not part of the installed package (scripts/pack.ts ships only the public entries): an
  * application imports `@onceq/core` and its subpaths, a test of this repository imports
@@ -94,40 +94,14 @@ export {
   inClaimOrder,
   TRANSITIONS,
 } from './machine.ts';
-export {
-  BackupRefusedError,
-  type BackupResult,
-  backup,
-  statusOfFile,
-} from './maintenance/backup.ts';
+export { statusOfFile } from './maintenance/backup.ts';
 export { findCounterDrift } from './maintenance/counters.ts';
-export { checkConnections, type DoctorOptions, doctor } from './maintenance/doctor.ts';
-export {
-  type ConnectionCount,
-  type DoctorReport,
-  FINDING_SEVERITIES,
-  type Finding,
-  type FindingSeverity,
-} from './maintenance/doctor-types.ts';
+export { checkConnections } from './maintenance/doctor.ts';
 export { payloadSha256, uuidV7Millis } from './maintenance/enqueue-checks.ts';
-export {
-  checkDedupWindow,
-  DEDUP_WINDOW_FLOOR_SECONDS,
-  DEFAULT_PRUNE_CHUNK,
-  DEFAULT_PRUNE_DUTY_CYCLE,
-  forgottenBefore,
-  PRUNABLE_STATES,
-  type PrunableState,
-  PruneArgumentError,
-  type PruneOptions,
-  type PruneResult,
-  prune,
-} from './maintenance/prune.ts';
-export { type StorageUse, storageUse } from './maintenance/storage.ts';
+export { checkDedupWindow, DEFAULT_PRUNE_CHUNK } from './maintenance/prune.ts';
 export { SCHEMA_VERSION } from './migrations/index.ts';
 export { BACKOFF_SYNTAX, durationSeconds, ON_DEAD, parseBackoff } from './policy.ts';
 export { printable } from './printable.ts';
-export { type BlockedKey, type BlockedKeys, blockedKeys } from './queue/blocked.ts';
 export { type ClaimOptions, claimMany } from './queue/claim.ts';
 export {
   type ClaimedLease,
@@ -136,31 +110,13 @@ export {
   type CompleteResult,
   complete,
 } from './queue/complete.ts';
-export { type NextDue, nextDue, type WaitingReport, waitingReport } from './queue/due.ts';
+export { type NextDue, nextDue } from './queue/due.ts';
 export { type ExtendManyResult, extendMany } from './queue/extend.ts';
 export { type HoldClaimOptions, holdClaim } from './queue/hold.ts';
-export { countDlq } from './queue/inspect.ts';
-export {
-  countMessages,
-  LIST_ORDERS,
-  ListArgumentError,
-  type ListOptions,
-  type ListOrder,
-  listMessages,
-  MAX_PAGE,
-  type MessageFilter,
-  type MessagePage,
-} from './queue/list.ts';
 export { type ReleaseManyResult, release, releaseMany } from './queue/release.ts';
-export { countsByQueue, type QueueSnapshot, queueSnapshot } from './queue/snapshot.ts';
 export { DEFAULT_QUEUE, isQueueName, QUEUE_NAME_PATTERN, QUEUE_NAME_RULE } from './queues.ts';
 export type { Database, EffectsTable, MessagesTable, MetaTable } from './schema.ts';
-export {
-  FAILURE_KINDS,
-  isMessageState,
-  MESSAGE_STATES,
-  reportedStates,
-} from './states.ts';
+export { FAILURE_KINDS } from './states.ts';
 export { type Align, type Alignment, type TextTableOptions, textTable } from './text-table.ts';
 export { DEFAULT_PROTOCOL } from './types.ts';
 export { Wakeup } from './worker/wakeup.ts';

@@ -22,7 +22,8 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { join } from 'node:path';
 import { claim, enqueue, openStore, status } from '@onceq/core';
-import { GENERAL_POLICY, prune } from '@onceq/core/internal';
+import { prune } from '@onceq/core/admin';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import { removeDb, type Spread, spread } from '../util.ts';
 
 export interface StreamsResult {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { backup } from '@onceq/core/internal';
+import { backup } from '@onceq/core/admin';
 import { isPostgresUrl } from '@onceq/core/postgres';
 import { expectPositionals, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';

@@ -1,6 +1,7 @@
 import type { MessageView } from '@onceq/core';
 import { dlq } from '@onceq/core';
-import { blockedKeys, countDlq, DEFAULT_QUEUE, MAX_PAGE, printable } from '@onceq/core/internal';
+import { blockedKeys, countDlq, MAX_PAGE } from '@onceq/core/admin';
+import { DEFAULT_QUEUE, printable } from '@onceq/core/internal';
 import { deliveryCounts } from '@onceq/core/webhooks';
 import { expectPositionals, intFlag, queueFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';

@@ -1,4 +1,4 @@
-import { type DoctorReport, doctor } from '@onceq/core/internal';
+import { type DoctorReport, doctor } from '@onceq/core/admin';
 import { boolFlag, expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { toJson } from '../output.ts';

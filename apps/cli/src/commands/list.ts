@@ -1,5 +1,5 @@
 import type { MessageState } from '@onceq/core';
-import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/internal';
+import { isMessageState, listMessages, MAX_PAGE, MESSAGE_STATES } from '@onceq/core/admin';
 import { expectPositionals, intFlag, queueFlag, stringFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';

@@ -1,9 +1,5 @@
-import {
-  checkDedupWindow,
-  DEFAULT_PRUNE_DUTY_CYCLE,
-  type PruneResult,
-  prune,
-} from '@onceq/core/internal';
+import { DEFAULT_PRUNE_DUTY_CYCLE, type PruneResult, prune } from '@onceq/core/admin';
+import { checkDedupWindow } from '@onceq/core/internal';
 import {
   boolFlag,
   expectPositionals,

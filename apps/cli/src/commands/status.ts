@@ -3,15 +3,14 @@ import {
   type BlockedKeys,
   blockedKeys,
   countsByQueue,
-  DEFAULT_QUEUE,
   forgottenBefore,
   MESSAGE_STATES,
-  printable,
   type QueueSnapshot,
   queueSnapshot,
   reportedStates,
   storageUse,
-} from '@onceq/core/internal';
+} from '@onceq/core/admin';
+import { DEFAULT_QUEUE, printable } from '@onceq/core/internal';
 import { deliveryCounts, type EndpointCounts } from '@onceq/core/webhooks';
 import { expectPositionals, queueFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';

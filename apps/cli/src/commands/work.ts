@@ -1,6 +1,7 @@
 import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
-import { DEFAULT_BATCH, type WaitingReport, waitingReport } from '@onceq/core/internal';
+import { type WaitingReport, waitingReport } from '@onceq/core/admin';
+import { DEFAULT_BATCH } from '@onceq/core/internal';
 import { type SignalStop, silentLog, stopOnSignals } from '@onceq/core/service';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';

@@ -4,7 +4,7 @@
  * it; the head links to its message. One read snapshot: core's `blockedKeys`, the same
  * list `onceq status` and `onceq dlq` print.
  */
-import { blockedKeys } from '@onceq/core/internal';
+import { blockedKeys } from '@onceq/core/admin';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { timeCell } from '../format.ts';
 import { html } from '../html.ts';

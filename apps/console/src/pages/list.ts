@@ -1,6 +1,7 @@
 /** The parts the message list and the DLQ share: the filter form and the table. */
 import type { MessageView } from '@onceq/core';
-import { DEFAULT_QUEUE, LIST_ORDERS, MESSAGE_STATES } from '@onceq/core/internal';
+import { LIST_ORDERS, MESSAGE_STATES } from '@onceq/core/admin';
+import { DEFAULT_QUEUE } from '@onceq/core/internal';
 import type { ConsoleState } from '../context.ts';
 import { shortPayload, timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';

@@ -9,7 +9,7 @@ import {
   ListArgumentError,
   listMessages,
   type MessagePage,
-} from '@onceq/core/internal';
+} from '@onceq/core/admin';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { ConsoleRequestError } from '../errors.ts';
 import { type Html, html } from '../html.ts';

@@ -7,7 +7,8 @@
  */
 
 import type { StatusReport } from '@onceq/core';
-import { duration, type QueueSnapshot, queueSnapshot, reportedStates } from '@onceq/core/internal';
+import { type QueueSnapshot, queueSnapshot, reportedStates } from '@onceq/core/admin';
+import { duration } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { timeCell } from '../format.ts';
 import { type Html, html } from '../html.ts';

@@ -11,7 +11,8 @@
 
 import type { RedrivePreview } from '@onceq/core';
 import { type Handler, NotDeadError, NotFoundError, previewRedrive, redrive } from '@onceq/core';
-import { listMessages, MAX_EVENT_ID_BYTES } from '@onceq/core/internal';
+import { listMessages } from '@onceq/core/admin';
+import { MAX_EVENT_ID_BYTES } from '@onceq/core/internal';
 import type { ConsoleState, Request0 } from '../context.ts';
 import { badParam, ConsoleRequestError, forbidden } from '../errors.ts';
 import { type Html, html } from '../html.ts';

@@ -249,7 +249,12 @@ export async function openPostgresStore(
       onShort: (fn) => pool.onShort(fn),
     },
     listen: (onWake, onError) => listenOn(pool, url, settings.listenUrl, schema, onWake, onError),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      // Kysely ends the pool only if its own connection was ever used, which an
+      // up-to-date schema (no migration to run) never does: end it here as well.
+      await pool.end();
+    },
   };
 }
 
