@@ -7,7 +7,7 @@ import { listenAlone } from '../listen.ts';
 import { blockedKeys } from '../queue/blocked.ts';
 import { countsByQueue, queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
-import { type MetricsRecorder, OUTCOMES, RELEASE_REASONS } from './metrics-recorder.ts';
+import { type MetricsRecorder, RELEASE_REASONS } from './metrics-recorder.ts';
 
 let loaded: typeof PromClient | undefined;
 
@@ -43,8 +43,8 @@ export class WorkerMetrics implements MetricsRecorder {
   readonly #store: Store;
   readonly processed = new this.#prom.Counter({
     name: 'onceq_processed_total',
-    help: 'Messages this worker finished, by outcome (lost: the lease was gone at the ACK).',
-    labelNames: ['outcome'] as const,
+    help: 'Messages this worker finished, by queue and outcome (lost: the lease was gone at the ACK).',
+    labelNames: ['queue', 'outcome'] as const,
     registers: [this.registry],
   });
   readonly extended = new this.#prom.Counter({
@@ -71,7 +71,8 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly queueWait = new this.#prom.Histogram({
     name: 'onceq_queue_wait_seconds',
-    help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim; whole seconds.',
+    help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim, by queue; whole seconds.',
+    labelNames: ['queue'] as const,
     buckets: [0, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers: [this.registry],
   });
@@ -187,7 +188,6 @@ export class WorkerMetrics implements MetricsRecorder {
 
   constructor(store: Store) {
     this.#store = store;
-    for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
     for (const reason of RELEASE_REASONS) this.released.inc({ reason }, 0);
   }
 
