@@ -34,7 +34,8 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * - `recovered`: expired rows not picked go back to ready, or to dead on the last
  *   attempt, exactly like SQLite's separate recovery statement.
  * - `claimed` leases the picked rows, stamping the claiming worker's `on_dead` and
- *   `max_attempts` (its recovery and `onceq doctor` go by them); a picked expired row also gets what recovery
+ *   `max_attempts` (its recovery and `onceq doctor` go by them; never below the attempt
+ *   the claim gives, which it did allow); a picked expired row also gets what recovery
  *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
@@ -104,7 +105,7 @@ export function claimSteps(
         lease_until = ${d.nowPlus(1, seconds)},
         updated_at = ${now},
         on_dead = $${onDead},
-        max_attempts = $${max},
+        max_attempts = GREATEST($${max}, m.attempts + 1),
         available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
         last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
         last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
@@ -112,15 +113,25 @@ export function claimSteps(
       RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
     ), claim_counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-      SELECT 'state', key, sum(d), 0 FROM (
-        SELECT 'ready' AS key, -1 AS d FROM pick WHERE from_ready
-        UNION ALL SELECT 'leased', 1 FROM pick WHERE from_ready
-        UNION ALL SELECT 'leased', -1 FROM recovered
-        UNION ALL SELECT state, 1 FROM recovered
-      ) AS moves
-      GROUP BY key HAVING sum(d) <> 0
+      SELECT ${COUNT_KIND}, sum(d), 0 FROM (
+        SELECT $${queue}::text AS queue, 'ready' AS key, -1 AS d FROM pick WHERE from_ready
+        UNION ALL SELECT $${queue}::text, 'leased', 1 FROM pick WHERE from_ready
+        UNION ALL SELECT $${queue}::text, 'leased', -1 FROM recovered
+        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered
+      ) AS moves CROSS JOIN ${COUNT_KINDS}
+      GROUP BY 1, 2 HAVING sum(d) <> 0
     )`;
 }
+
+/**
+ * Every move of a statement counted twice (migration 0012): once for the store
+ * (`state`, key the state) and once for its queue (`queue`, key `queue/state`). Select
+ * `COUNT_KIND` from the moves (`queue`, `key`, a delta) `CROSS JOIN COUNT_KINDS`, grouped
+ * by its two columns.
+ */
+export const COUNT_KINDS = "(VALUES ('state'), ('queue')) AS count_kind(kind)";
+export const COUNT_KIND =
+  "count_kind.kind, CASE count_kind.kind WHEN 'state' THEN key ELSE queue || '/' || key END";
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
 export async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {

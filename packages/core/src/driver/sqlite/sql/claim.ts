@@ -41,14 +41,15 @@ WHERE state = 'leased' AND lease_until <= ?1 AND queue = ?5`,
  * event_id)` first, as one `UPDATE … RETURNING`; the UPDATE goes by primary key from the
  * picking subquery (the head of `messages_ready_queue`). ?1 the new `lease_until`, ?2
  * now, ?5 the `on_dead` and ?6 the `max_attempts` stamped on each claimed message (the
- * claiming worker's policy, which its recovery and `onceq doctor` then go by).
+ * claiming worker's policy, which its recovery and `onceq doctor` then go by; never below
+ * the attempt this claim gives, which it did allow).
  */
 const CLAIM = sqlText(
   'claim',
   1,
   `UPDATE messages SET
   state = 'leased', attempts = attempts + 1, generation = generation + 1,
-  lease_until = ?1, updated_at = ?2, on_dead = ?5, max_attempts = ?6
+  lease_until = ?1, updated_at = ?2, on_dead = ?5, max_attempts = max(?6, attempts + 1)
 WHERE event_id IN (
   SELECT event_id FROM messages WHERE state = 'ready' AND queue = ?4 AND available_at <= ?2
   ORDER BY available_at, event_id LIMIT ?3)
