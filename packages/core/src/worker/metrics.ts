@@ -32,9 +32,8 @@ function promClient(): typeof PromClient {
  * store at each scrape with one snapshot statement ({@link queueSnapshot}) and the count
  * of blocked keys ({@link blockedKeys}, from the partial index of dead messages), so
  * they are the same figures `onceq status` prints, and so are the deliveries per endpoint
- * and state. The messages by queue and state ({@link countsByQueue}) are counted from
- * the messages (the maintained counters are the store's, not a queue's): that read grows
- * with the store. Totals only: no per-event or per-key labels (an endpoint is a label:
+ * and state. The messages by queue and state ({@link countsByQueue}) are read from the
+ * counters the store keeps per queue (migration 0012), a few rows per queue. Totals only: no per-event or per-key labels (an endpoint is a label:
  * operators name a few).
  */
 export class WorkerMetrics implements MetricsRecorder {
@@ -84,7 +83,7 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly #queueMessages = new this.#prom.Gauge({
     name: 'onceq_queue_messages',
-    help: 'Stored messages by queue and state (counted from the messages at each scrape).',
+    help: 'Stored messages by queue and state (the counters the store keeps per queue).',
     labelNames: ['queue', 'state'] as const,
     registers: [this.registry],
   });
