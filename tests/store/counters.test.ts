@@ -66,11 +66,14 @@ async function expectQueueCounts(store: Store) {
     sql<{ queue: string; state: string; n: unknown }>`
     SELECT queue, state, count(*) AS n FROM messages GROUP BY queue, state`.execute(db),
   );
+  const put = (into: Record<string, Record<string, number>>, q: string, s: string, n: number) => {
+    into[q] = { ...into[q], [s]: n };
+  };
   const real: Record<string, Record<string, number>> = {};
-  for (const r of rows) (real[r.queue] ??= {})[r.state] = Number(r.n);
+  for (const r of rows) put(real, r.queue, r.state, Number(r.n));
   const read: Record<string, Record<string, number>> = {};
   for (const [queue, counts] of Object.entries(await countsByQueue(store))) {
-    for (const [state, n] of Object.entries(counts)) if (n !== 0) (read[queue] ??= {})[state] = n;
+    for (const [state, n] of Object.entries(counts)) if (n !== 0) put(read, queue, state, n);
   }
   expect(read).toEqual(real);
   expect(await findCounterDrift(store)).toEqual([]);
