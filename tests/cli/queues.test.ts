@@ -62,7 +62,7 @@ test('the same event id in another queue is a conflict naming the queue it is in
   });
 });
 
-test('a bad queue name, and queues a worker cannot run together, are refused in one sentence (exit 2)', async () => {
+test('a bad queue name is refused in one sentence (exit 2), before anything is written', async () => {
   sandbox();
   const bad = await at('enqueue', '--queue', 'pay/ments', 'pay.jsonl');
   expect([bad.code, bad.stderr.trim()]).toEqual([
@@ -72,19 +72,49 @@ test('a bad queue name, and queues a worker cannot run together, are refused in 
   const badList = await at('worker', '--queue', 'payments,');
   expect(badList.code).toBe(2);
   expect(badList.stderr).toContain('--queue takes queue names separated by commas');
+  expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+});
+
+test('one work --queue a,b runs each queue with its own handler and policy from the config', async () => {
+  sandbox();
+  const toy = (id: string) => line(id, { category: 'toy', amount_cents: 300 });
+  writeFileSync(join(box.cwd, 'refunds.jsonl'), batch(toy('E0003')));
   writeFileSync(
     join(box.cwd, 'onceq.config.json'),
     JSON.stringify({
-      queues: { payments: { handler: './outage.ts' }, refunds: { handler: 'v2' } },
+      queues: {
+        payments: { handler: './outage.ts', attempts: 2, backoff: '7s' },
+        refunds: { handler: 'v2', attempts: 1 },
+      },
     }),
   );
-  const mixed = await at('worker', '--queue', 'payments,refunds');
-  expect([mixed.code, mixed.stderr.trim()]).toEqual([
-    2,
-    'onceq: --queue payments and refunds have different handlers or policies in onceq.config.json: run one worker per queue (onceq worker --queue payments, onceq worker --queue refunds)',
-  ]);
-  // Refused before anything was written: not even a store.
-  expect(existsSync(join(box.cwd, 'onceq.db'))).toBe(false);
+  expect((await at('enqueue', '--queue', 'payments', 'pay.jsonl')).code).toBe(0);
+  expect((await at('enqueue', '--queue', 'refunds', 'refunds.jsonl')).code).toBe(0);
+  const run = await at('work', '--queue', 'payments,refunds', '--json');
+  expect(run.code).toBe(0);
+  // refunds runs v2 (toy is known to it): done; payments runs outage.ts: retried after its 7 s.
+  expect(json(run)).toMatchObject({
+    handlers: { payments: 'outage-test', refunds: 'v2' },
+    claimed: 2,
+    done: 1,
+    retried: 1,
+  });
+  expect(json(await at('show', 'E0003', '--json'))).toMatchObject({ state: 'done' });
+  expect(json(await at('show', 'E0001', '--json'))).toMatchObject({
+    state: 'ready',
+    attempts: 1,
+    available_at: 1007,
+  });
+  // payments' second attempt is its last (attempts 2): dead.
+  const last = await box.run(['work', '--queue', 'payments,refunds', '--now', '1007']);
+  expect(last.code).toBe(0);
+  expect(last.stderr).toContain('queue payments: handler outage-test');
+  expect(last.stderr).toContain('queue refunds: handler v2');
+  expect(json(await at('show', 'E0001', '--json'))).toMatchObject({
+    state: 'dead',
+    attempts: 2,
+    last_error_code: 'provider_down',
+  });
 });
 
 /** default: E0001 done, E0002 dead; payments: E0003 done, E0004 dead (toy is unknown to v1). */

@@ -7,9 +7,11 @@ import {
   type EventInput,
   enqueue,
   fail,
+  type HandlerContext,
   redrive,
   type Store,
   show,
+  TemporaryFailure,
   work,
 } from '@onceq/core';
 import { blockedKeys } from '@onceq/core/admin';
@@ -115,6 +117,65 @@ export function policySuite(name: string, factory: BackendFactory): void {
       expect(await redrive(store, 'all')).toEqual(['E0001']);
       expect((await show(store, 'E0001')).state).toBe('ready');
       expect(await claimIds(store)).toEqual(['E0001']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('one worker of two queues runs each message with its queue handler, lease, backoff and attempts', async () => {
+      const { store, clock } = env();
+      const book = (eventId: string): EventInput[] => [
+        { eventId, payload: { category: 'book', amount_cents: 100 } },
+      ];
+      await enqueue(store, book('E0001'), { queue: 'payments' });
+      await enqueue(store, book('E0002'), { queue: 'refunds' });
+      await enqueue(store, book('E0003'));
+      const ran: string[] = [];
+      // Each handler notes what it ran and the lease its claim gave, then fails for a while.
+      const down = (name: string) => async (_payload: unknown, context: HandlerContext) => {
+        const { leaseUntil } = await show(store, context.eventId);
+        ran.push(`${name} ${context.eventId} until ${leaseUntil}`);
+        throw new TemporaryFailure(`${name}_down`, 'the provider is down');
+      };
+      const options = {
+        attempts: 5,
+        queues: {
+          payments: { handler: down('pay'), attempts: 2, backoff: [5], leaseSeconds: 7 },
+          refunds: { handler: down('refund'), attempts: 3, backoff: '20s', leaseSeconds: 11 },
+          default: {},
+        },
+      };
+      const at = async (now: number) => {
+        clock.set(now);
+        await work(store, handlers.v1, options);
+        const states = [];
+        for (const id of ['E0001', 'E0002', 'E0003']) {
+          const { state, attempts, availableAt } = await show(store, id);
+          states.push([id, state, attempts, availableAt]);
+        }
+        return states;
+      };
+      expect(await at(1000)).toEqual([
+        ['E0001', 'ready', 1, 1005],
+        ['E0002', 'ready', 1, 1020],
+        ['E0003', 'done', 1, 1000],
+      ]);
+      expect(ran).toEqual(['pay E0001 until 1007', 'refund E0002 until 1011']);
+      // payments' second attempt is its last; refunds waits for its own backoff.
+      expect(await at(1005)).toEqual([
+        ['E0001', 'dead', 2, 1005],
+        ['E0002', 'ready', 1, 1020],
+        ['E0003', 'done', 1, 1000],
+      ]);
+      expect((await at(1020))[1]).toEqual(['E0002', 'ready', 2, 1040]);
+      expect((await at(1040))[1]).toEqual(['E0002', 'dead', 3, 1040]);
+      expect(ran).toEqual([
+        'pay E0001 until 1007',
+        'refund E0002 until 1011',
+        'pay E0001 until 1012',
+        'refund E0002 until 1031',
+        'refund E0002 until 1051',
+      ]);
+      expect((await show(store, 'E0001')).lastErrorCode).toBe('pay_down');
+      expect((await show(store, 'E0002')).lastErrorCode).toBe('refund_down');
       expect(await findCounterDrift(store)).toEqual([]);
     });
 

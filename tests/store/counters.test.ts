@@ -17,10 +17,11 @@ import {
   redrive,
   type StatusReport,
   type Store,
+  skip,
   status,
   work,
 } from '@onceq/core';
-import { prune } from '@onceq/core/admin';
+import { countsByQueue, prune } from '@onceq/core/admin';
 import { findCounterDrift, release } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
@@ -58,6 +59,25 @@ async function counted(store: Store) {
   const effectCount = effects.reduce((sum, r) => sum + Number(r.n), 0);
   const total = Object.values(totals).reduce((sum, v) => sum + v, 0);
   return { messages, effects: effectCount, totals, total };
+}
+
+/** Messages by queue and state as `countsByQueue` gives them and as a real count does (zeros left out). */
+async function expectQueueCounts(store: Store) {
+  const { rows } = await rawDb(store, (db) =>
+    sql<{ queue: string; state: string; n: unknown }>`
+    SELECT queue, state, count(*) AS n FROM messages GROUP BY queue, state`.execute(db),
+  );
+  const put = (into: Record<string, Record<string, number>>, q: string, s: string, n: number) => {
+    into[q] = { ...into[q], [s]: n };
+  };
+  const real: Record<string, Record<string, number>> = {};
+  for (const r of rows) put(real, r.queue, r.state, Number(r.n));
+  const read: Record<string, Record<string, number>> = {};
+  for (const [queue, counts] of Object.entries(await countsByQueue(store))) {
+    for (const [state, n] of Object.entries(counts)) if (n !== 0) put(read, queue, state, n);
+  }
+  expect(read).toEqual(real);
+  expect(await findCounterDrift(store)).toEqual([]);
 }
 
 async function expectExact(store: Store) {
@@ -103,6 +123,58 @@ function countersSuite(factory: BackendFactory) {
       await prune(store, { doneOlderThanSeconds: 3600, deadOlderThanSeconds: 3600 });
       await expectExact(store);
       expect((await status(store)).messages.done).toBe(7);
+    });
+
+    test('counts by queue equal real counts after enqueue, claim, ACK, fail, recovery, release, key release, skip, redrive and prune', async () => {
+      const { store, clock } = env();
+      const all = { queues: ['default', 'payments', 'refunds'] };
+      await enqueueDemo(store); // default: E0004 (toy) dies under v1
+      await enqueue(
+        store,
+        [
+          { eventId: 'E0010', payload: paid('toy', 1), key: 'K' },
+          { eventId: 'E0011', payload: paid('book', 2), key: 'K' },
+          { eventId: 'E0012', payload: paid('book', 3), key: 'K' },
+          { eventId: 'E0013', payload: paid('pen', 4) },
+        ],
+        { queue: 'payments' },
+      );
+      await enqueue(store, batch(line('E0020', paid('pen', 5)), line('E0021', paid('bag', 6))), {
+        queue: 'refunds',
+      });
+      await expectQueueCounts(store);
+      await work(store, handlers.v1, all); // E0010 dies and blocks K: E0011, E0012 wait
+      await expectQueueCounts(store);
+      expect((await countsByQueue(store)).payments).toMatchObject({ dead: 1, waiting: 2 });
+      await enqueue(store, batch(line('E0022', paid('bag', 7))), { queue: 'refunds' });
+      const first = await claim(store, { queue: 'refunds', leaseSeconds: 5 });
+      if (first === null) throw new Error('expected a claim');
+      await fail(store, first, { kind: 'temporary', code: 'flaky' }); // leased → ready
+      clock.advance(2);
+      const second = await claim(store, { queue: 'refunds', leaseSeconds: 5 });
+      if (second === null) throw new Error('expected a claim');
+      await release(store, second); // leased → ready
+      await claim(store, { queue: 'refunds', leaseSeconds: 5 });
+      await expectQueueCounts(store); // one leased in refunds
+      clock.advance(10); // its lease expires: the next claim of refunds recovers it
+      await claim(store, { queue: 'refunds', leaseSeconds: 5 });
+      await expectQueueCounts(store);
+      await skip(store, ['E0010']); // dead → skipped, and E0011 released: waiting → ready
+      await expectQueueCounts(store);
+      await redrive(store, 'all'); // default's E0004: dead → ready
+      await expectQueueCounts(store);
+      clock.advance(10);
+      await work(store, handlers.v2, all);
+      await expectQueueCounts(store);
+      // E0022's last lease ran out on its third claim: dead (lease_expired) at the recovery.
+      expect(await countsByQueue(store)).toEqual({
+        default: { ready: 0, leased: 0, done: 4, dead: 0 },
+        payments: { ready: 0, leased: 0, done: 3, dead: 0, skipped: 1 },
+        refunds: { ready: 0, leased: 0, done: 2, dead: 1 },
+      });
+      clock.advance(86_400);
+      await prune(store, { doneOlderThanSeconds: 3600, deadOlderThanSeconds: 3600 });
+      await expectQueueCounts(store);
     });
 
     test('status equals real counts after batches of completions, one of whose writes throws', async () => {
@@ -167,7 +239,9 @@ onPostgres('counter delta rows', () =>
       expect(await rows()).toBeLessThan(300);
       const before = await status(store);
       await rawDb(store, (db) => sql`SELECT onceq_counts_fold()`.execute(db));
-      expect(await rows()).toBe(4); // ready, leased, done (no message ever died here), book
+      // ready, leased, done (no message ever died here), book; and default/done: the queue
+      // rows of a fold that sum to 0 go.
+      expect(await rows()).toBe(5);
       expect(await status(store)).toEqual(before);
       await expectExact(store);
     });

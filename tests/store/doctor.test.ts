@@ -4,7 +4,16 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { claim, enqueue, openStore, type Store, status, work } from '@onceq/core';
+import {
+  claim,
+  enqueue,
+  openStore,
+  type Store,
+  show,
+  status,
+  TemporaryFailure,
+  work,
+} from '@onceq/core';
 import { type DoctorReport, doctor, prune } from '@onceq/core/admin';
 import { checkConnections } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
@@ -81,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0011_dedup_window');
+      expect(report.schemaVersion).toBe('0012_queue_counts_and_claim_attempts');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -170,6 +179,36 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(store);
       expect(problems(report)).toEqual(['attempts_out_of_bounds']);
       expect(messageOf(report, 'attempts_out_of_bounds')).toContain('E0003');
+    });
+
+    test("attempts are bounded by the policy each message was claimed under, not the store's 3", async () => {
+      const { store, clock, target, schema } = env();
+      current = { target, schema };
+      await enqueue(
+        store,
+        batch(line('E0001', paid('book', 100)), line('E0002', paid('pen', 200))),
+      );
+      const down = () => {
+        throw new TemporaryFailure('provider_down', 'the provider is down');
+      };
+      // E0001: 5 claims under 10 attempts, ready for a sixth; E0002: dead after its 4.
+      await work(store, down, { attempts: 10, backoff: [1], max: 1 });
+      await work(store, down, { attempts: 4, backoff: [1], max: 1 });
+      for (let i = 0; i < 4; i++) {
+        clock.advance(1);
+        await work(store, down, { attempts: 10, backoff: [1], max: 1 });
+        if (i < 3) await work(store, down, { attempts: 4, backoff: [1], max: 1 });
+      }
+      expect((await show(store, 'E0001')).attempts).toBe(5);
+      expect((await show(store, 'E0001')).state).toBe('ready');
+      expect((await show(store, 'E0002')).attempts).toBe(4);
+      expect((await show(store, 'E0002')).state).toBe('dead');
+      expect((await doctor(store)).findings).toEqual([]);
+      // A message with more attempts than its claim allowed is still caught.
+      await run(store, "UPDATE messages SET max_attempts = 5 WHERE event_id = 'E0001'");
+      const report = await doctor(store);
+      expect(problems(report)).toEqual(['attempts_out_of_bounds']);
+      expect(messageOf(report, 'attempts_out_of_bounds')).toContain(': E0001');
     });
 
     test('a tombstone whose hash is not a SHA-256', async () => {

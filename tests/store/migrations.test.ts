@@ -16,7 +16,7 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { blockedKeys, doctor, forgottenBefore, prune } from '@onceq/core/admin';
+import { blockedKeys, countsByQueue, doctor, forgottenBefore, prune } from '@onceq/core/admin';
 import { claimMany, formatIdPolicy } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
@@ -512,6 +512,60 @@ onPostgres('a schema of 0009 gets 0011', (target) =>
       const store = await openStore(target, { schema, clock });
       try {
         await expectDedupWindowAfterUpgrade(store, clock);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const admin = new SQL(target);
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
+    }
+  }),
+);
+
+/** A store of 0011 worked with 10 attempts: payments' E0001 ready after 4, E0002 dead after 10; default's E0003 ready. */
+const WORKED_0011_ROWS = `INSERT INTO messages (event_id, payload, state, attempts, generation,
+    available_at, lease_until, enqueued_at, updated_at, last_error_code, queue) VALUES
+  ('E0001', '{"amount_cents":100,"category":"book"}', 'ready', 4, 4, 1000, NULL, 1000, 1000, 'provider_down', 'payments'),
+  ('E0002', '{"amount_cents":200,"category":"book"}', 'dead', 10, 10, 1000, NULL, 1000, 1000, 'provider_down', 'payments'),
+  ('E0003', '{"amount_cents":300,"category":"book"}', 'ready', 0, 0, 1000, NULL, 1000, 1000, NULL, 'default')`;
+
+/** After 0012: messages counted by queue, and each message's attempt limit the least its state proves. */
+async function expectQueueCountsAfterUpgrade(store: Store) {
+  expect((await doctor(store)).findings).toEqual([]);
+  expect(await countsByQueue(store)).toEqual({
+    default: { ready: 1, leased: 0, done: 0, dead: 0 },
+    payments: { ready: 1, leased: 0, done: 0, dead: 1 },
+  });
+  await work(store, handlers.v1, { queues: ['default', 'payments'] });
+  expect(await countsByQueue(store)).toEqual({
+    default: { ready: 0, leased: 0, done: 1, dead: 0 },
+    payments: { ready: 0, leased: 0, done: 1, dead: 1 },
+  });
+  expect((await doctor(store)).findings).toEqual([]);
+}
+
+test('a store of 0011 gets queue counts and attempt limits (0012) on open: counted right, no false attempts report', async () => {
+  const path = join(dir, 'before-0012.db');
+  await sqliteStoreAt(path, '0011_dedup_window', (raw) => raw.run(WORKED_0011_ROWS));
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectQueueCountsAfterUpgrade(store);
+  } finally {
+    await store.close();
+  }
+});
+
+onPostgres('a schema of 0011 gets 0012', (target) =>
+  test('postgres: a schema of 0011 gets queue counts and attempt limits (0012) on open: counted right, no false attempts report', async () => {
+    const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    try {
+      await postgresStoreAt(target, schema, '0011_dedup_window', async (db) => {
+        await db.unsafe(`SET search_path TO ${schema}; ${WORKED_0011_ROWS}`);
+      });
+      const store = await openStore(target, { schema, clock: testClock(1005) });
+      try {
+        await expectQueueCountsAfterUpgrade(store);
       } finally {
         await store.close();
       }

@@ -143,11 +143,11 @@ forEachBackend('onceq worker', ({ name: backend }) => {
         expect(metrics.get(`onceq_messages{state="${state}"}`)).toBe(counts.messages[state]);
       }
       expect(metrics.get('onceq_dlq_messages')).toBe(counts.messages.dead);
-      expect(metrics.get('onceq_processed_total{outcome="done"}')).toBe(2);
-      expect(metrics.get('onceq_processed_total{outcome="lost"}')).toBe(0);
+      expect(metrics.get('onceq_processed_total{queue="default",outcome="done"}')).toBe(2);
+      expect(metrics.get('onceq_processed_total{queue="default",outcome="lost"}')).toBe(0);
       expect(metrics.get('onceq_lease_extended_total')).toBeGreaterThanOrEqual(2);
       expect(metrics.get('onceq_handler_to_ack_seconds_count')).toBe(2);
-      expect(metrics.get('onceq_queue_wait_seconds_count')).toBe(2);
+      expect(metrics.get('onceq_queue_wait_seconds_count{queue="default"}')).toBe(2);
       const snap = await queueSnapshot(store);
       expect(metrics.get('onceq_oldest_ready_age_seconds')).toBe(
         snap.oldestReadyAt === null ? 0 : snap.now - snap.oldestReadyAt,

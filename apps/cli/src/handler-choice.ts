@@ -1,8 +1,9 @@
-import type { Handler } from '@onceq/core';
+import type { Handler, PolicyOptions, WorkerQueueOptions } from '@onceq/core';
 import type { OnceqConfig } from './config.ts';
 import { CONFIG_FILE, describeHandler, type HandlerSource, resolveHandlerSpec } from './config.ts';
 import type { FlagSpec } from './flags.ts';
 import { loadHandlerModule } from './handler-module.ts';
+import type { QueuePlan } from './policy.ts';
 
 /**
  * The handler a command runs: a built-in version (`v1`, `v2`) or your own module
@@ -71,3 +72,82 @@ export const HANDLER_FLAG = {
   value: 'v1|v2|./file.ts',
   help: 'handler version, or your own module (default: config "handler", then v1)',
 } as const satisfies FlagSpec;
+
+/** One queue of a `work` or `worker` as it runs: its handler, chosen, and its policy. */
+export interface QueueRun {
+  queue: string;
+  choice: HandlerChoice;
+  policy: PolicyOptions;
+}
+
+/**
+ * The handler of each planned queue, chosen ({@link chooseHandler}); queues naming the
+ * same handler share one load of it.
+ */
+export async function chooseQueueHandlers(
+  plans: readonly QueuePlan[],
+  config: () => OnceqConfig,
+  cwd: string,
+): Promise<QueueRun[]> {
+  const loaded = new Map<string, Promise<HandlerChoice>>();
+  const runs: QueueRun[] = [];
+  for (const { queue, handler, policy } of plans) {
+    const key = `${handler.label}\n${handler.flag ?? ''}`;
+    let choice = loaded.get(key);
+    if (choice === undefined) {
+      choice = chooseHandler(handler.flag, config, cwd, handler.label);
+      loaded.set(key, choice);
+    }
+    runs.push({ queue, choice: await choice, policy });
+  }
+  return runs;
+}
+
+/**
+ * The Worker's handler and queues for `runs`: the first queue's handler as the worker's,
+ * and each queue with its own handler and policy.
+ */
+export function workerQueues(runs: readonly QueueRun[]): {
+  handler: Handler;
+  queues: Record<string, WorkerQueueOptions>;
+} {
+  const queues: Record<string, WorkerQueueOptions> = {};
+  for (const { queue, choice, policy } of runs) {
+    queues[queue] = { ...policy, handler: choice.handler };
+  }
+  return { handler: (runs[0] as QueueRun).choice.handler, queues };
+}
+
+/** The handler's name when every queue runs the same one, else null. */
+export function sharedHandler(runs: readonly QueueRun[]): HandlerChoice | null {
+  const [first] = runs;
+  if (first === undefined) return null;
+  return runs.every((r) => r.choice.handler === first.choice.handler) ? first.choice : null;
+}
+
+/** `handler v2 (from …)`, or, when the queues run different handlers, one per queue. */
+export function describeChoices(runs: readonly QueueRun[]): string {
+  const shared = sharedHandler(runs);
+  if (shared !== null) return describeChoice(shared);
+  return runs.map((r) => `queue ${r.queue}: ${describeChoice(r.choice)}`).join('; ');
+}
+
+/** `v2`, or `payments: outage-test, refunds: v2` when the queues run different handlers. */
+export function handlerNames(runs: readonly QueueRun[]): string {
+  const shared = sharedHandler(runs);
+  if (shared !== null) return shared.name;
+  return runs.map((r) => `${r.queue}: ${r.choice.name}`).join(', ');
+}
+
+/**
+ * The handler fields of a `--json` summary: `handler` (and `handler_source`) when every
+ * queue runs the same one, else `handlers` (and `handler_sources`) by queue.
+ */
+export function handlerJson(runs: readonly QueueRun[]) {
+  const shared = sharedHandler(runs);
+  if (shared !== null) return { handler: shared.name, handler_source: choiceSource(shared) };
+  return {
+    handlers: Object.fromEntries(runs.map((r) => [r.queue, r.choice.name])),
+    handler_sources: Object.fromEntries(runs.map((r) => [r.queue, choiceSource(r.choice)])),
+  };
+}

@@ -183,18 +183,29 @@ export function queuesFlag(values: FlagValues): string[] {
   return [...new Set(queues)];
 }
 
+/** One queue of a `work` or `worker`: its handler as given and where from, and its policy. */
+export interface QueuePlan {
+  queue: string;
+  /** The handler as given (a version or a path), and what names it in messages. */
+  handler: { flag: string | undefined; label: string };
+  policy: PolicyOptions;
+}
+
 /**
- * The handler (as given: a flag, or a version or path) and the policy of each of
- * `queues`; one worker runs them all, so they must agree: queues that differ in handler
- * or policy are a usage error saying to run one worker per queue.
+ * The handler and the policy of each of `queues`, one worker running them all: each
+ * message is handled by its queue's handler and recorded by its queue's policy. The
+ * handler is `--handler` when given (every queue's), else the config's
+ * `queues.<queue>.handler`, else the config's `handler`, else v1; each part of the policy
+ * is its flag when given (every queue's), else the config's `queues.<queue>` part, else
+ * the store's default.
  */
 export function queuesPlan(
   queues: readonly string[],
   values: FlagValues,
   config: () => OnceqConfig,
-): { handler: { flag: string | undefined; label: string }; policy: PolicyOptions } {
-  const plans = queues.map((queue) => {
-    const fromFlag = stringFlag(values, 'handler');
+): QueuePlan[] {
+  const fromFlag = stringFlag(values, 'handler');
+  return queues.map((queue) => {
     const fromQueue = config().queues?.[queue]?.handler;
     const handler =
       fromFlag !== undefined || fromQueue === undefined
@@ -202,15 +213,4 @@ export function queuesPlan(
         : { flag: fromQueue, label: `${CONFIG_FILE} "queues.${queue}.handler"` };
     return { queue, handler, policy: queuePolicy(values, config, queue) };
   });
-  const first = plans[0] as (typeof plans)[number];
-  const same = (p: (typeof plans)[number]) =>
-    p.handler.flag === first.handler.flag &&
-    JSON.stringify(p.policy) === JSON.stringify(first.policy);
-  const other = plans.find((p) => !same(p));
-  if (other !== undefined) {
-    throw new UsageError(
-      `--queue ${first.queue} and ${other.queue} have different handlers or policies in ${CONFIG_FILE}: run one worker per queue (onceq worker --queue ${first.queue}, onceq worker --queue ${other.queue})`,
-    );
-  }
-  return { handler: first.handler, policy: first.policy };
 }

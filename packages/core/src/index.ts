@@ -294,8 +294,10 @@ export {
    * graceful stop. `new Worker(store, handler, options)`, then `start()` and `stop()`.
    */
   Worker,
-  /** Options of {@link Worker}: concurrency, batch, lease, log, metrics, pruning. */
+  /** Options of {@link Worker}: queues, concurrency, batch, policy, log, metrics, pruning. */
   type WorkerOptions,
+  /** One queue of `WorkerOptions.queues` given as a record: its own handler and policy. */
+  type WorkerQueueOptions,
   /** What a worker has done so far: counts by outcome. */
   type WorkerSummary,
 } from './worker/worker.ts';

@@ -1,4 +1,4 @@
-import type { PolicyOptions, StopResult, WorkerSummary } from '@onceq/core';
+import type { StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { type WaitingReport, waitingReport } from '@onceq/core/admin';
 import { DEFAULT_BATCH } from '@onceq/core/internal';
@@ -6,11 +6,13 @@ import { type SignalStop, silentLog, stopOnSignals } from '@onceq/core/service';
 import { expectPositionals, intFlag } from '../args.ts';
 import { defineCommand } from '../command.ts';
 import {
-  choiceSource,
-  chooseHandler,
-  describeChoice,
+  chooseQueueHandlers,
+  describeChoices,
   HANDLER_FLAG,
-  type HandlerChoice,
+  handlerJson,
+  handlerNames,
+  type QueueRun,
+  workerQueues,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
 import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
@@ -22,10 +24,9 @@ import {
 } from './worker.ts';
 
 interface WorkArgs {
-  handler: HandlerChoice;
+  /** Each queue's handler and policy. */
+  queues: QueueRun[];
   max: number | undefined;
-  policy: PolicyOptions;
-  queues: string[];
   batch: number | undefined;
   concurrency: number;
   handlerTimeout: number | undefined;
@@ -56,13 +57,10 @@ export const workCommand = defineCommand<WorkArgs>({
   ],
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'work');
-    const queues = queuesFlag(values);
-    const plan = queuesPlan(queues, values, config);
+    const plans = queuesPlan(queuesFlag(values), values, config);
     return {
-      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
       max: intFlag(values, 'max', { min: 1 }),
-      policy: plan.policy,
-      queues,
+      queues: await chooseQueueHandlers(plans, config, ctx.cwd),
       batch: intFlag(values, 'batch', { min: 1 }),
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
@@ -70,15 +68,15 @@ export const workCommand = defineCommand<WorkArgs>({
   },
   async run(args, { store, json, ctx }) {
     const progress = ctx.progress;
-    const name = args.handler.name;
+    const name = handlerNames(args.queues);
     // The worker loop in drain mode: the same loop as `onceq worker`, ending once nothing
     // is claimable now (or at --max).
-    const worker = new Worker(store, args.handler.handler, {
+    const { handler, queues } = workerQueues(args.queues);
+    const worker = new Worker(store, handler, {
       drain: true,
       concurrency: args.concurrency,
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...args.policy,
-      queues: args.queues,
+      queues,
       ...(args.max === undefined ? {} : { max: args.max }),
       ...handlerTimeoutMs(args.handlerTimeout),
       onProgress: (s) => progress?.update(`working with handler ${name}… ${describe(s)}`),
@@ -101,7 +99,7 @@ export const workCommand = defineCommand<WorkArgs>({
     });
     // Which rules decide the money, and why: a handler chosen in setup changes results.
     // Said after the signal listener is in place, so an interrupt right after it is answered.
-    if (!json) ctx.err(describeChoice(args.handler));
+    if (!json) ctx.err(describeChoices(args.queues));
     let result: SignalStop;
     try {
       progress?.update(`working with handler ${name}…`);
@@ -117,8 +115,7 @@ export const workCommand = defineCommand<WorkArgs>({
     if (json)
       ctx.out(
         toJson({
-          handler: name,
-          handler_source: choiceSource(args.handler),
+          ...handlerJson(args.queues),
           ...workSummary(summary),
           waiting: waitingJson(waiting),
           ...(stopped === undefined ? {} : interruptedJson(stopped)),

@@ -1,4 +1,4 @@
-import type { PolicyOptions, PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
+import type { PruneSchedule, StopResult, WorkerSummary } from '@onceq/core';
 import { Worker } from '@onceq/core';
 import { checkDedupWindow, DEFAULT_BATCH } from '@onceq/core/internal';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from '@onceq/core/metrics';
@@ -9,10 +9,13 @@ import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
 import type { FlagSpec } from '../flags.ts';
 import {
-  chooseHandler,
-  describeChoice,
+  chooseQueueHandlers,
+  describeChoices,
   HANDLER_FLAG,
-  type HandlerChoice,
+  handlerJson,
+  handlerNames,
+  type QueueRun,
+  workerQueues,
 } from '../handler-choice.ts';
 import { plural, toJson } from '../output.ts';
 import { POLICY_FLAGS, QUEUE_FLAG, queuesFlag, queuesPlan } from '../policy.ts';
@@ -40,10 +43,9 @@ export function handlerTimeoutMs(seconds: number | undefined): { handlerTimeoutM
 }
 
 interface WorkerArgs {
-  handler: HandlerChoice;
+  /** Each queue's handler and policy. */
+  queues: QueueRun[];
   batch: number | undefined;
-  policy: PolicyOptions;
-  queues: string[];
   concurrency: number;
   handlerTimeout: number | undefined;
   shutdownTimeout: number;
@@ -105,16 +107,13 @@ export const workerCommand = defineCommand<WorkerArgs>({
   },
   async parse({ values, positionals, config, ctx }) {
     expectPositionals(positionals, [], 'worker');
-    const queues = queuesFlag(values);
-    const plan = queuesPlan(queues, values, config);
+    const plans = queuesPlan(queuesFlag(values), values, config);
     const logFormat = stringFlag(values, 'log-format') ?? 'human';
     if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
       throw new UsageError(`--log-format must be human or json, got ${JSON.stringify(logFormat)}`);
     }
     return {
       batch: intFlag(values, 'batch', { min: 1 }),
-      policy: plan.policy,
-      queues,
       concurrency: intFlag(values, 'concurrency', { min: 1, max: 1000 }) ?? 1,
       handlerTimeout: intFlag(values, 'handler-timeout', { min: 1, max: 86_400 }),
       shutdownTimeout:
@@ -122,16 +121,16 @@ export const workerCommand = defineCommand<WorkerArgs>({
       metricsPort: intFlag(values, 'metrics-port', { min: 0, max: 65_535 }),
       logFormat: logFormat as LogFormat,
       prune: pruneSchedule(values),
-      handler: await chooseHandler(plan.handler.flag, config, ctx.cwd, plan.handler.label),
+      queues: await chooseQueueHandlers(plans, config, ctx.cwd),
     };
   },
   async run(args, { store, json, ctx }) {
     const log = createLog(args.logFormat, (line) => ctx.err(line));
     const metrics = new WorkerMetrics(store);
-    const worker = new Worker(store, args.handler.handler, {
+    const { handler, queues } = workerQueues(args.queues);
+    const worker = new Worker(store, handler, {
       ...(args.batch === undefined ? {} : { batch: args.batch }),
-      ...args.policy,
-      queues: args.queues,
+      queues,
       concurrency: args.concurrency,
       ...handlerTimeoutMs(args.handlerTimeout),
       log,
@@ -151,12 +150,11 @@ export const workerCommand = defineCommand<WorkerArgs>({
     }
     // Which handler, and where the choice came from: a config's handler silently changes
     // results otherwise (`handler v2 (from onceq.config.json)`, like `work`).
-    log.write('handler', describeChoice(args.handler), {
-      handler: args.handler.name,
-    });
+    const names = handlerNames(args.queues);
+    log.write('handler', describeChoices(args.queues), { handler: names });
     const result = await stopped;
-    const line = summaryLine(args.handler.name, result);
-    ctx.out(json ? toJson(summaryJson(args.handler.name, result)) : line);
+    const line = summaryLine(names, result);
+    ctx.out(json ? toJson(summaryJson(args.queues, result)) : line);
     if (!result.graceful) {
       // Exit at once: abandoned leases expire and are recovered as silent deaths.
       process.exit(1);
@@ -211,9 +209,10 @@ export function summaryLine(handler: string, result: StopResult): string {
     : `worker stopped at once (handler ${handler}), ${plural(result.abandoned, 'message')} abandoned to lease expiry: ${describe(result.summary)}`;
 }
 
-function summaryJson(handler: string, result: StopResult) {
+function summaryJson(runs: readonly QueueRun[], result: StopResult) {
+  const { handler, handlers } = handlerJson(runs);
   return {
-    handler,
+    ...(handler === undefined ? { handlers } : { handler }),
     graceful: result.graceful,
     abandoned: result.abandoned,
     ...result.summary,

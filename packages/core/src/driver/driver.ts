@@ -437,7 +437,6 @@ export interface Driver {
   violations(
     x: Executor,
     check: InvariantCheck,
-    maxAttempts: number,
     limit: number,
   ): Promise<{ n: number; ids: string[] }>;
   /** Leases that ran out before `cutoff`: how many, and the oldest `lease_until`. */

@@ -174,11 +174,15 @@ export const queueSnapshotText = statement('queue-snapshot', (d) => {
       WHERE queue = ${queue} AND state = 'dead'`;
 });
 
-/** Messages by queue and state, one statement: a count of every message. */
+/**
+ * Messages by queue and state, one statement: the maintained counters' `queue` rows
+ * (migration 0012, key `queue/state`; PostgreSQL's delta rows summed per key), a few rows
+ * per queue however many messages the store holds.
+ */
 export const queueCountsText = statement(
   'queue-counts',
   (d) =>
-    `SELECT queue, state, count(*) AS n FROM ${d.table('messages')} GROUP BY queue, state ORDER BY queue, state`,
+    `SELECT key, sum(n) AS n FROM ${d.table('onceq_counts')} WHERE kind = 'queue' GROUP BY key ORDER BY key`,
 );
 
 export async function queueSnapshot(
@@ -192,6 +196,9 @@ export async function queueSnapshot(
 export async function countsByQueue(
   x: Executor,
 ): Promise<{ queue: string; state: string; n: unknown }[]> {
-  return (await x.query<{ queue: string; state: string; n: unknown }>(queueCountsText(x.dialect)))
-    .rows;
+  const { rows } = await x.query<{ key: string; n: unknown }>(queueCountsText(x.dialect));
+  return rows.map(({ key, n }) => {
+    const slash = key.lastIndexOf('/');
+    return { queue: key.slice(0, slash), state: key.slice(slash + 1), n };
+  });
 }

@@ -11,9 +11,9 @@ import type { Store } from '../driver/backend.ts';
 
 /** One key whose counter disagrees with the rows it counts. */
 export interface CounterDrift {
-  /** `state` (messages by state) or `effect` (effects by category). */
-  kind: 'state' | 'effect';
-  /** The state or the category. */
+  /** `state` (messages by state), `queue` (messages by queue and state) or `effect` (effects by category). */
+  kind: 'state' | 'effect' | 'queue';
+  /** The state, `queue/state`, or the category. */
   key: string;
   /** What the counter says: count, and for effects the sum of `amount_cents`. */
   stored: { n: number; total: number };

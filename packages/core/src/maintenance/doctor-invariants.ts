@@ -47,7 +47,7 @@ export const INVARIANTS: readonly Invariant[] = [
   {
     check: 'attempts_out_of_bounds',
     noun: 'message',
-    what: 'with attempts out of bounds (0 ≤ attempts ≤ max attempts and ≤ generation; ready below max)',
+    what: 'with attempts out of bounds (0 ≤ attempts ≤ the max attempts its last claim allowed, and ≤ generation; ready below that max)',
   },
   {
     check: 'tombstone_inconsistent',
@@ -70,9 +70,8 @@ export const INVARIANTS: readonly Invariant[] = [
 export async function checkInvariants(store: Store): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const invariant of INVARIANTS) {
-    const { maxAttempts } = store.protocol;
     const { n, ids } = await store.read((x) =>
-      store.driver.violations(x, invariant.check, maxAttempts, EXAMPLES),
+      store.driver.violations(x, invariant.check, EXAMPLES),
     );
     if (n === 0) continue;
     findings.push({

@@ -127,7 +127,12 @@ async function checkCounters(store: Store, fix: boolean): Promise<Finding[]> {
 }
 
 function describeDrift(d: CounterDrift): string {
-  const what = d.kind === 'state' ? `${d.key} messages` : `effects of category ${d.key}`;
+  const what =
+    d.kind === 'state'
+      ? `${d.key} messages`
+      : d.kind === 'queue'
+        ? `${d.key.slice(d.key.lastIndexOf('/') + 1)} messages of queue ${d.key.slice(0, d.key.lastIndexOf('/'))}`
+        : `effects of category ${d.key}`;
   const money = d.kind === 'effect' ? ` (sum ${d.stored.total}, really ${d.actual.total})` : '';
   return `${what} counted ${d.stored.n}, really ${d.actual.n}${money}`;
 }

@@ -1,10 +1,10 @@
-import type { Store } from '../driver/backend.ts';
 import type { ClaimInput } from '../driver/driver.ts';
 import type { LeaseLostError } from '../errors.ts';
 import { claimMany } from '../queue/claim.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
 import type { Lease } from '../types.ts';
 import { byKey, Held, heldKey } from './held.ts';
+import type { WorkerQueue } from './options.ts';
 import type { Tally } from './tally.ts';
 
 /** A claim the record's own write may make: what {@link Claimer.claimWith} hands the write. */
@@ -15,9 +15,8 @@ export interface ClaimerOptions {
   batch: number;
   /** Messages this worker may claim in its life (`max`); Infinity: no limit. */
   max: number;
-  leaseSeconds: number;
-  /** The queues claimed from, in turn (at least one). */
-  queues: readonly string[];
+  /** The queues claimed from, in turn (at least one), each claimed under its own policy. */
+  queues: readonly WorkerQueue[];
   /** Whether the worker still takes new work (false once it is stopping). */
   running(): boolean;
   /** Work was found: the next idle look comes quickly again. */
@@ -36,17 +35,20 @@ export interface ClaimerOptions {
 export class Claimer {
   /** Every message in the worker's hands, from its claim until it is recorded or released. */
   readonly held = new Set<Held>();
-  readonly #store: Store;
   readonly #options: ClaimerOptions;
   readonly #tally: Tally;
   /** Messages asked for by claims still in flight. */
   #claiming = 0;
   /** The queue the next claim takes from: each claim goes on to the next queue. */
   #turn = 0;
+  /** Each queue's lease length, by name. */
+  readonly #leaseSeconds: ReadonlyMap<string, number>;
 
-  constructor(store: Store, options: ClaimerOptions, tally: Tally) {
-    this.#store = store;
+  constructor(options: ClaimerOptions, tally: Tally) {
     this.#options = options;
+    this.#leaseSeconds = new Map(
+      options.queues.map((q) => [q.name, q.store.protocol.leaseSeconds]),
+    );
     this.#tally = tally;
   }
 
@@ -84,37 +86,40 @@ export class Claimer {
     }
     this.#claiming += limit;
     try {
-      const { leaseSeconds, queues } = this.#options;
-      const { maxAttempts, onDead } = this.#store.protocol;
-      const first = this.#nextQueue();
+      const { queues } = this.#options;
+      // Each claim passes its queue's policy: the lease it gives, and the attempts and
+      // on-dead rule its recovery of that queue's expired leases applies.
+      let queue = this.#nextQueue();
+      const { maxAttempts, onDead, leaseSeconds } = queue.store.protocol;
       let leases =
-        (await write({ limit, leaseSeconds, maxAttempts, queue: first, onDead })) ??
-        (await claimMany(this.#store, { limit, leaseSeconds, queue: first }));
+        (await write({ limit, leaseSeconds, maxAttempts, queue: queue.name, onDead })) ??
+        (await claimMany(queue.store, { limit, queue: queue.name }));
       // Nothing in this queue: the worker's other queues, each once, before it idles.
       for (let i = 1; leases.length === 0 && i < queues.length; i++) {
-        leases = await claimMany(this.#store, { limit, leaseSeconds, queue: this.#nextQueue() });
+        queue = this.#nextQueue();
+        leases = await claimMany(queue.store, { limit, queue: queue.name });
       }
       // Held at once, before the claim stops counting as in flight.
-      return this.#hold(leases);
+      return this.#hold(leases, queue);
     } finally {
       this.#claiming -= limit;
     }
   }
 
-  #nextQueue(): string {
+  #nextQueue(): WorkerQueue {
     const { queues } = this.#options;
-    const queue = queues[this.#turn % queues.length] as string;
+    const queue = queues[this.#turn % queues.length] as WorkerQueue;
     this.#turn++;
     return queue;
   }
 
-  #hold(leases: readonly Lease[]): Held[] {
+  #hold(leases: readonly Lease[], queue: WorkerQueue): Held[] {
     if (leases.length === 0) return [];
     if (this.held.size === 0) this.#tally.progressAt = performance.now();
-    this.#tally.claimed(leases, this.#store.clock);
+    this.#tally.claimed(leases, queue.name, queue.store.clock);
     const batch: Held[] = [];
     for (const lease of leases) {
-      const held = new Held(lease);
+      const held = new Held(lease, queue.name);
       this.held.add(held);
       batch.push(held);
     }
@@ -122,15 +127,23 @@ export class Claimer {
     return batch;
   }
 
-  /** The leases a heartbeat renews: claimed and not being recorded or lost (those to give back too). */
-  renewable(): Lease[] {
-    const leases: Lease[] = [];
+  /**
+   * The leases a heartbeat renews, by the lease length of their queue: claimed and not
+   * being recorded or lost (those to give back too).
+   */
+  renewable(): Map<number, Lease[]> {
+    const bySeconds = new Map<number, Lease[]>();
     for (const held of this.held) {
-      if (held.state !== 'recording' && held.state !== 'lost') {
-        leases.push(held.lease);
+      if (held.state === 'recording' || held.state === 'lost') continue;
+      const seconds = this.#leaseSeconds.get(held.queue) as number;
+      let leases = bySeconds.get(seconds);
+      if (leases === undefined) {
+        leases = [];
+        bySeconds.set(seconds, leases);
       }
+      leases.push(held.lease);
     }
-    return leases;
+    return bySeconds;
   }
 
   /** A heartbeat renewed these leases. */
@@ -154,7 +167,7 @@ export class Claimer {
         if (held.state !== 'recording') held.state = 'lost';
         held.abort(error);
       }
-      this.#tally.lost(error);
+      this.#tally.lost(error, held.queue);
     }
   }
 }

@@ -26,28 +26,30 @@ export interface Heartbeat {
 
 /**
  * Keeps the worker's held leases alive while their handlers run: every third of the
- * lease it extends every lease `held()` returns to `now + leaseSeconds`, in one
- * transaction, each fenced on its own. A refused extension is reported once per lease.
- * A beat never overlaps the previous one, and with nothing held a beat costs nothing.
+ * shortest lease it extends every lease `held()` returns to `now + ` its lease length (a
+ * worker's queues may each have their own), in one transaction per length, each fenced on
+ * its own. A refused extension is reported once per lease. A beat never overlaps the
+ * previous one, and with nothing held a beat costs nothing.
  *
  * A third leaves two beats of slack: one slow or failed beat does not lose the lease.
  */
 export function startHeartbeat(
   store: Store,
-  held: () => readonly LeaseRef[],
-  leaseSeconds: number,
+  held: () => ReadonlyMap<number, readonly LeaseRef[]>,
+  shortestLeaseSeconds: number,
   events: HeartbeatEvents,
 ): Heartbeat {
   let running: Promise<void> | undefined;
   const beat = async () => {
-    const leases = held();
-    if (leases.length === 0) return;
-    try {
-      const { extended, lost } = await extendMany(store, leases, leaseSeconds);
-      if (extended.length > 0) events.extended(extended);
-      if (lost.length > 0) events.lost(lost);
-    } catch (error) {
-      events.failed(error);
+    for (const [leaseSeconds, leases] of held()) {
+      if (leases.length === 0) continue;
+      try {
+        const { extended, lost } = await extendMany(store, leases, leaseSeconds);
+        if (extended.length > 0) events.extended(extended);
+        if (lost.length > 0) events.lost(lost);
+      } catch (error) {
+        events.failed(error);
+      }
     }
   };
   const timer = setInterval(
@@ -57,7 +59,7 @@ export function startHeartbeat(
         running = undefined;
       });
     },
-    Math.max(50, (leaseSeconds * 1000) / 3),
+    Math.max(50, (shortestLeaseSeconds * 1000) / 3),
   );
   return {
     running: () => running,

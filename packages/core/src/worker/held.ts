@@ -15,6 +15,8 @@ export type HeldState = 'waiting' | 'running' | 'finished' | 'recording' | 'retu
 /** One message the worker holds a lease on, from its claim until it is recorded or released. */
 export class Held {
   readonly lease: Lease;
+  /** The queue it was claimed from: its handler runs it, its policy records it. */
+  readonly queue: string;
   /** When the lease runs out as far as this worker knows: the claim's, then each heartbeat's. */
   leaseUntil: number;
   state: HeldState = 'waiting';
@@ -25,8 +27,9 @@ export class Held {
   lostCounted = false;
   #controller: AbortController | undefined;
 
-  constructor(lease: Lease) {
+  constructor(lease: Lease, queue: string) {
     this.lease = lease;
+    this.queue = queue;
     this.leaseUntil = lease.leaseUntil;
   }
 

@@ -17,8 +17,8 @@ export type ReleaseReason = (typeof RELEASE_REASONS)[number];
  * prom-client type, so the root entry's declarations need no prom-client installed.
  */
 export interface MetricsRecorder {
-  /** One per message finished, by outcome. */
-  readonly processed: { inc(labels: { outcome: Outcome }, value?: number): void };
+  /** One per message finished, by its queue and outcome. */
+  readonly processed: { inc(labels: { queue: string; outcome: Outcome }, value?: number): void };
   /** Heartbeats that extended a lease. */
   readonly extended: { inc(value?: number): void };
   /** Leases found lost (a refused heartbeat or ACK). */
@@ -27,8 +27,8 @@ export interface MetricsRecorder {
   readonly released: { inc(labels: { reason: ReleaseReason }, value?: number): void };
   /** Seconds from a handler starting to its result committed. */
   readonly handlerToAck: { observe(value: number): void };
-  /** Seconds from a message becoming claimable to its claim. */
-  readonly queueWait: { observe(value: number): void };
+  /** Seconds from a message becoming claimable to its claim, by its queue. */
+  readonly queueWait: { observe(labels: { queue: string }, value: number): void };
   /** Called once the worker listens for wake-ups: `live()` says whether they arrive. */
   watchNotifications(live: () => boolean): void;
   /** Called once where the store has a pool (PostgreSQL): `use()` reads its connections. */

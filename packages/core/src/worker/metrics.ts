@@ -7,7 +7,7 @@ import { listenAlone } from '../listen.ts';
 import { blockedKeys } from '../queue/blocked.ts';
 import { countsByQueue, queueSnapshot } from '../queue/snapshot.ts';
 import { MESSAGE_STATES } from '../states.ts';
-import { type MetricsRecorder, OUTCOMES, RELEASE_REASONS } from './metrics-recorder.ts';
+import { type MetricsRecorder, RELEASE_REASONS } from './metrics-recorder.ts';
 
 let loaded: typeof PromClient | undefined;
 
@@ -32,9 +32,8 @@ function promClient(): typeof PromClient {
  * store at each scrape with one snapshot statement ({@link queueSnapshot}) and the count
  * of blocked keys ({@link blockedKeys}, from the partial index of dead messages), so
  * they are the same figures `onceq status` prints, and so are the deliveries per endpoint
- * and state. The messages by queue and state ({@link countsByQueue}) are counted from
- * the messages (the maintained counters are the store's, not a queue's): that read grows
- * with the store. Totals only: no per-event or per-key labels (an endpoint is a label:
+ * and state. The messages by queue and state ({@link countsByQueue}) are read from the
+ * counters the store keeps per queue (migration 0012), a few rows per queue. Totals only: no per-event or per-key labels (an endpoint is a label:
  * operators name a few).
  */
 export class WorkerMetrics implements MetricsRecorder {
@@ -43,8 +42,8 @@ export class WorkerMetrics implements MetricsRecorder {
   readonly #store: Store;
   readonly processed = new this.#prom.Counter({
     name: 'onceq_processed_total',
-    help: 'Messages this worker finished, by outcome (lost: the lease was gone at the ACK).',
-    labelNames: ['outcome'] as const,
+    help: 'Messages this worker finished, by queue and outcome (lost: the lease was gone at the ACK).',
+    labelNames: ['queue', 'outcome'] as const,
     registers: [this.registry],
   });
   readonly extended = new this.#prom.Counter({
@@ -71,7 +70,8 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly queueWait = new this.#prom.Histogram({
     name: 'onceq_queue_wait_seconds',
-    help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim; whole seconds.',
+    help: 'From a message becoming claimable (enqueue, end of backoff, redrive) to its claim, by queue; whole seconds.',
+    labelNames: ['queue'] as const,
     buckets: [0, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers: [this.registry],
   });
@@ -83,7 +83,7 @@ export class WorkerMetrics implements MetricsRecorder {
   });
   readonly #queueMessages = new this.#prom.Gauge({
     name: 'onceq_queue_messages',
-    help: 'Stored messages by queue and state (counted from the messages at each scrape).',
+    help: 'Stored messages by queue and state (the counters the store keeps per queue).',
     labelNames: ['queue', 'state'] as const,
     registers: [this.registry],
   });
@@ -187,7 +187,6 @@ export class WorkerMetrics implements MetricsRecorder {
 
   constructor(store: Store) {
     this.#store = store;
-    for (const outcome of OUTCOMES) this.processed.inc({ outcome }, 0);
     for (const reason of RELEASE_REASONS) this.released.inc({ reason }, 0);
   }
 

@@ -1,6 +1,6 @@
 import type { Store } from '../driver/backend.ts';
 import { StoreUnavailableError } from '../errors.ts';
-import { type ClaimResult, complete } from '../queue/complete.ts';
+import { type ClaimResult, type CompleteResult, complete } from '../queue/complete.ts';
 import { releaseMany } from '../queue/release.ts';
 import type { Lease } from '../types.ts';
 import type { Claimer, ClaimNext } from './claimer.ts';
@@ -23,6 +23,8 @@ import type { Tally } from './tally.ts';
  */
 export class Recorder {
   readonly #store: Store;
+  /** The store under each queue's policy, by queue name: a result is recorded by its queue's. */
+  readonly #policies: ReadonlyMap<string, Store>;
   readonly #claimer: Claimer;
   readonly #tally: Tally;
   /** The heartbeat's beat running now, if one is. */
@@ -30,8 +32,15 @@ export class Recorder {
   /** Messages a write could not settle for want of the store, to give back. */
   readonly #returning: Held[] = [];
 
-  constructor(store: Store, claimer: Claimer, tally: Tally, beat: () => Promise<void> | undefined) {
+  constructor(
+    store: Store,
+    policies: ReadonlyMap<string, Store>,
+    claimer: Claimer,
+    tally: Tally,
+    beat: () => Promise<void> | undefined,
+  ) {
     this.#store = store;
+    this.#policies = policies;
     this.#claimer = claimer;
     this.#tally = tally;
     this.#beat = beat;
@@ -75,11 +84,7 @@ export class Recorder {
       // Lost items are recorded too: the fence refuses their late ACK (counted once).
       // The held messages themselves are the results: settle puts one in `ran` only with its result.
       const results = ran as readonly (Held & ClaimResult)[];
-      const done = await complete(
-        this.#store,
-        results,
-        next === undefined ? {} : { claimNext: next },
-      );
+      const done = await this.#complete(results, next);
       if (done.lost.length > 0) this.#claimer.lost(done.lost, false);
       const settledAt = performance.now();
       this.#tally.recorded(done.outcomes, ran, settledAt);
@@ -103,6 +108,34 @@ export class Recorder {
     } finally {
       for (const held of batch) if (held.state !== 'returning') this.#claimer.held.delete(held);
     }
+  }
+
+  /**
+   * Records `results` through the one result writer, each by its queue's policy (the
+   * backoff and attempts of a failure): one write for a batch of one queue, as every batch
+   * claimed is; one per queue for a batch gathered at the end from several.
+   */
+  async #complete(
+    results: readonly (Held & ClaimResult)[],
+    next: ClaimNext | undefined,
+  ): Promise<CompleteResult> {
+    const byQueue = new Map<string, (Held & ClaimResult)[]>();
+    for (const held of results) {
+      const group = byQueue.get(held.queue);
+      if (group === undefined) byQueue.set(held.queue, [held]);
+      else group.push(held);
+    }
+    let claimNext = next;
+    const done: CompleteResult = { outcomes: [], lost: [] };
+    for (const [queue, group] of byQueue) {
+      const store = this.#policies.get(queue) ?? this.#store;
+      const part = await complete(store, group, claimNext === undefined ? {} : { claimNext });
+      claimNext = undefined;
+      done.outcomes.push(...part.outcomes);
+      done.lost.push(...part.lost);
+      if (part.claimed !== undefined) done.claimed = part.claimed;
+    }
+    return done;
   }
 
   /**

@@ -1,10 +1,11 @@
 import type { Store } from '../driver/backend.ts';
 import type { LeaseLostError } from '../errors.ts';
 import type { ExtendedLease } from '../queue/extend.ts';
+import { DEFAULT_QUEUE } from '../queues.ts';
 import type { ApplyOutcome, Lease } from '../types.ts';
 import type { Held } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
-import type { MetricsRecorder } from './metrics-recorder.ts';
+import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
 import type { StopResult, WorkerSettings, WorkerSummary } from './options.ts';
 
 /** One recorded batch as its log line tells it. */
@@ -53,30 +54,36 @@ export class Tally {
     this.#onProgress = onProgress;
   }
 
-  /** Leases taken in hand; `claimedAt` on the store's clock (their queue wait ends there). */
-  claimed(leases: readonly Lease[], claimedAt: () => number): void {
+  /** Leases taken in hand from `queue`; `claimedAt` on the store's clock (their queue wait ends there). */
+  claimed(leases: readonly Lease[], queue: string, claimedAt: () => number): void {
     this.summary.claimed += leases.length;
     const metrics = this.#metrics;
     if (metrics === undefined) return;
     const now = claimedAt();
-    for (const lease of leases) metrics.queueWait.observe(Math.max(0, now - lease.availableAt));
+    for (const lease of leases) {
+      metrics.queueWait.observe({ queue }, Math.max(0, now - lease.availableAt));
+    }
   }
 
   /** A batch's results as written: counted, the dead ones logged, handler-to-ACK observed. */
   recorded(outcomes: readonly ApplyOutcome[], ran: readonly Held[], settledAt: number): void {
     const s = this.summary;
+    // A batch is of one queue, but one gathered at a stop may hold several.
+    const queueOf = queues(ran);
     for (const outcome of outcomes) {
+      const queue = queueOf(outcome.eventId);
       if (outcome.outcome === 'done') s.done++;
       else if (outcome.outcome === 'retry') s.retried++;
       else {
         s.dead++;
+        const where = queue === DEFAULT_QUEUE ? '' : ` of queue ${queue}`;
         this.#log.write(
           'dead',
-          `${outcome.eventId} went to the DLQ: ${outcome.code}: ${outcome.detail}`,
-          { event_id: outcome.eventId, code: outcome.code },
+          `${outcome.eventId}${where} went to the DLQ: ${outcome.code}: ${outcome.detail}`,
+          { event_id: outcome.eventId, queue, code: outcome.code },
         );
       }
-      this.#metrics?.processed.inc({ outcome: outcome.outcome });
+      this.#metrics?.processed.inc({ queue, outcome: outcome.outcome });
     }
     const metrics = this.#metrics;
     if (metrics === undefined) return;
@@ -103,13 +110,14 @@ export class Tally {
     this.#onProgress?.(s);
   }
 
-  /** One lost lease (each is reported once, whichever write found it). */
-  lost(error: LeaseLostError): void {
+  /** One lost lease of `queue` (each is reported once, whichever write found it). */
+  lost(error: LeaseLostError, queue: string): void {
     this.summary.lost++;
     this.#metrics?.leaseLost.inc();
-    this.#metrics?.processed.inc({ outcome: 'lost' });
+    this.#metrics?.processed.inc({ queue, outcome: 'lost' });
     this.#log.write('lease_lost', error.message, {
       event_id: error.eventId,
+      queue,
       generation: error.generation,
     });
   }
@@ -148,21 +156,36 @@ export class Tally {
     this.#log.write(event, message, {});
   }
 
+  /**
+   * The start line: the worker's queues and settings, and each queue's policy (one
+   * policy said once when every queue has the same).
+   */
   started(store: Store, settings: WorkerSettings, claimAhead: boolean, wake: string): void {
-    const { batch, concurrency, leaseSeconds, timeoutMs, queues } = settings;
+    const { batch, concurrency, timeoutMs, queues } = settings;
     const deadline = timeoutMs === undefined ? '' : `, handler timeout ${timeoutMs / 1000} s`;
+    const policies = queues.map((q) => ({ queue: q.name, ...policyOf(q.store) }));
+    const [first] = policies as [(typeof policies)[number]];
+    const same = policies.every((p) => policyText(p) === policyText(first));
+    const names = queues.map((q) => q.name);
+    // Every queue's outcomes are series from the start, at 0: a rate over them works at once.
+    for (const queue of names) {
+      for (const outcome of OUTCOMES) this.#metrics?.processed.inc({ queue, outcome }, 0);
+    }
+    const which = same
+      ? `queue${names.length === 1 ? '' : 's'} ${names.join(', ')}, ${policyText(first)}`
+      : `queues ${policies.map((p) => `${p.queue} (${policyText(p)})`).join(', ')}`;
     this.#log.write(
       'start',
-      `worker started on ${store.location} (${store.kind}): queue${queues.length === 1 ? '' : 's'} ${queues.join(', ')}, batch ${batch}, concurrency ${concurrency}, lease ${leaseSeconds} s, attempts ${store.protocol.maxAttempts}, on dead ${store.protocol.onDead}${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
+      `worker started on ${store.location} (${store.kind}): ${which}, batch ${batch}, concurrency ${concurrency}${deadline}${claimAhead ? ', claim-ahead' : ''}, wake-up ${wake}`,
       {
         store: store.location,
         backend: store.kind,
-        queues: queues.join(','),
+        queues: names.join(','),
         batch,
         concurrency,
-        lease_seconds: leaseSeconds,
-        attempts: store.protocol.maxAttempts,
-        on_dead: store.protocol.onDead,
+        ...(same
+          ? { lease_seconds: first.lease_seconds, attempts: first.attempts, on_dead: first.on_dead }
+          : { policies: policies.map((p) => `${p.queue}: ${policyText(p)}`).join('; ') }),
         handler_timeout_ms: timeoutMs ?? null,
         claim_ahead: claimAhead,
       },
@@ -207,6 +230,25 @@ export function stuck(
   const more = running.length > ids.length ? ', …' : '';
   const handlers = ids.length > 0 ? `; handlers still running: ${ids.join(', ')}${more}` : '';
   return `stuck: settled nothing for ${Math.floor(quietMs / 1000)} s (${leases} leases of ${leaseSeconds} s) while holding ${plural(held.length, 'message')}${handlers}`;
+}
+
+/** A queue's policy as the start line's fields say it. */
+function policyOf(store: Store) {
+  const { leaseSeconds, maxAttempts, onDead } = store.protocol;
+  return { lease_seconds: leaseSeconds, attempts: maxAttempts, on_dead: onDead };
+}
+
+function policyText(p: ReturnType<typeof policyOf>): string {
+  return `lease ${p.lease_seconds} s, attempts ${p.attempts}, on dead ${p.on_dead}`;
+}
+
+/** The queue of each event id of `ran` (a lookup made only when the batch mixes queues). */
+function queues(ran: readonly Held[]): (eventId: string) => string {
+  const [first] = ran;
+  const only = first?.queue ?? DEFAULT_QUEUE;
+  if (ran.every((h) => h.queue === only)) return () => only;
+  const byId = new Map(ran.map((h) => [h.lease.eventId, h.queue]));
+  return (eventId) => byId.get(eventId) ?? DEFAULT_QUEUE;
 }
 
 function count(outcomes: readonly ApplyOutcome[], kind: ApplyOutcome['outcome']): number {

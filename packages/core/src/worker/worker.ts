@@ -23,7 +23,13 @@ import { Recorder } from './recorder.ts';
 import { stuck, Tally } from './tally.ts';
 import { listenForWakes, untilDue, Wakeup } from './wakeup.ts';
 
-export type { StopOptions, StopResult, WorkerOptions, WorkerSummary } from './options.ts';
+export type {
+  StopOptions,
+  StopResult,
+  WorkerOptions,
+  WorkerQueueOptions,
+  WorkerSummary,
+} from './options.ts';
 export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './options.ts';
 
 /**
@@ -65,8 +71,8 @@ export class Worker {
   readonly #pruner: ScheduledPrune | undefined;
   readonly #metrics: WorkerOptions['metrics'];
   readonly #log: WorkerLog;
-  /** How every batch's handlers run: this worker's handler, concurrency and deadline. */
-  readonly #handlerRun: HandlerRun;
+  /** How a batch's handlers run, by queue: its handler, the worker's concurrency and deadline. */
+  readonly #handlerRuns: ReadonlyMap<string, HandlerRun>;
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #forced = false;
   #heartbeat: Heartbeat | undefined;
@@ -78,10 +84,14 @@ export class Worker {
   /** Ends the wait for the current batch's handlers (a forced stop does not wait). */
   #handlersDone: (() => void) | undefined;
 
+  /**
+   * A worker on `store` running `handler` (the handler of every queue that names none of
+   * its own in `options.queues`).
+   */
   constructor(storeGiven: Store, handler: Handler, options: WorkerOptions = {}) {
-    // Every claim, failure and recovery of this worker follows its policy.
+    // Every claim, failure and recovery of a queue follows that queue's policy.
+    const settings = workerSettings(storeGiven, handler, options);
     const store = withPolicy(storeGiven, options);
-    const settings = workerSettings(options, store.protocol.leaseSeconds);
     this.#store = store;
     this.#settings = settings;
     store.sizePool?.(settings.concurrency);
@@ -93,14 +103,20 @@ export class Worker {
     this.#wakeup = new Wakeup({ maxMs: options.pollMaxMs ?? (notifies ? 5000 : 1000) });
     const running = () => this.#state === 'running';
     this.#claimer = new Claimer(
-      store,
       { ...settings, running, busy: () => this.#wakeup.busy() },
       this.#tally,
     );
     const beat = () => this.#heartbeat?.running();
-    const recorder = new Recorder(store, this.#claimer, this.#tally, beat);
+    const policies = new Map(settings.queues.map((q) => [q.name, q.store]));
+    const recorder = new Recorder(store, policies, this.#claimer, this.#tally, beat);
     this.#completer = chooseCompleter(store, options.claimAhead ?? true, this.#claimer, recorder);
-    this.#handlerRun = { handler, store: handlerStore(store), ...settings, mayStart: running };
+    const context = handlerStore(store);
+    this.#handlerRuns = new Map(
+      settings.queues.map((q) => [
+        q.name,
+        { ...settings, handler: q.handler, store: context, mayStart: running },
+      ]),
+    );
     this.#fair = new FairShare(store);
     this.#pruner = options.prune && new ScheduledPrune(store, options.prune, log);
   }
@@ -157,7 +173,7 @@ export class Worker {
     this.#heartbeat = startHeartbeat(
       this.#store,
       () => claimer.renewable(),
-      this.#settings.leaseSeconds,
+      Math.min(...this.#settings.queues.map((q) => q.store.protocol.leaseSeconds)),
       {
         extended: (extended) => claimer.extended(extended),
         lost: (errors) => claimer.lost(errors, true),
@@ -263,9 +279,13 @@ export class Worker {
   /** Between claims: a scheduled prune starts in the background when due. */
   readonly #tick = () => this.#pruner?.tick();
 
-  /** Runs the batch's handlers; a forced stop stops waiting (the record abandons them). */
+  /**
+   * Runs the batch's handlers, its queue's (a batch is claimed from one queue); a forced
+   * stop stops waiting (the record abandons them).
+   */
   async #handle(batch: readonly Held[]): Promise<void> {
-    const handled = runHandlers(batch, this.#handlerRun);
+    const run = this.#handlerRuns.get((batch[0] as Held).queue) as HandlerRun;
+    const handled = runHandlers(batch, run);
     if (handled === undefined) return;
     await new Promise<void>((resolve) => {
       this.#handlersDone = resolve;

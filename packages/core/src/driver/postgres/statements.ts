@@ -133,21 +133,28 @@ const lockKeysText = statement(
 );
 
 /**
- * The status counters' deltas (migration 0006) of a write that does not count itself in
- * its own statement (fail, release, redrive, a completion's separate ACK): $3 messages
- * moved from $1 to $2. In the write's transaction, so both commit as one.
+ * The status counters' deltas (migrations 0006, 0012) of a write that does not count
+ * itself in its own statement (fail, release, redrive, skip, a key's rejoin): the
+ * messages `$3` moved from $1 to $2, for the store and for each one's queue. In the
+ * write's transaction, so both commit as one.
  */
 const countMovesText = statement(
   'count-moves',
   (d) => `
-    INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total) VALUES
-      ('state', $1::text, -$3::bigint, 0), ('state', $2::text, $3::bigint, 0)`,
+    WITH moved AS (SELECT queue FROM ${d.table('messages')} WHERE event_id = ANY($3::text[]))
+    INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+    SELECT kind, key, sum(n), 0 FROM (
+      SELECT 'state' AS kind, $1::text AS key, -1 AS n FROM moved
+      UNION ALL SELECT 'state', $2::text, 1 FROM moved
+      UNION ALL SELECT 'queue', queue || '/' || $1::text, -1 FROM moved
+      UNION ALL SELECT 'queue', queue || '/' || $2::text, 1 FROM moved
+    ) AS moves
+    GROUP BY kind, key`,
 );
 
-/** Counts `n` messages moved `from` → `to` (none: no statement); returns `n`. */
-async function moved(x: Executor, from: MessageState, to: MessageState, n: number) {
-  if (n > 0) await x.query(countMovesText(x.dialect), [from, to, n]);
-  return n;
+/** Counts the messages `ids` moved `from` → `to` (none: no statement). */
+async function moved(x: Executor, from: MessageState, to: MessageState, ids: readonly string[]) {
+  if (ids.length > 0) await x.query(countMovesText(x.dialect), [from, to, ids]);
 }
 
 /**
@@ -237,17 +244,20 @@ export const postgresDriver: Driver = {
     (await x.query<FencedRow>(readFencedText(x.dialect), [leases.map((l) => l.eventId)])).rows,
   complete,
   extend: shared.extend,
-  release: async (x, lease, now) =>
-    moved(x, 'leased', 'ready', await shared.release(x, lease, now)),
+  release: async (x, lease, now) => {
+    const n = await shared.release(x, lease, now);
+    await moved(x, 'leased', 'ready', n > 0 ? [lease.eventId] : []);
+    return n;
+  },
   readForRedrive: shared.readForRedrive,
   redrive: async (x, ids, now) => {
     const redriven = await shared.redrive(x, ids, now);
-    await moved(x, 'dead', 'ready', redriven.length);
+    await moved(x, 'dead', 'ready', redriven);
     return redriven;
   },
   rejoinKey: async (x, eventId, now) => {
     const state = await ordering.rejoinKey(x, eventId, now);
-    if (state === 'waiting') await moved(x, 'dead', 'waiting', 1);
+    if (state === 'waiting') await moved(x, 'dead', 'waiting', [eventId]);
     return state;
   },
   lookupForEnqueue: shared.lookupForEnqueue,
@@ -257,7 +267,7 @@ export const postgresDriver: Driver = {
   },
   skip: async (x, ids, now) => {
     const skipped = await ordering.skip(x, ids, now);
-    await moved(x, 'dead', 'skipped', skipped.length);
+    await moved(x, 'dead', 'skipped', skipped);
     return skipped;
   },
   wake: async (x) => {

@@ -7,7 +7,7 @@ import { statement } from '../sql-text.ts';
 
 /** One key as counted and as the rows say, in one statement (one snapshot). */
 export interface CounterRow {
-  kind: 'state' | 'effect';
+  kind: 'state' | 'effect' | 'queue';
   key: string;
   sn: unknown;
   st: unknown;
@@ -22,6 +22,8 @@ const compareText = statement(
     SELECT kind, key, sum(n) AS n, sum(total) AS total FROM ${d.table('onceq_counts')} GROUP BY kind, key
   ), actual AS (
     SELECT 'state' AS kind, state AS key, count(*) AS n, 0 AS total FROM ${d.table('messages')} GROUP BY state
+    UNION ALL
+    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')} GROUP BY queue, state
     UNION ALL
     SELECT 'effect', category, count(*), sum(amount_cents) FROM ${d.table('effects')} GROUP BY category
   ), keys AS (SELECT kind, key FROM stored UNION SELECT kind, key FROM actual)
@@ -42,6 +44,12 @@ const countStatesText = statement(
           UNION ALL SELECT 'dead') s`,
 );
 
+const countQueuesText = statement(
+  'count-queues',
+  (d) => `INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
+    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')} GROUP BY queue, state`,
+);
+
 const countEffectsText = statement(
   'count-effects',
   (d) => `INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
@@ -57,5 +65,6 @@ export async function compareCounters(x: Executor): Promise<CounterRow[]> {
 export async function recount(x: Executor): Promise<void> {
   await x.query(clearText(x.dialect));
   await x.query(countStatesText(x.dialect));
+  await x.query(countQueuesText(x.dialect));
   await x.query(countEffectsText(x.dialect));
 }

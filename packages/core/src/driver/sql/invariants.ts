@@ -48,9 +48,11 @@ export const INVARIANT_ROWS = {
   lease_mismatch: (t: Tables) => `select event_id from ${t.messages}
     where (state = 'leased' and lease_until is null)
        or (state <> 'leased' and lease_until is not null)`,
-  attempts_out_of_bounds: (t: Tables, maxAttempts: number) => `select event_id from ${t.messages}
-    where attempts < 0 or attempts > ${integer(maxAttempts)} or generation < attempts
-       or (state = 'ready' and attempts >= ${integer(maxAttempts)})`,
+  // Bounded by the attempts the message's last claim allowed (`max_attempts`, stamped from
+  // the claiming worker's policy), not by any one policy: stores worked with several agree.
+  attempts_out_of_bounds: (t: Tables) => `select event_id from ${t.messages}
+    where attempts < 0 or attempts > max_attempts or generation < attempts
+       or (state = 'ready' and attempts >= max_attempts)`,
   // A 64-character lowercase hex digest: ltrim removes every hex digit, leaving ''.
   tombstone_inconsistent: (t: Tables) => `select event_id from ${t.messages}
     where (pruned_at is not null and (payload is not null or payload_sha256 is null

@@ -175,8 +175,7 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
   },
   compareCounters,
   recount,
-  violations: (x, check, maxAttempts, limit) =>
-    violations(x, INVARIANT_ROWS[check](tablesOf(x.dialect), maxAttempts), limit),
+  violations: (x, check, limit) => violations(x, INVARIANT_ROWS[check](tablesOf(x.dialect)), limit),
   expiredLeases,
   appliedMigrations: async (x) =>
     (await rowsOf<{ name: string }>(x, appliedMigrations)).map((r) => r.name),

@@ -29,10 +29,13 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * - `ready`: the first `n` claimable ready rows of the queue by `(available_at,
  *   event_id)`, from the `messages_ready_queue` index.
  * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the
- *   `available_at` recovery would give it) and only with attempts left.
+ *   `available_at` recovery would give it) and only with attempts left under the
+ *   `max_attempts` its claim stamped.
  * - `recovered`: expired rows not picked go back to ready, or to dead on the last
  *   attempt, exactly like SQLite's separate recovery statement.
- * - `claimed` leases the picked rows; a picked expired row also gets what recovery
+ * - `claimed` leases the picked rows, stamping the claiming worker's `on_dead` and
+ *   `max_attempts` (its recovery and `onceq doctor` go by them; never below the attempt
+ *   the claim gives, which it did allow); a picked expired row also gets what recovery
  *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
@@ -49,8 +52,8 @@ const claimText = statementFor(
 );
 
 /**
- * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, max
- * attempts at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also the trailing claim of the result template (complete.ts).
+ * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, the max
+ * attempts stamped at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also the trailing claim of the result template (complete.ts).
  */
 export function claimSteps(
   d: SqlDialect,
@@ -64,7 +67,7 @@ export function claimSteps(
   const now = d.now(1);
   const code = literal(LEASE_EXPIRED);
   return `expired AS (
-      SELECT event_id, lease_until AS rank_at, attempts FROM ${messages}
+      SELECT event_id, lease_until AS rank_at, attempts, max_attempts FROM ${messages}
       WHERE state = 'leased' AND lease_until <= ${now} AND queue = $${queue}
       ORDER BY lease_until
       FOR UPDATE SKIP LOCKED
@@ -78,17 +81,17 @@ export function claimSteps(
       SELECT event_id, from_ready FROM (
         SELECT event_id, rank_at, true AS from_ready FROM ready
         UNION ALL
-        SELECT event_id, rank_at, false FROM expired WHERE attempts < $${max}
+        SELECT event_id, rank_at, false FROM expired WHERE attempts < max_attempts
       ) AS candidates
       ORDER BY rank_at, event_id
       LIMIT ${n}
     ), recovered AS (
       UPDATE ${messages} AS m SET
-        state = CASE WHEN m.attempts < $${max} THEN 'ready' ELSE 'dead' END,
-        available_at = CASE WHEN m.attempts < $${max} THEN m.lease_until ELSE m.available_at END,
+        state = CASE WHEN m.attempts < m.max_attempts THEN 'ready' ELSE 'dead' END,
+        available_at = CASE WHEN m.attempts < m.max_attempts THEN m.lease_until ELSE m.available_at END,
         lease_until = NULL,
         last_error_code = ${code},
-        last_error_detail = CASE WHEN m.attempts < $${max} THEN ${literal(RECOVERED_DETAIL)} ELSE ${literal(RECOVERED_DEAD_DETAIL)} END,
+        last_error_detail = CASE WHEN m.attempts < m.max_attempts THEN ${literal(RECOVERED_DETAIL)} ELSE ${literal(RECOVERED_DEAD_DETAIL)} END,
         updated_at = ${now}
       FROM expired
       WHERE m.event_id = expired.event_id
@@ -102,6 +105,7 @@ export function claimSteps(
         lease_until = ${d.nowPlus(1, seconds)},
         updated_at = ${now},
         on_dead = $${onDead},
+        max_attempts = GREATEST($${max}, m.attempts + 1),
         available_at = CASE WHEN m.state = 'leased' THEN m.lease_until ELSE m.available_at END,
         last_error_code = CASE WHEN m.state = 'leased' THEN ${code} ELSE m.last_error_code END,
         last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
@@ -109,15 +113,25 @@ export function claimSteps(
       RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
     ), claim_counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-      SELECT 'state', key, sum(d), 0 FROM (
-        SELECT 'ready' AS key, -1 AS d FROM pick WHERE from_ready
-        UNION ALL SELECT 'leased', 1 FROM pick WHERE from_ready
-        UNION ALL SELECT 'leased', -1 FROM recovered
-        UNION ALL SELECT state, 1 FROM recovered
-      ) AS moves
-      GROUP BY key HAVING sum(d) <> 0
+      SELECT ${COUNT_KIND}, sum(d), 0 FROM (
+        SELECT $${queue}::text AS queue, 'ready' AS key, -1 AS d FROM pick WHERE from_ready
+        UNION ALL SELECT $${queue}::text, 'leased', 1 FROM pick WHERE from_ready
+        UNION ALL SELECT $${queue}::text, 'leased', -1 FROM recovered
+        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered
+      ) AS moves CROSS JOIN ${COUNT_KINDS}
+      GROUP BY 1, 2 HAVING sum(d) <> 0
     )`;
 }
+
+/**
+ * Every move of a statement counted twice (migration 0012): once for the store
+ * (`state`, key the state) and once for its queue (`queue`, key `queue/state`). Select
+ * `COUNT_KIND` from the moves (`queue`, `key`, a delta) `CROSS JOIN COUNT_KINDS`, grouped
+ * by its two columns.
+ */
+export const COUNT_KINDS = "(VALUES ('state'), ('queue')) AS count_kind(kind)";
+export const COUNT_KIND =
+  "count_kind.kind, CASE count_kind.kind WHEN 'state' THEN key ELSE queue || '/' || key END";
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
 export async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {

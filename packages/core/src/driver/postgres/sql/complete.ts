@@ -36,7 +36,7 @@ import {
   parameters,
   type Rows,
 } from '../completion-rows.ts';
-import { claimSteps } from './claim.ts';
+import { COUNT_KIND, COUNT_KINDS, claimSteps } from './claim.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
 const RESULT_PARAMETERS = 7;
@@ -96,20 +96,20 @@ function write(
       FROM input
       WHERE input.outcome = 'done'
         AND ${fence(d, '$2::text[]')}
-      RETURNING m.event_id
+      RETURNING m.event_id, m.queue
     )${failures ? failedStep(d) : ''}${inserts.join('')}, counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-      SELECT 'state', key, sum(n), 0 FROM (
-        SELECT 'leased' AS key, -1 AS n FROM acked
-        UNION ALL SELECT 'done', 1 FROM acked${
+      SELECT ${COUNT_KIND}, sum(n), 0 FROM (
+        SELECT queue, 'leased' AS key, -1 AS n FROM acked
+        UNION ALL SELECT queue, 'done', 1 FROM acked${
           failures
             ? `
-        UNION ALL SELECT 'leased', -1 FROM failed
-        UNION ALL SELECT state, 1 FROM failed`
+        UNION ALL SELECT queue, 'leased', -1 FROM failed
+        UNION ALL SELECT queue, state, 1 FROM failed`
             : ''
         }
-      ) AS moves
-      GROUP BY key HAVING sum(n) <> 0${effects}
+      ) AS moves CROSS JOIN ${COUNT_KINDS}
+      GROUP BY 1, 2 HAVING sum(n) <> 0${effects}
     )${claimed}
     SELECT 'done' AS outcome, event_id, NULL::integer AS generation, NULL::integer AS attempts,
       NULL::bigint AS lease_until, NULL::text AS payload, NULL::bigint AS available_at
@@ -131,7 +131,7 @@ function failedStep(d: SqlDialect): string {
       FROM input
       WHERE input.outcome <> 'done'
         AND ${fence(d, "ARRAY(SELECT event_id FROM input WHERE outcome <> 'done')")}
-      RETURNING m.event_id, m.state
+      RETURNING m.event_id, m.queue, m.state
     )`;
 }
 
