@@ -80,7 +80,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0011_dedup_window');
+      expect(report.schemaVersion).toBe('0013_release_in_statement');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

@@ -13,6 +13,7 @@ import { orderingKeysSchema } from './0008_ordering_keys.ts';
 import { deliveriesSchema } from './0009_deliveries.ts';
 import { queuesSchema } from './0010_queues.ts';
 import { dedupWindowSchema } from './0011_dedup_window.ts';
+import { releaseInStatementSchema } from './0013_release_in_statement.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly {
   { name: '0009_deliveries', statements: deliveriesSchema },
   { name: '0010_queues', statements: queuesSchema },
   { name: '0011_dedup_window', statements: dedupWindowSchema },
+  { name: '0013_release_in_statement', statements: releaseInStatementSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {
