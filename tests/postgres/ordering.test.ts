@@ -7,7 +7,7 @@
  */
 import { expect, test } from 'bun:test';
 import { apply, enqueue, show } from '@onceq/core';
-import { claimMany } from '@onceq/core/internal';
+import { claimMany, complete, effectResult } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import pg from 'pg';
 import { describePostgres } from '../support/backends.ts';
@@ -51,6 +51,64 @@ describePostgres('postgres: ordering keys across connections', () => {
         caller.release();
       }
       expect((await show(store, 'E0002')).state).toBe('ready');
+    } finally {
+      await pool.end();
+      await opened.cleanup();
+    }
+  }, 60_000);
+
+  test('a batch ACK of two keys never deadlocks with an enqueue that holds one key and then takes the other: it takes the locks in key order', async () => {
+    const opened = await postgresFactory.open(testClock());
+    const pool = new pg.Pool({ connectionString: opened.target, max: 2 });
+    try {
+      const { store } = opened;
+      // Ids in the opposite order of their keys: the ACK meets key B first.
+      await enqueue(store, [
+        { eventId: 'E0001', payload: book(1), key: 'B' },
+        { eventId: 'E0002', payload: book(2), key: 'A' },
+      ]);
+      const heads = await claimMany(store, { limit: 2 });
+      expect(heads.map((l) => l.eventId)).toEqual(['E0001', 'E0002']);
+      const caller = await pool.connect();
+      try {
+        // Were the ACK to hold key B while it waits on A, this session would find the
+        // deadlock first and fail its enqueue, instead of PostgreSQL rolling back the ACK
+        // and onceq running it again unseen.
+        await caller.query("SET deadlock_timeout = '10ms'");
+        await caller.query('BEGIN');
+        await enqueue(store, [{ eventId: 'E0003', payload: book(3), key: 'A' }], {
+          transaction: caller,
+        });
+        const effect = { category: 'book', amountCents: 1 };
+        const acked = complete(
+          store,
+          heads.map((lease) => ({ lease, result: effectResult(effect) })),
+        );
+        let finished = false;
+        void acked.then(() => {
+          finished = true;
+        });
+        // Bounded wait for the event: the ACK waiting on key A's lock.
+        for (let i = 0; i < 500 && !finished; i++) {
+          const { rows } = await pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+          );
+          if (Number(rows[0]?.n) > 0) break;
+          await Bun.sleep(10);
+        }
+        expect(finished).toBe(false);
+        // Key B is free: the ACK waiting on A holds no lock of a later key.
+        await enqueue(store, [{ eventId: 'E0004', payload: book(4), key: 'B' }], {
+          transaction: caller,
+        });
+        await caller.query('COMMIT');
+        const { outcomes } = await acked;
+        expect(outcomes.map((o) => o.outcome)).toEqual(['done', 'done']);
+      } finally {
+        caller.release();
+      }
+      expect((await show(store, 'E0003')).state).toBe('ready');
+      expect((await show(store, 'E0004')).state).toBe('ready');
     } finally {
       await pool.end();
       await opened.cleanup();

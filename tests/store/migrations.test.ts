@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  apply,
   enqueue,
   getIdPolicy,
   type Handler,
@@ -13,6 +14,7 @@ import {
   redrive,
   type Store,
   show,
+  skip,
   status,
   work,
 } from '@onceq/core';
@@ -576,3 +578,103 @@ onPostgres('a schema of 0011 gets 0012', (target) =>
     }
   }),
 );
+
+/** Every migration this build brings, oldest first, as a new store records them. */
+async function migrationNames(): Promise<string[]> {
+  const path = join(dir, 'latest-names.db');
+  await (await openStore(path)).close();
+  const raw = new Database(path, { readonly: true });
+  try {
+    return raw
+      .query<{ name: string }, []>('SELECT name FROM onceq_migrations ORDER BY name')
+      .all()
+      .map((row) => row.name);
+  } finally {
+    raw.close();
+  }
+}
+
+/** Every schema version before the release in statement (0013): the stores it upgrades. */
+const BEFORE_0013 = (await migrationNames()).filter((name) => name < '0013');
+
+/**
+ * A store of `version`: keyed rows once the schema has keys (0008), else the 0002 rows and
+ * their effect (on PostgreSQL from 0006 on, a raw effect adds its count by hand: onceq's
+ * statements count their effects themselves).
+ */
+function rowsAt(version: string, backend: 'sqlite' | 'postgres'): string {
+  if (version >= '0008') return KEYED_0009_ROWS;
+  const count =
+    backend === 'postgres' && version >= '0006'
+      ? `; INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`
+      : '';
+  return `${STORE_0002_ROWS}; ${EFFECT_0002}${count}`;
+}
+
+/**
+ * After 0013, whatever the version upgraded from: a skipped dead head lets its key's next
+ * message go, an ACK releases the next message of its key, every key drains to the end,
+ * nothing is left waiting and the doctor finds nothing.
+ */
+async function expectKeysReleasedAfterUpgrade(store: Store, version: string) {
+  expect((await doctor(store)).findings).toEqual([]);
+  if (version >= '0008') {
+    expect(await skip(store, ['E0001'])).toEqual(['E0001']);
+    expect((await show(store, 'E0002')).state).toBe('ready');
+  }
+  await enqueue(
+    store,
+    [1, 2, 3].map((n) => ({
+      eventId: `E010${n}`,
+      payload: { category: 'book', amount_cents: n },
+      key: 'L',
+    })),
+  );
+  expect((await show(store, 'E0102')).state).toBe('waiting');
+  const leases = await claimMany(store, { limit: 10 });
+  const head = leases.find((lease) => lease.eventId.startsWith('E010'));
+  expect(head?.eventId).toBe('E0101');
+  for (const lease of leases) await apply(store, lease, handlers.v1);
+  expect((await show(store, 'E0102')).state).toBe('ready');
+  await work(store, handlers.v1);
+  for (const id of ['E0101', 'E0102', 'E0103']) expect((await show(store, id)).state).toBe('done');
+  expect((await status(store)).messages.waiting ?? 0).toBe(0);
+  expect((await doctor(store)).findings).toEqual([]);
+}
+
+for (const version of BEFORE_0013) {
+  test(`a store of ${version} gets the release in statement (0013) on open: keys released by skip and by ACK`, async () => {
+    const path = join(dir, `before-0013-from-${version}.db`);
+    await sqliteStoreAt(path, version, (raw) => raw.run(rowsAt(version, 'sqlite')));
+    const store = await openStore(path, { clock: testClock(1005) });
+    try {
+      await expectKeysReleasedAfterUpgrade(store, version);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+onPostgres('schemas of every version get 0013', (target) => {
+  for (const version of BEFORE_0013) {
+    test(`postgres: a schema of ${version} gets the release in statement (0013) on open: keys released by skip and by ACK`, async () => {
+      const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      try {
+        await postgresStoreAt(target, schema, version, async (db) => {
+          await db.unsafe(`SET search_path TO ${schema}; ${rowsAt(version, 'postgres')}`);
+        });
+        const store = await openStore(target, { schema, clock: testClock(1005) });
+        rememberTarget(store, { target, schema });
+        try {
+          await expectKeysReleasedAfterUpgrade(store, version);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        const admin = new SQL(target);
+        await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await admin.close();
+      }
+    });
+  }
+});

@@ -21,7 +21,7 @@ export function isQueueName(name: unknown): name is string {
 
 /**
  * The name an ordering key's lock is taken on: `queue/key` (a queue name has no `/`),
- * as migration 0010's release trigger takes it.
+ * as PostgreSQL's release of a key's next message takes it (migration 0013).
  */
 export function keyLockName(queue: string, key: string): string {
   return `${queue}/${key}`;

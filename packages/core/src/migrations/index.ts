@@ -14,6 +14,7 @@ import { deliveriesSchema } from './0009_deliveries.ts';
 import { queuesSchema } from './0010_queues.ts';
 import { dedupWindowSchema } from './0011_dedup_window.ts';
 import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim_attempts.ts';
+import { releaseInStatementSchema } from './0013_release_in_statement.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly {
     name: '0012_queue_counts_and_claim_attempts',
     statements: queueCountsAndClaimAttemptsSchema,
   },
+  { name: '0013_release_in_statement', statements: releaseInStatementSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

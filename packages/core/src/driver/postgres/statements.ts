@@ -28,6 +28,7 @@ import { statement, type Table } from '../sql-text.ts';
 import { claimOn, literal } from './sql/claim.ts';
 import { postgresTemplate } from './sql/complete.ts';
 import { readConnections } from './sql/connections.ts';
+import { releaseNext } from './sql/release.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
 
@@ -266,9 +267,11 @@ export const postgresDriver: Driver = {
     if (keys.length > 0) await x.query(lockKeysText(x.dialect), [keys]);
   },
   skip: async (x, ids, now) => {
-    const skipped = await ordering.skip(x, ids, now);
-    await moved(x, 'dead', 'skipped', skipped);
-    return skipped;
+    const skipped = await ordering.skipRows(x, ids, now);
+    const skippedIds = ordering.skippedIds(skipped);
+    await moved(x, 'dead', 'skipped', skippedIds);
+    await releaseNext(x, skipped, now);
+    return skippedIds;
   },
   wake: async (x) => {
     await x.query(notifyText(x.dialect));

@@ -1,9 +1,10 @@
 /**
  * The statements of ordering keys (migration 0008, docs/ordering.md) both backends run
  * with the same words: a key's last message for enqueue, skip, and the blocked keys.
- * Releasing a key's next message is no statement here: the `messages_key_release`
- * trigger does it in the transaction that finishes the key's head, whatever statement
- * wrote that state.
+ * Releasing a key's next message is no statement here: SQLite's `messages_key_release`
+ * trigger does it in the statement that finishes the key's head, whatever statement
+ * wrote that state; on PostgreSQL the statements that finish messages do it themselves
+ * (postgres/sql/release.ts).
  */
 import type { MessageState } from '../../states.ts';
 import type { Executor } from '../executor.ts';
@@ -53,24 +54,39 @@ export async function keyTails(
   return [...found.values()];
 }
 
+/** A message `skip` moved: its id, and its key and position (null without a key). */
+export interface SkippedRow {
+  event_id: string;
+  queue: string;
+  ordering_key: string | null;
+  seq: unknown;
+}
+
 /**
  * dead → skipped for the named dead messages (a pruned one included: skipping needs no
- * payload); returns the ids moved. The key's next message is released by the trigger.
+ * payload); returns the rows moved. Releasing each key's next message is the caller's
+ * (SQLite: the `messages_key_release` trigger, in this statement; PostgreSQL: a
+ * statement after it, in the same transaction).
  */
 const skipText = statementFor(
   'skip',
   (d, n) => `UPDATE ${d.table('messages')} SET state = 'skipped', updated_at = ${d.now(1)}
 WHERE state = 'dead' AND event_id IN (${params(d, 2, n)})
-RETURNING event_id`,
+RETURNING event_id, queue, ordering_key, seq`,
 );
 
-export async function skip(x: Executor, ids: readonly string[], now: number): Promise<string[]> {
+export async function skipRows(
+  x: Executor,
+  ids: readonly string[],
+  now: number,
+): Promise<SkippedRow[]> {
   if (ids.length === 0) return [];
   const d = x.dialect;
-  const { rows } = await x.query<{ event_id: string }>(skipText(d, ids.length), [
-    d.nowValue(now),
-    ...ids,
-  ]);
+  return (await x.query<SkippedRow>(skipText(d, ids.length), [d.nowValue(now), ...ids])).rows;
+}
+
+/** The ids of {@link skipRows}' rows, sorted. */
+export function skippedIds(rows: readonly SkippedRow[]): string[] {
   return rows.map((r) => r.event_id).sort();
 }
 

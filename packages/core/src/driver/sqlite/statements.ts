@@ -87,7 +87,7 @@ export const sqliteDriver: Driver = {
   insertMessages,
   // One writer at a time: the write lock already serialises enqueues and releases.
   lockKeys: async () => {},
-  skip: ordering.skip,
+  skip: async (x, ids, now) => ordering.skippedIds(await ordering.skipRows(x, ids, now)),
   // Workers poll a SQLite file: nobody to notify.
   wake: async () => {},
   // No BEGIN: a read takes no write lock.

@@ -12,6 +12,7 @@ import {
 import type { ClaimedRow, ClaimInput } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
 import { type SqlDialect, statementFor } from '../../sql-text.ts';
+import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 
 /** A text as an SQL string literal (onceq's own constants: no quote to escape). */
 export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -40,9 +41,12 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
  *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
  *   the benchmark) to update 500 rows.
- * - `counted` appends the status counters' deltas (migration 0006): picked ready rows
- *   ready → leased (an expired row picked stays leased), recovered rows leased → ready
- *   or dead. Every picked row is locked by this statement, so `claimed` updates each one.
+ * - `released`: a recovered row that died under `on_dead = 'skip'` lets its ordering
+ *   key's next message go (release.ts); nothing runs for rows without a key.
+ * - `claim_counted` appends the status counters' deltas (migration 0006): picked ready
+ *   rows ready → leased (an expired row picked stays leased), recovered rows leased →
+ *   ready or dead, released ones waiting → ready. Every picked row is locked by this
+ *   statement, so `claimed` updates each one.
  */
 const claimText = statementFor(
   'claim-with-recovery',
@@ -52,8 +56,10 @@ const claimText = statementFor(
 );
 
 /**
- * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, the max
- * attempts stamped at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also the trailing claim of the result template (complete.ts).
+ * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, max
+ * attempts at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also
+ * the trailing claim of the result template (complete.ts), which releases keys for the
+ * whole statement itself (`release` false: no `released` step here).
  */
 export function claimSteps(
   d: SqlDialect,
@@ -62,6 +68,7 @@ export function claimSteps(
   max = 3,
   queue = 4,
   onDead = 5,
+  release = true,
 ): string {
   const messages = d.table('messages');
   const now = d.now(1);
@@ -96,7 +103,7 @@ export function claimSteps(
       FROM expired
       WHERE m.event_id = expired.event_id
         AND expired.event_id NOT IN (SELECT event_id FROM pick)
-      RETURNING m.state
+      RETURNING m.event_id, ${RELEASE_COLUMNS}
     ), claimed AS (
       UPDATE ${messages} AS m SET
         state = 'leased',
@@ -111,13 +118,13 @@ export function claimSteps(
         last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
       WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
       RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
-    ), claim_counted AS (
+    ), ${release ? `${releaseStep(d, ['recovered'])}, ` : ''}claim_counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
       SELECT ${COUNT_KIND}, sum(d), 0 FROM (
         SELECT $${queue}::text AS queue, 'ready' AS key, -1 AS d FROM pick WHERE from_ready
         UNION ALL SELECT $${queue}::text, 'leased', 1 FROM pick WHERE from_ready
         UNION ALL SELECT $${queue}::text, 'leased', -1 FROM recovered
-        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered
+        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered${release ? releasedMoves : ''}
       ) AS moves CROSS JOIN ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(d) <> 0
     )`;

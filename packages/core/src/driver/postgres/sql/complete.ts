@@ -11,13 +11,16 @@
  * - `rows_<i>`: one `INSERT … SELECT` per table and column list of the completions' rows
  *   (the money effect's `effects` row, onceq's `completions` record, a handler's own
  *   rows), each row joined to the ACK of its own message: a lost lease inserts nothing.
- * - `counted`: the status counters' deltas (migration 0006) of `acked`, `failed` and the
- *   `effects` rows.
  * - optionally the claim's steps (sql/claim.ts): the next messages claimed in the same
  *   statement. No row is written by both halves: the ACK and the failure take a row only
  *   while its lease holds at now (`lease_until > now`), the claim's recovery only once it
  *   ran out (`lease_until <= now`), the same reading; every step sees the statement's one
  *   snapshot, so a row the failure makes ready is claimed by a later claim.
+ * - `released`: the next message of every ordering key the statement finished (ACKed,
+ *   died under `on_dead = 'skip'`, in `failed` or the claim's recovery) goes `waiting` →
+ *   `ready`, in one call for all of them (release.ts); a later claim hands it out.
+ * - `counted`: the status counters' deltas (migration 0006) of `acked`, `failed`,
+ *   `released` and the `effects` rows.
  *
  * Returns one row per message whose fence matched (`done` or `failed`) and one per row
  * claimed (`claimed`). PostgreSQL runs it all or nothing: a row the database refuses
@@ -37,6 +40,7 @@ import {
   type Rows,
 } from '../completion-rows.ts';
 import { COUNT_KIND, COUNT_KINDS, claimSteps } from './claim.ts';
+import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
 const RESULT_PARAMETERS = 7;
@@ -79,7 +83,14 @@ function write(
     position += parameterCount(rows);
     return step;
   });
-  const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9, 10, 11)}`;
+  const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9, 10, 11, false)}`;
+  // One release for every key the statement finished: its ACKs, its failures and its
+  // claim's recovery (each key's lock taken once, in sorted order).
+  const released = [
+    'acked',
+    ...(failures ? ['failed'] : []),
+    ...(claim === null ? [] : ['recovered']),
+  ];
   const claimRows =
     claim === null
       ? ''
@@ -96,8 +107,8 @@ function write(
       FROM input
       WHERE input.outcome = 'done'
         AND ${fence(d, '$2::text[]')}
-      RETURNING m.event_id, m.queue
-    )${failures ? failedStep(d) : ''}${inserts.join('')}, counted AS (
+      RETURNING m.event_id, ${RELEASE_COLUMNS}
+    )${failures ? failedStep(d) : ''}${inserts.join('')}${claimed}, ${releaseStep(d, released)}, counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
       SELECT ${COUNT_KIND}, sum(n), 0 FROM (
         SELECT queue, 'leased' AS key, -1 AS n FROM acked
@@ -107,10 +118,10 @@ function write(
         UNION ALL SELECT queue, 'leased', -1 FROM failed
         UNION ALL SELECT queue, state, 1 FROM failed`
             : ''
-        }
+        }${releasedMoves}
       ) AS moves CROSS JOIN ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(n) <> 0${effects}
-    )${claimed}
+    )
     SELECT 'done' AS outcome, event_id, NULL::integer AS generation, NULL::integer AS attempts,
       NULL::bigint AS lease_until, NULL::text AS payload, NULL::bigint AS available_at
     FROM acked${
@@ -131,7 +142,7 @@ function failedStep(d: SqlDialect): string {
       FROM input
       WHERE input.outcome <> 'done'
         AND ${fence(d, "ARRAY(SELECT event_id FROM input WHERE outcome <> 'done')")}
-      RETURNING m.event_id, m.queue, m.state
+      RETURNING m.event_id, ${RELEASE_COLUMNS}
     )`;
 }
 
