@@ -23,6 +23,7 @@ import { Database as BunDatabase } from 'bun:sqlite';
 import { join } from 'node:path';
 import { claim, enqueue, openStore, status } from '@onceq/core';
 import { GENERAL_POLICY, prune } from '@onceq/core/internal';
+import { sortedUuid4 } from '../ids.ts';
 import { removeDb, type Spread, spread } from '../util.ts';
 
 export interface StreamsResult {
@@ -52,13 +53,13 @@ export interface StreamsResult {
 
 const CATEGORIES = ['book', 'pen', 'bag'] as const;
 
-function payload(i: number): string {
+export function payload(i: number): string {
   const category = CATEGORIES[i % 3];
   return `{"amount_cents":${1 + ((i * 7919) % 99_999)},"category":"${category}","note":"bench ${i}"}`;
 }
 
 /** 1000-line batches: `count` lines, ids from `id(i)`. */
-function jsonl(count: number, id: (i: number) => string): Uint8Array[] {
+export function jsonl(count: number, id: (i: number) => string): Uint8Array[] {
   const encoder = new TextEncoder();
   const out: Uint8Array[] = [];
   for (let start = 0; start < count; start += 1000) {
@@ -94,6 +95,8 @@ export interface Fill {
   /** `updated_at` of done/dead rows (their finish time). */
   finishedAt: number;
   now: number;
+  /** The `i`-th of `total` ids, increasing with `i`. Default: UUIDv4 ({@link sortedUuid4}). */
+  id?: (i: number, total: number) => string;
 }
 
 /** Adds rows with UUID ids to an existing (migrated, general) store file; returns ms taken. */
@@ -115,11 +118,11 @@ export function fillStore(path: string, fill: Fill): number {
     ['leased', fill.leased],
     ['dead', fill.dead],
   ];
-  // Random UUIDs, inserted in key order: each B-tree grows at its right edge instead of
-  // splitting pages all over (the first 1,000,000-row build, in random order, took 18
-  // minutes on the loaded machine). The states are interleaved over the ids.
+  // Ids inserted in key order: each B-tree grows at its right edge instead of splitting
+  // pages all over (a 1,000,000-row build in random order takes many minutes). The
+  // states are interleaved over the ids.
   const total = plan.reduce((sum, [, n]) => sum + n, 0);
-  const ids = Array.from({ length: total }, () => crypto.randomUUID()).sort();
+  const idAt = fill.id ?? sortedUuid4;
   const assigned = plan.map(() => 0);
   const stateOf = () => {
     // The state furthest behind its share so far.
@@ -138,7 +141,7 @@ export function fillStore(path: string, fill: Fill): number {
   };
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const id = ids[i] as string;
+      const id = idAt(i, total);
       const state = stateOf();
       const finished = state === 'done' || state === 'dead';
       message.run(
