@@ -32,6 +32,7 @@ import { processingSection } from './sections/processing.ts';
 import { referenceTargetsSection } from './sections/reference-targets.ts';
 import { scaleSection } from './sections/scale.ts';
 import { serviceSection } from './sections/service.ts';
+import { soakSection } from './sections/soak.ts';
 import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
 import { streamsSection } from './sections/streams.ts';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
       webhooksSection,
       orderingSection,
       growthSection,
+      soakSection,
       anchorsSection,
     ])
       await run(ctx);
