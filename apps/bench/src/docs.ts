@@ -1,7 +1,8 @@
 /**
  * `bun run bench --write-docs`: docs/benchmarks.md, written from this run's report.
  * The page holds the command, the machine and the date, then every section's
- * table as printed, then each missed target in one line. Figures live only here, so
+ * table as printed (a line `![title](file.svg)` is a chart the section wrote into
+ * docs/), then each missed target in one line. Figures live only here, so
  * the README and the other pages link to this page instead of quoting numbers.
  */
 import { writeFileSync } from 'node:fs';
@@ -44,6 +45,12 @@ export function benchmarksPage(facts: RunFacts, report: readonly string[], misse
   };
   for (const chunk of report) {
     for (const line of chunk.split('\n')) {
+      // A chart the section wrote beside the page: markdown, not part of a code block.
+      if (/^!\[[^\]]*\]\([^)]+\)$/.test(line)) {
+        flush();
+        lines.push('', line);
+        continue;
+      }
       const heading = /^== (.+)$/.exec(line);
       if (heading === null) {
         block.push(line);

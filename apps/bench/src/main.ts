@@ -9,6 +9,7 @@
  *   --only LIST        comma list of sections (see options.ts), e.g. sqlite, pg, webhooks
  *   --anchors          also run plainjob, graphile-worker and pg-boss next to onceq
  *   --anchor-keys LIST only those anchors settings (key prefixes, e.g. onceq/pg/w1/b1)
+ *   --growth-sizes, --growth-window, --soak-minutes: sizes of the growth and soak sections
  *   --write-docs       write docs/benchmarks.md from this run
  *   --pg URL           PostgreSQL to measure (else DATABASE_URL, else a throwaway
  *                      cluster from scripts/pg-cluster.sh when one can be started)
@@ -24,12 +25,14 @@ import { sqliteFactory } from './scenarios/processing.ts';
 import { anchorsSection } from './sections/anchors.ts';
 import { consoleSection } from './sections/console.ts';
 import { enqueueSection } from './sections/enqueue.ts';
+import { growthSection } from './sections/growth.ts';
 import { orderingSection } from './sections/ordering.ts';
 import { overheadSection } from './sections/overhead.ts';
 import { processingSection } from './sections/processing.ts';
 import { referenceTargetsSection } from './sections/reference-targets.ts';
 import { scaleSection } from './sections/scale.ts';
 import { serviceSection } from './sections/service.ts';
+import { soakSection } from './sections/soak.ts';
 import { startupSection } from './sections/startup.ts';
 import { statusSection } from './sections/status.ts';
 import { streamsSection } from './sections/streams.ts';
@@ -79,8 +82,8 @@ async function main(): Promise<void> {
   let pgSkip: string | null = null;
   // Sections that measure PostgreSQL too.
   if (
-    ['pg', 'service', 'console', 'anchors', 'streams', 'scale', 'ordering'].some((s) =>
-      opts.only.has(s as Section),
+    ['pg', 'service', 'console', 'anchors', 'streams', 'scale', 'ordering', 'growth', 'soak'].some(
+      (s) => opts.only.has(s as Section),
     )
   ) {
     pg = await findPostgres(opts.pgUrl, scratch);
@@ -106,6 +109,8 @@ async function main(): Promise<void> {
       scaleSection,
       webhooksSection,
       orderingSection,
+      growthSection,
+      soakSection,
       anchorsSection,
     ])
       await run(ctx);

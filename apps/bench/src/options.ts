@@ -14,12 +14,14 @@ export const SECTIONS = [
   'scale',
   'webhooks',
   'ordering',
+  'growth',
+  'soak',
   'anchors',
 ] as const;
+/** The long sections, run only when --only names them. */
+const LONG_SECTIONS: readonly string[] = ['anchors', 'streams', 'ordering', 'growth', 'soak'];
 /** Sections run when neither --only nor --anchors says otherwise: all but the long ones. */
-const DEFAULT_SECTIONS = SECTIONS.filter(
-  (s) => s !== 'anchors' && s !== 'streams' && s !== 'ordering',
-);
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => !LONG_SECTIONS.includes(s));
 export type Section = (typeof SECTIONS)[number];
 
 export const TARGETS = {
@@ -42,6 +44,11 @@ export const TARGETS = {
   orderedVsUnordered: 0.8,
   /** One claim with messages waiting behind blocked keys (median). */
   blockedClaimMs: 5,
+  /** Growth: a window on the largest store against the same window on an empty one. */
+  growthRate: 0.8,
+  growthP99: 1.5,
+  /** Soak: no sampled figure drifts beyond this share of its mean after the warm-up. */
+  soakDrift: 0.1,
 };
 
 export interface Options {
@@ -55,6 +62,12 @@ export interface Options {
   anchorKeys: string[] | null;
   /** Worker process counts of the scale section; null = its default (1, 4, 8, 16, 32, 64). */
   scaleWorkers: number[] | null;
+  /** Growth: events already stored before each pair of windows. */
+  growthSizes: number[];
+  /** Growth: new events per window. */
+  growthWindow: number;
+  /** Soak: minutes per backend. */
+  soakMinutes: number;
   /** Write docs/benchmarks.md from this run. */
   writeDocs: boolean;
 }
@@ -75,7 +88,7 @@ flags:
   --messages <N>     messages per processing run, at most 10000. Default 10000
   --batches <list>   batch sizes to sweep, e.g. 1,100. Default 1,10,50,100,200,500
   --only <list>      sections: ${SECTIONS.join(', ')}. Default all but
-                     anchors, streams and ordering (the long ones)
+                     ${LONG_SECTIONS.join(', ')} (the long ones)
   --anchors          add the anchors section: plainjob, graphile-worker and pg-boss
                      (pinned dev dependencies of apps/bench) next to onceq, same run
   --anchor-keys <l>  only these anchors settings (keys or their leading parts), e.g.
@@ -84,6 +97,13 @@ flags:
   --scale-workers <list>
                      worker process counts of the scale section, e.g. 8,32.
                      Default 1,4,8,16,32,64
+  --growth-sizes <list>
+                     growth: events stored before the windows, e.g. 0,100000.
+                     Default 0,1000000,10000000 (--quick: 0,100000)
+  --growth-window <N>
+                     growth: new events enqueued and worked per window. Default
+                     100000 (--quick: 10000)
+  --soak-minutes <N> soak: minutes per backend. Default 30 (--quick: 2)
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
   --write-docs       write docs/benchmarks.md from this run (command, machine, date,
@@ -130,6 +150,21 @@ export function options(): Options {
     anchorKeys: values['anchor-keys']?.split(',').filter((k) => k !== '') ?? null,
     scaleWorkers:
       values['scale-workers']?.split(',').map((n) => int('scale-workers', n, 1, 256)) ?? null,
+    growthSizes: (values['growth-sizes'] ?? (quick ? '0,100000' : '0,1000000,10000000'))
+      .split(',')
+      .map((n) => {
+        const size = Number(n);
+        if (!Number.isInteger(size) || size < 0 || size > 100_000_000)
+          usage(`--growth-sizes takes integers 0…100000000, got ${JSON.stringify(n)}`);
+        return size;
+      }),
+    growthWindow: int(
+      'growth-window',
+      values['growth-window'],
+      quick ? 10_000 : 100_000,
+      1_000_000,
+    ),
+    soakMinutes: int('soak-minutes', values['soak-minutes'], quick ? 2 : 30, 24 * 60),
     writeDocs: values['write-docs'] ?? false,
   };
 }
@@ -147,6 +182,9 @@ function parseFlags() {
       anchors: { type: 'boolean', default: false },
       'anchor-keys': { type: 'string' },
       'scale-workers': { type: 'string' },
+      'growth-sizes': { type: 'string' },
+      'growth-window': { type: 'string' },
+      'soak-minutes': { type: 'string' },
       'write-docs': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },

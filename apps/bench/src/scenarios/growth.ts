@@ -1,0 +1,258 @@
+/**
+ * Growth: the same work on a store that already holds many done events.
+ *
+ * For each backend (SQLite synchronous FULL, PostgreSQL), each kind of id (random
+ * UUIDv4, time-ordered UUIDv7) and each size (default 0, 1,000,000 and 10,000,000
+ * stored events), a fresh `general` store is filled with `size` done events with their
+ * effects by direct inserts of the real row shape (SQLite: one prepared INSERT in
+ * transactions of 50,000 rows; PostgreSQL: `INSERT … SELECT` from `generate_series`, a
+ * million rows a statement, then `VACUUM ANALYZE` as autovacuum would have done), in
+ * id order. Then two windows of `window` new events each: enqueued through the public
+ * `enqueue` in 1000-line batches (timed), then worked by 1 (first window) or 2
+ * (second) real worker processes running `work(store, v1, { batch: 100 })` until
+ * nothing is left. Each window reports enqueue lines/s, work msg/s, the claim-to-ACK
+ * latency (p50, p99), the workers' CPU per message, on PostgreSQL the server's CPU per
+ * message (every server process, read from /proc), and the bytes per stored event
+ * (SQLite: the file plus its WAL; PostgreSQL: onceq's tables with their indexes and
+ * TOAST). Every window ends checked: the workers did exactly the window's events and
+ * the store holds every event done, nothing ready, leased or dead.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { enqueue, openStore, type Store, status } from '@onceq/core';
+import { storageUse } from '@onceq/core/admin';
+import { GENERAL_POLICY } from '@onceq/core/internal';
+import { sql } from 'kysely';
+import { type IdKind, idSource, uuid7At } from '../ids.ts';
+import { dropSchema, withPostgres } from '../raw-db.ts';
+import { serverCpuReader } from '../server-cpu.ts';
+import { runChildren } from '../spawn.ts';
+import { percentile, removeDb } from '../util.ts';
+import type { ChildSpec } from '../worker-child.ts';
+import type { Backend } from './processing.ts';
+import { fillStore, jsonl } from './streams.ts';
+
+export interface GrowthWindow {
+  backend: Backend;
+  ids: IdKind;
+  /** Events the store held before the window: the prefill, plus the first window for the second. */
+  storedBefore: number;
+  /** The prefill size this window belongs to. */
+  size: number;
+  workers: number;
+  enqueueRate: number;
+  rate: number;
+  p50Ms: number;
+  p99Ms: number;
+  workerCpuUsPerMessage: number;
+  /** Null when the server is not a process of this machine. */
+  serverCpuUsPerMessage: number | null;
+  bytesPerEvent: number;
+  verified: boolean;
+  detail: string;
+}
+
+export interface GrowthOptions {
+  sizes: readonly number[];
+  window: number;
+  ids: readonly IdKind[];
+  scratch: string;
+  pgUrl: string | null;
+  log: (line: string) => void;
+}
+
+/** Where the prefill's events finished: two days ago, as a store's history would have. */
+const PREFILL_AGE_SECONDS = 2 * 86_400;
+
+/** UUIDv7 prefill ids start this long ago (1000 ids a millisecond), before any live id. */
+const PREFILL_ID_AGE_MS = 30 * 86_400_000;
+
+interface GrowthStore {
+  /** The store as the bench process opened it (enqueue and checks). */
+  store: Store;
+  spec: Omit<ChildSpec, 'batch'>;
+  bytes(): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+async function sqliteGrowthStore(
+  scratch: string,
+  size: number,
+  ids: IdKind,
+  log: (line: string) => void,
+): Promise<GrowthStore> {
+  const path = join(scratch, `growth-${ids}-${size}.db`);
+  removeDb(path);
+  await (await openStore(path, { idPolicy: GENERAL_POLICY })).close();
+  if (size > 0) {
+    const now = Math.floor(Date.now() / 1000);
+    const startMs = Date.now() - PREFILL_ID_AGE_MS;
+    const ms = fillStore(path, {
+      done: size,
+      ready: 0,
+      leased: 0,
+      dead: 0,
+      finishedAt: now - PREFILL_AGE_SECONDS,
+      now,
+      ...(ids === 'uuid7' ? { id: (i: number) => uuid7At(startMs, i) } : {}),
+    });
+    log(`  sqlite ${ids}: filled ${size} done events in ${Math.round(ms / 1000)} s`);
+  }
+  const store = await openStore(path, { synchronous: 'FULL' });
+  const fileBytes = (file: string) => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0;
+    }
+  };
+  return {
+    store,
+    spec: { impl: 'core', effect: 'money', target: path, synchronous: 'FULL' },
+    bytes: async () => fileBytes(path) + fileBytes(`${path}-wal`),
+    dispose: async () => {
+      await store.close();
+      removeDb(path);
+    },
+  };
+}
+
+/** The SQL of the `i`-th of `total` prefill ids (`i` a bigint column), increasing with `i`. */
+function pgIdExpression(ids: IdKind, total: number, startMs: number): string {
+  // gen_random_uuid()'s text is xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx: its tail keeps
+  // the version and variant digits of whichever form the head takes.
+  if (ids === 'uuid4')
+    return `lpad(to_hex((i * 4294967296) / ${total}), 8, '0') || substr(gen_random_uuid()::text, 9)`;
+  const ms = `lpad(to_hex(${startMs}::bigint + i / 1000), 12, '0')`;
+  return `substr(${ms}, 1, 8) || '-' || substr(${ms}, 9, 4) || '-7' || lpad(to_hex(i % 1000), 3, '0') || '-' || substr(gen_random_uuid()::text, 20)`;
+}
+
+async function pgGrowthStore(
+  url: string,
+  size: number,
+  ids: IdKind,
+  log: (line: string) => void,
+): Promise<GrowthStore> {
+  const schema = `onceq_bench_growth_${process.pid}_${ids}_${size}`;
+  await dropSchema(url, schema);
+  const store = await openStore(url, { schema, idPolicy: GENERAL_POLICY });
+  if (size > 0) {
+    const t0 = performance.now();
+    const finished = Math.floor(Date.now() / 1000) - PREFILL_AGE_SECONDS;
+    const id = pgIdExpression(ids, size, Date.now() - PREFILL_ID_AGE_MS);
+    await withPostgres(url, schema, async (db) => {
+      for (let from = 0; from < size; from += 1_000_000) {
+        const to = Math.min(size, from + 1_000_000);
+        await sql`
+          WITH m AS (
+            INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+              enqueued_at, updated_at)
+            SELECT ${sql.raw(id)},
+              format('{"amount_cents":%s,"category":"%s","note":"bench %s"}',
+                1 + (i * 7919) % 99999, (ARRAY['book', 'pen', 'bag'])[i % 3 + 1], i),
+              'done', 1, 1, ${finished}::bigint, ${finished}::bigint, ${finished}::bigint
+            FROM generate_series(${from}::bigint, ${to - 1}::bigint) i
+            RETURNING event_id, payload)
+          INSERT INTO effects (event_id, category, amount_cents, created_at)
+          SELECT event_id, (payload::jsonb)->>'category', ((payload::jsonb)->>'amount_cents')::int,
+            ${finished}::bigint
+          FROM m`.execute(db);
+      }
+      await sql`VACUUM ANALYZE messages`.execute(db);
+      await sql`VACUUM ANALYZE effects`.execute(db);
+    });
+    log(
+      `  postgres ${ids}: filled ${size} done events in ${Math.round((performance.now() - t0) / 1000)} s`,
+    );
+  }
+  return {
+    store,
+    spec: { impl: 'core', effect: 'money', target: url, synchronous: 'FULL', schema },
+    bytes: async () => (await storageUse(store, 0)).bytes,
+    dispose: async () => {
+      await store.close();
+      await dropSchema(url, schema);
+    },
+  };
+}
+
+/** One window on `g`: enqueue `window` new events, then `workers` processes work them all. */
+async function runWindow(
+  g: GrowthStore,
+  opts: { window: number; workers: number; ids: IdKind; storedBefore: number },
+  serverCpu: (() => number) | null,
+): Promise<Omit<GrowthWindow, 'backend' | 'ids' | 'size' | 'storedBefore' | 'workers'>> {
+  const next = idSource(opts.ids);
+  const input = jsonl(opts.window, next);
+  let accepted = 0;
+  const e0 = performance.now();
+  for (const batch of input) accepted += (await enqueue(g.store, batch)).accepted;
+  const enqueueMs = performance.now() - e0;
+  const cpu0 = serverCpu?.() ?? Number.NaN;
+  const results = await runChildren(
+    Array.from({ length: opts.workers }, () => ({ ...g.spec, batch: 100 })),
+  );
+  // Let the postmaster reap the workers' backends, whose CPU it then holds.
+  await Bun.sleep(200);
+  const cpu1 = serverCpu?.() ?? Number.NaN;
+  const start = Math.min(...results.map((r) => r.startMs));
+  const end = Math.max(...results.map((r) => r.endMs));
+  const done = results.reduce((n, r) => n + r.done, 0);
+  const latencies = results.flatMap((r) => r.latencies);
+  const workerCpu = results.reduce((n, r) => n + (r.cpuMs ?? 0), 0);
+  const errors = results.flatMap((r) => (r.error === null ? [] : [r.error]));
+  const { messages } = await status(g.store);
+  const stored = opts.storedBefore + opts.window;
+  const verified =
+    errors.length === 0 &&
+    accepted === opts.window &&
+    done === opts.window &&
+    messages.done === stored &&
+    messages.ready + messages.leased + messages.dead === 0;
+  return {
+    enqueueRate: (accepted / enqueueMs) * 1000,
+    rate: (done / (end - start)) * 1000,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    workerCpuUsPerMessage: done === 0 ? Number.NaN : (workerCpu / done) * 1000,
+    serverCpuUsPerMessage: serverCpu === null || done === 0 ? null : ((cpu1 - cpu0) / done) * 1000,
+    bytesPerEvent: (await g.bytes()) / stored,
+    verified,
+    detail: `accepted ${accepted}, workers done ${done}, stored done ${messages.done} of ${stored}, ready ${messages.ready}, leased ${messages.leased}, dead ${messages.dead}${errors.length === 0 ? '' : `; ${errors.join('; ')}`}`,
+  };
+}
+
+/** Every window of the growth figure, in the order run. */
+export async function runGrowth(opts: GrowthOptions): Promise<GrowthWindow[]> {
+  const { log } = opts;
+  const out: GrowthWindow[] = [];
+  const backends: Backend[] = opts.pgUrl === null ? ['sqlite'] : ['sqlite', 'pg'];
+  const serverCpu = opts.pgUrl === null ? null : await serverCpuReader(opts.pgUrl);
+  for (const backend of backends) {
+    for (const ids of opts.ids) {
+      for (const size of opts.sizes) {
+        const g =
+          backend === 'sqlite'
+            ? await sqliteGrowthStore(opts.scratch, size, ids, log)
+            : await pgGrowthStore(opts.pgUrl as string, size, ids, log);
+        try {
+          for (const workers of [1, 2]) {
+            const storedBefore = size + (workers - 1) * opts.window;
+            const w = await runWindow(
+              g,
+              { window: opts.window, workers, ids, storedBefore },
+              backend === 'pg' ? serverCpu : null,
+            );
+            out.push({ backend, ids, size, storedBefore, workers, ...w });
+            log(
+              `  ${backend} ${ids} at ${storedBefore}, ${workers} worker(s): enqueue ${Math.round(w.enqueueRate)} lines/s, work ${Math.round(w.rate)} msg/s, p99 ${w.p99Ms.toFixed(1)} ms, ${Math.round(w.bytesPerEvent)} B/event${w.verified ? '' : ` NOT VERIFIED: ${w.detail}`}`,
+            );
+          }
+        } finally {
+          await g.dispose();
+        }
+      }
+    }
+  }
+  return out;
+}
