@@ -161,6 +161,27 @@ function doctorSuite(factory: BackendFactory) {
       expect((await doctor(store)).findings).toEqual([]);
     });
 
+    test('after --fix recounts, every state keeps its counter: a keyed message that waits is counted', async () => {
+      const store = await worked();
+      await run(
+        store,
+        store.kind === 'sqlite'
+          ? "UPDATE onceq_counts SET n = n + 1 WHERE kind = 'state' AND key = 'ready'"
+          : "INSERT INTO onceq_counts (kind, key, n, total) VALUES ('state', 'ready', 1, 0)",
+      );
+      expect((await doctor(store, { fix: true })).healthy).toBe(true);
+      await enqueue(
+        store,
+        [1, 2].map((n) => ({
+          eventId: `E900${n}`,
+          payload: { category: 'book', amount_cents: n },
+          key: 'k',
+        })),
+      );
+      expect((await status(store)).messages.waiting).toBe(1);
+      expect((await doctor(store)).findings).toEqual([]);
+    });
+
     test('leased without lease_until (CHECK bypassed)', async () => {
       const store = await worked();
       await withoutCheck(

@@ -41,7 +41,7 @@ const countStatesText = statement(
   (d) => `INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
     SELECT 'state', s.key, (SELECT count(*) FROM ${d.table('messages')} m WHERE m.state = s.key), 0
     FROM (SELECT 'ready' AS key UNION ALL SELECT 'leased' UNION ALL SELECT 'done'
-          UNION ALL SELECT 'dead') s`,
+          UNION ALL SELECT 'dead' UNION ALL SELECT 'waiting' UNION ALL SELECT 'skipped') s`,
 );
 
 const countQueuesText = statement(
