@@ -17,7 +17,8 @@
 import { Database as BunDatabase } from 'bun:sqlite';
 import { join } from 'node:path';
 import { enqueue, openStore, type Store, work } from '@onceq/core';
-import { GENERAL_POLICY, prune } from '@onceq/core/internal';
+import { prune } from '@onceq/core/admin';
+import { GENERAL_POLICY } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { sql } from 'kysely';
 import { type IdKind, idSource } from '../ids.ts';
