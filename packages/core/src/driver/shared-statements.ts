@@ -7,6 +7,7 @@
  * Every move out of `leased` is fenced in its `WHERE` on state, generation and
  * `lease_until > now`, and returns the rows it changed: zero means the lease is lost.
  */
+import { DEFAULT_QUEUE } from '../queues.ts';
 import type { LeaseRef } from '../types.ts';
 import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import type { Executor } from './executor.ts';
@@ -175,14 +176,17 @@ export const queueSnapshotText = statement('queue-snapshot', (d) => {
 });
 
 /**
- * Messages by queue and state, one statement: the maintained counters' `queue` rows
- * (migration 0012, key `queue/state`; PostgreSQL's delta rows summed per key), a few rows
- * per queue however many messages the store holds.
+ * Messages by queue and state, one statement: the maintained counters' `state` rows and
+ * `queue` rows (migration 0012, key `queue/state`; PostgreSQL's delta rows summed per
+ * key), a few rows per queue however many messages the store holds. The `default`
+ * queue has no `queue` rows (a store of one queue pays nothing for them): its counts
+ * are the store's less every other queue's.
  */
 export const queueCountsText = statement(
   'queue-counts',
   (d) =>
-    `SELECT key, sum(n) AS n FROM ${d.table('onceq_counts')} WHERE kind = 'queue' GROUP BY key ORDER BY key`,
+    `SELECT kind, key, sum(n) AS n FROM ${d.table('onceq_counts')}
+    WHERE kind IN ('state', 'queue') GROUP BY kind, key ORDER BY kind, key`,
 );
 
 export async function queueSnapshot(
@@ -196,9 +200,21 @@ export async function queueSnapshot(
 export async function countsByQueue(
   x: Executor,
 ): Promise<{ queue: string; state: string; n: unknown }[]> {
-  const { rows } = await x.query<{ key: string; n: unknown }>(queueCountsText(x.dialect));
-  return rows.map(({ key, n }) => {
+  const { rows } = await x.query<{ kind: string; key: string; n: unknown }>(
+    queueCountsText(x.dialect),
+  );
+  const byQueue: { queue: string; state: string; n: number }[] = [];
+  const defaults = new Map<string, number>();
+  for (const { kind, key, n } of rows) {
+    if (kind === 'state') {
+      defaults.set(key, (defaults.get(key) ?? 0) + Number(n));
+      continue;
+    }
     const slash = key.lastIndexOf('/');
-    return { queue: key.slice(0, slash), state: key.slice(slash + 1), n };
-  });
+    const state = key.slice(slash + 1);
+    byQueue.push({ queue: key.slice(0, slash), state, n: Number(n) });
+    defaults.set(state, (defaults.get(state) ?? 0) - Number(n));
+  }
+  for (const [state, n] of defaults) byQueue.push({ queue: DEFAULT_QUEUE, state, n });
+  return byQueue;
 }

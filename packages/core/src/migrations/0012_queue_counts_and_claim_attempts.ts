@@ -7,7 +7,9 @@ import type { BackendKind } from '../driver/backend.ts';
  * every `status` of a store with several queues and every metrics scrape): `onceq_counts`
  * gains `kind = 'queue'` rows, key `queue/state` (a queue name has no `/`), kept in the
  * same transaction as every write, so the read sums a few rows per queue instead of
- * counting every message. SQLite: the messages' count triggers upsert them beside the
+ * counting every message. The `default` queue has none: its counts are the store's less
+ * every other queue's, so a store of one queue (the lesson's, and most) writes no more
+ * per state change than before. SQLite: the messages' count triggers upsert them beside the
  * state rows (the key release trigger's move is counted by them too). PostgreSQL: the
  * statements that count themselves (claim, recovery, the result template, fail, release,
  * redrive, skip) append queue rows beside their state rows, the enqueue and delete
@@ -33,7 +35,8 @@ const MAX_ATTEMPTS = `ALTER TABLE messages ADD COLUMN max_attempts INTEGER NOT N
   CHECK (max_attempts >= 1)`;
 
 const COUNT_QUEUES = `INSERT INTO onceq_counts (kind, key, n, total)
-  SELECT 'queue', queue || '/' || state, count(*), 0 FROM messages GROUP BY queue, state`;
+  SELECT 'queue', queue || '/' || state, count(*), 0 FROM messages
+  WHERE queue <> 'default' GROUP BY queue, state`;
 
 /** SQLite: one queue row's change by `d` for the row `row` (NEW or OLD). */
 const sqliteQueue = (row: 'NEW' | 'OLD', d: 1 | -1) =>
@@ -67,17 +70,26 @@ export const queueCountsAndClaimAttemptsSchema: Record<BackendKind, readonly str
     COUNT_QUEUES,
     `CREATE TRIGGER messages_count_insert AFTER INSERT ON messages BEGIN
        UPDATE onceq_counts SET n = n + 1 WHERE kind = 'state' AND key = NEW.state;
-       ${sqliteQueue('NEW', 1)}
      END`,
     `CREATE TRIGGER messages_count_update AFTER UPDATE OF state ON messages
      WHEN OLD.state <> NEW.state BEGIN
        UPDATE onceq_counts SET n = n - 1 WHERE kind = 'state' AND key = OLD.state;
        UPDATE onceq_counts SET n = n + 1 WHERE kind = 'state' AND key = NEW.state;
-       ${sqliteQueue('OLD', -1)}
-       ${sqliteQueue('NEW', 1)}
      END`,
     `CREATE TRIGGER messages_count_delete AFTER DELETE ON messages BEGIN
        UPDATE onceq_counts SET n = n - 1 WHERE kind = 'state' AND key = OLD.state;
+     END`,
+    `CREATE TRIGGER messages_count_queue_insert AFTER INSERT ON messages
+     WHEN NEW.queue <> 'default' BEGIN
+       ${sqliteQueue('NEW', 1)}
+     END`,
+    `CREATE TRIGGER messages_count_queue_update AFTER UPDATE OF state ON messages
+     WHEN OLD.state <> NEW.state AND NEW.queue <> 'default' BEGIN
+       ${sqliteQueue('OLD', -1)}
+       ${sqliteQueue('NEW', 1)}
+     END`,
+    `CREATE TRIGGER messages_count_queue_delete AFTER DELETE ON messages
+     WHEN OLD.queue <> 'default' BEGIN
        ${sqliteQueue('OLD', -1)}
      END`,
     `CREATE TRIGGER effects_count_insert AFTER INSERT ON effects BEGIN
@@ -110,7 +122,8 @@ export const queueCountsAndClaimAttemptsSchema: Record<BackendKind, readonly str
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'state', state, count(*), 0 FROM new_rows GROUP BY state
        UNION ALL
-       SELECT 'queue', queue || '/' || state, count(*), 0 FROM new_rows GROUP BY queue, state;
+       SELECT 'queue', queue || '/' || state, count(*), 0 FROM new_rows
+       WHERE queue <> 'default' GROUP BY queue, state;
        PERFORM onceq_counts_fold_sometimes();
        RETURN NULL;
      END $$`,
@@ -119,7 +132,8 @@ export const queueCountsAndClaimAttemptsSchema: Record<BackendKind, readonly str
        INSERT INTO onceq_counts (kind, key, n, total)
        SELECT 'state', state, -count(*), 0 FROM old_rows GROUP BY state
        UNION ALL
-       SELECT 'queue', queue || '/' || state, -count(*), 0 FROM old_rows GROUP BY queue, state;
+       SELECT 'queue', queue || '/' || state, -count(*), 0 FROM old_rows
+       WHERE queue <> 'default' GROUP BY queue, state;
        RETURN NULL;
      END $$`,
     `CREATE OR REPLACE FUNCTION onceq_release_key() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -134,8 +148,11 @@ export const queueCountsAndClaimAttemptsSchema: Record<BackendKind, readonly str
        AND state = 'waiting';
        IF FOUND THEN
          INSERT INTO onceq_counts (kind, key, n, total)
-         VALUES ('state', 'waiting', -1, 0), ('state', 'ready', 1, 0),
-           ('queue', NEW.queue || '/waiting', -1, 0), ('queue', NEW.queue || '/ready', 1, 0);
+         VALUES ('state', 'waiting', -1, 0), ('state', 'ready', 1, 0);
+         IF NEW.queue <> 'default' THEN
+           INSERT INTO onceq_counts (kind, key, n, total)
+           VALUES ('queue', NEW.queue || '/waiting', -1, 0), ('queue', NEW.queue || '/ready', 1, 0);
+         END IF;
        END IF;
        RETURN NULL;
      END $$`,

@@ -147,8 +147,8 @@ const countMovesText = statement(
     SELECT kind, key, sum(n), 0 FROM (
       SELECT 'state' AS kind, $1::text AS key, -1 AS n FROM moved
       UNION ALL SELECT 'state', $2::text, 1 FROM moved
-      UNION ALL SELECT 'queue', queue || '/' || $1::text, -1 FROM moved
-      UNION ALL SELECT 'queue', queue || '/' || $2::text, 1 FROM moved
+      UNION ALL SELECT 'queue', queue || '/' || $1::text, -1 FROM moved WHERE queue <> 'default'
+      UNION ALL SELECT 'queue', queue || '/' || $2::text, 1 FROM moved WHERE queue <> 'default'
     ) AS moves
     GROUP BY kind, key`,
 );

@@ -23,7 +23,8 @@ const compareText = statement(
   ), actual AS (
     SELECT 'state' AS kind, state AS key, count(*) AS n, 0 AS total FROM ${d.table('messages')} GROUP BY state
     UNION ALL
-    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')} GROUP BY queue, state
+    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')}
+      WHERE queue <> 'default' GROUP BY queue, state
     UNION ALL
     SELECT 'effect', category, count(*), sum(amount_cents) FROM ${d.table('effects')} GROUP BY category
   ), keys AS (SELECT kind, key FROM stored UNION SELECT kind, key FROM actual)
@@ -47,7 +48,8 @@ const countStatesText = statement(
 const countQueuesText = statement(
   'count-queues',
   (d) => `INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')} GROUP BY queue, state`,
+    SELECT 'queue', queue || '/' || state, count(*), 0 FROM ${d.table('messages')}
+    WHERE queue <> 'default' GROUP BY queue, state`,
 );
 
 const countEffectsText = statement(

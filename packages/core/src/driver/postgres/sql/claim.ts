@@ -125,18 +125,19 @@ export function claimSteps(
         UNION ALL SELECT $${queue}::text, 'leased', 1 FROM pick WHERE from_ready
         UNION ALL SELECT $${queue}::text, 'leased', -1 FROM recovered
         UNION ALL SELECT $${queue}::text, state, 1 FROM recovered${release ? releasedMoves : ''}
-      ) AS moves CROSS JOIN ${COUNT_KINDS}
+      ) AS moves ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(d) <> 0
     )`;
 }
 
 /**
- * Every move of a statement counted twice (migration 0012): once for the store
- * (`state`, key the state) and once for its queue (`queue`, key `queue/state`). Select
- * `COUNT_KIND` from the moves (`queue`, `key`, a delta) `CROSS JOIN COUNT_KINDS`, grouped
- * by its two columns.
+ * Every move of a statement counted for the store (`state`, key the state) and, unless
+ * its queue is `default`, for its queue (`queue`, key `queue/state`; migration 0012: the
+ * default queue's counts are the store's less the others'). Select `COUNT_KIND` from the
+ * moves (`queue`, `key`, a delta) `${COUNT_KINDS}`, grouped by its two columns.
  */
-export const COUNT_KINDS = "(VALUES ('state'), ('queue')) AS count_kind(kind)";
+export const COUNT_KINDS =
+  "JOIN (VALUES ('state'), ('queue')) AS count_kind(kind) ON count_kind.kind = 'state' OR moves.queue <> 'default'";
 export const COUNT_KIND =
   "count_kind.kind, CASE count_kind.kind WHEN 'state' THEN key ELSE queue || '/' || key END";
 

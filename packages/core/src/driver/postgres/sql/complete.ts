@@ -119,7 +119,7 @@ function write(
         UNION ALL SELECT queue, state, 1 FROM failed`
             : ''
         }${releasedMoves}
-      ) AS moves CROSS JOIN ${COUNT_KINDS}
+      ) AS moves ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(n) <> 0${effects}
     )
     SELECT 'done' AS outcome, event_id, NULL::integer AS generation, NULL::integer AS attempts,

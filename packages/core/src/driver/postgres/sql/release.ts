@@ -71,7 +71,7 @@ const releaseText = statement(
     INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
     SELECT ${COUNT_KIND}, sum(n), 0 FROM (
       SELECT NULL::text AS queue, NULL::text AS key, 0::bigint AS n WHERE false${releasedMoves}
-    ) AS moves CROSS JOIN ${COUNT_KINDS}
+    ) AS moves ${COUNT_KINDS}
     GROUP BY 1, 2 HAVING sum(n) <> 0`,
 );
 
