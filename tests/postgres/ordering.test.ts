@@ -71,7 +71,7 @@ describePostgres('postgres: ordering keys across connections', () => {
       expect(heads.map((l) => l.eventId)).toEqual(['E0001', 'E0002']);
       const caller = await pool.connect();
       try {
-        // Were the ACK to hold key B while it waits on A, this session would find the
+        // Were the ACK to hold key B while it waits on A, this connection would find the
         // deadlock first and fail its enqueue, instead of PostgreSQL rolling back the ACK
         // and onceq running it again unseen.
         await caller.query("SET deadlock_timeout = '10ms'");

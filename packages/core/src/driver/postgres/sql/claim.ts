@@ -12,6 +12,7 @@ import {
 import type { ClaimedRow, ClaimInput } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
 import { type SqlDialect, statementFor } from '../../sql-text.ts';
+import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
 import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 
 /** A text as an SQL string literal (onceq's own constants: no quote to escape). */
@@ -129,17 +130,6 @@ export function claimSteps(
       GROUP BY 1, 2 HAVING sum(d) <> 0
     )`;
 }
-
-/**
- * Every move of a statement counted for the store (`state`, key the state) and, unless
- * its queue is `default`, for its queue (`queue`, key `queue/state`; migration 0012: the
- * default queue's counts are the store's less the others'). Select `COUNT_KIND` from the
- * moves (`queue`, `key`, a delta) `${COUNT_KINDS}`, grouped by its two columns.
- */
-export const COUNT_KINDS =
-  "JOIN (VALUES ('state'), ('queue')) AS count_kind(kind) ON count_kind.kind = 'state' OR moves.queue <> 'default'";
-export const COUNT_KIND =
-  "count_kind.kind, CASE count_kind.kind WHEN 'state' THEN key ELSE queue || '/' || key END";
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */
 export async function claimOn(x: Executor, input: ClaimInput): Promise<ClaimedRow[]> {

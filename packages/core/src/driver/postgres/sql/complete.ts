@@ -39,7 +39,8 @@ import {
   parameters,
   type Rows,
 } from '../completion-rows.ts';
-import { COUNT_KIND, COUNT_KINDS, claimSteps } from './claim.ts';
+import { claimSteps } from './claim.ts';
+import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
 import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */

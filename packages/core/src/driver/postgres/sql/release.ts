@@ -14,7 +14,7 @@
  */
 import type { Executor } from '../../executor.ts';
 import { type SqlDialect, statement } from '../../sql-text.ts';
-import { COUNT_KIND, COUNT_KINDS } from './claim.ts';
+import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
 
 /**
  * The columns a source step of {@link releaseStep} returns for each message it moved:
@@ -51,7 +51,7 @@ export function releaseStep(d: SqlDialect, sources: readonly string[]): string {
 
 /**
  * The counters' rows of {@link releaseStep}'s moves, by queue, for a `(queue, key, n)`
- * union of moves (claim.ts's `COUNT_KINDS` counts each for the store and its queue).
+ * union of moves (counts.ts's `COUNT_KINDS` counts each for the store and its queue).
  */
 export const releasedMoves = `
         UNION ALL SELECT queue, 'waiting', -n FROM released
