@@ -95,6 +95,7 @@ test('one work --queue a,b runs each queue with its own handler and policy from 
   // refunds runs v2 (toy is known to it): done; payments runs outage.ts: retried after its 7 s.
   expect(json(run)).toMatchObject({
     handlers: { payments: 'outage-test', refunds: 'v2' },
+    handler_sources: { payments: './outage.ts', refunds: 'config' },
     claimed: 2,
     done: 1,
     retried: 1,
@@ -108,8 +109,10 @@ test('one work --queue a,b runs each queue with its own handler and policy from 
   // payments' second attempt is its last (attempts 2): dead.
   const last = await box.run(['work', '--queue', 'payments,refunds', '--now', '1007']);
   expect(last.code).toBe(0);
-  expect(last.stderr).toContain('queue payments: handler outage-test');
-  expect(last.stderr).toContain('queue refunds: handler v2');
+  expect(last.stderr).toContain(
+    'queue payments: handler outage-test (from ./outage.ts in onceq.config.json)',
+  );
+  expect(last.stderr).toContain('queue refunds: handler v2 (from onceq.config.json)');
   expect(json(await at('show', 'E0001', '--json'))).toMatchObject({
     state: 'dead',
     attempts: 2,

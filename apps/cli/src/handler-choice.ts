@@ -95,7 +95,11 @@ export async function chooseQueueHandlers(
     const key = `${handler.label}\n${handler.flag ?? ''}`;
     let choice = loaded.get(key);
     if (choice === undefined) {
-      choice = chooseHandler(handler.flag, config, cwd, handler.label);
+      // A queue's own entry of the config file is given to chooseHandler as a flag (so
+      // its label names that entry), but it comes from the config file.
+      choice = chooseHandler(handler.flag, config, cwd, handler.label).then((c) =>
+        handler.ofQueue ? { ...c, source: 'config' } : c,
+      );
       loaded.set(key, choice);
     }
     runs.push({ queue, choice: await choice, policy });

@@ -186,8 +186,11 @@ export function queuesFlag(values: FlagValues): string[] {
 /** One queue of a `work` or `worker`: its handler as given and where from, and its policy. */
 export interface QueuePlan {
   queue: string;
-  /** The handler as given (a version or a path), and what names it in messages. */
-  handler: { flag: string | undefined; label: string };
+  /**
+   * The handler as given (a version or a path), what names it in messages, and whether
+   * it is the queue's own entry of the config file (`queues.<queue>.handler`).
+   */
+  handler: { flag: string | undefined; label: string; ofQueue: boolean };
   policy: PolicyOptions;
 }
 
@@ -209,8 +212,8 @@ export function queuesPlan(
     const fromQueue = config().queues?.[queue]?.handler;
     const handler =
       fromFlag !== undefined || fromQueue === undefined
-        ? { flag: fromFlag, label: '--handler' }
-        : { flag: fromQueue, label: `${CONFIG_FILE} "queues.${queue}.handler"` };
+        ? { flag: fromFlag, label: '--handler', ofQueue: false }
+        : { flag: fromQueue, label: `${CONFIG_FILE} "queues.${queue}.handler"`, ofQueue: true };
     return { queue, handler, policy: queuePolicy(values, config, queue) };
   });
 }
