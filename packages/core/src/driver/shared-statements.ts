@@ -216,5 +216,6 @@ export async function countsByQueue(
     defaults.set(state, (defaults.get(state) ?? 0) - Number(n));
   }
   for (const [state, n] of defaults) byQueue.push({ queue: DEFAULT_QUEUE, state, n });
-  return byQueue;
+  const order = (row: { queue: string; state: string }) => `${row.queue}/${row.state}`;
+  return byQueue.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }
