@@ -95,7 +95,9 @@ fi
 echo "== bun test ($SHARDS shard(s))"
 # --timeout: bun 1.4.4 applies tests/preload.ts's setDefaultTimeout to the first test
 # file only; every later file kept bun's 5 s, and tests running a few CLI processes
-# failed on a loaded machine. (bunfig.toml has no key for it.)
+# failed on a loaded machine. (bunfig.toml has no key for it.) Two minutes: two shards
+# share the cores with whatever else the machine runs, and a test of three CLI runs
+# measured a minute beside two CPU hogs. It bounds a hang; no test waits for it.
 run_shard() {
   local k="$1"
   shift
@@ -114,7 +116,7 @@ run_shard() {
     export ONCEQ_PG_FIRST_PORT=$((PG_FIRST_PORT + (k - 1) * PORT_STRIDE))
     export ONCEQ_PGBOUNCER_FIRST_PORT=$((PGBOUNCER_FIRST_PORT + (k - 1) * PORT_STRIDE))
     export ONCEQ_PG_STATE="$WORK/pg-$k.state"
-    bun test --timeout 60000 --reporter=junit --reporter-outfile="$WORK/junit-$k.xml" \
+    bun test --timeout 120000 --reporter=junit --reporter-outfile="$WORK/junit-$k.xml" \
       "${shard[@]}" "$@" 2>&1 | tee "$WORK/bun-test-$k.log" | sed -u "s|^|$prefix|"
     echo "${PIPESTATUS[0]}" >"$WORK/rc-$k"
   )
