@@ -106,6 +106,42 @@ forEachBackend('deliveries', (factory) => {
       expect(fresh.eventId).toBe('E0002');
     });
 
+    test('an attempt keeps the first 200 characters of the answer, blanked of control characters, declared length or streamed', async () => {
+      const { store } = env();
+      await enqueue(store, nEvents(3).jsonl);
+      await work(store, (payload, context) => ({
+        deliver: [{ to: 'hooks', body: { event: context.eventId, cents: payload.amount_cents } }],
+      }));
+      const streamed = () =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let i = 0; i < 10; i++) controller.enqueue(Buffer.from('z'.repeat(100)));
+            controller.close();
+          },
+        });
+      const answers: Record<string, () => Response> = {
+        'E0001:1': () => new Response(`a\nb${'x'.repeat(300)}`),
+        'E0002:1': () => new Response('y'.repeat(5000)),
+        'E0003:1': () => new Response(streamed()),
+      };
+      answer = (r) => answers[r.id]?.() ?? new Response('unexpected', { status: 500 });
+      try {
+        await sendDeliveries(store, { endpoints: [endpoint()], untilIdle: true });
+      } finally {
+        answer = () => new Response('ok');
+      }
+      const kept = [];
+      for (const id of Object.keys(answers)) {
+        const [attempt] = (await showDelivery(store, id)).attempts;
+        kept.push([attempt?.status, attempt?.response]);
+      }
+      expect(kept).toEqual([
+        [200, `a b${'x'.repeat(197)}`],
+        [200, 'y'.repeat(200)],
+        [200, 'z'.repeat(200)],
+      ]);
+    });
+
     test('a bad deliver fails its message as invalid_completion, naming the delivery', async () => {
       const { store } = env();
       await enqueue(store, nEvents(1).jsonl);

@@ -2,14 +2,18 @@
 // verified request is answered 200 only once its event is stored; a replay is a
 // duplicate; forged, stale and unsigned requests are 401 and write nothing; malformed
 // bodies are 400 naming the problem, oversized ones 413, a conflicting payload 409;
-// requests that arrive together share one commit.
+// requests that arrive together share one commit; while the store cannot commit, a
+// request stays unanswered and others that need no commit are still answered.
+import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
-import { show, status } from '@onceq/core';
+import { type Store, show, status } from '@onceq/core';
 import { createIngest, type IngestSource, signatureHeader } from '@onceq/core/webhooks';
+import { sql } from 'kysely';
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import type { BackendFactory } from '../support/factories.ts';
 import { T0 } from '../support/factories.ts';
+import { openRawDb } from '../support/raw-db.ts';
 
 const SECRET = `whsec_${Buffer.from('ingest secret, thirty-two bytes!').toString('base64')}`;
 const NEXT_SECRET = `whsec_${Buffer.from('the next secret, rotated in soon').toString('base64')}`;
@@ -53,6 +57,25 @@ async function reply(response: Response): Promise<[number, string]> {
     response.status,
     ((await response.json()) as { error?: string; event_id?: string }).error ?? 'ok',
   ];
+}
+
+/** Holds the store's write lock from a connection of the test's own until released. */
+async function holdWrites(store: Store): Promise<() => Promise<void>> {
+  if (store.kind === 'sqlite') {
+    const db = new BunDatabase(store.location);
+    db.run('BEGIN IMMEDIATE');
+    return async () => {
+      db.run('ROLLBACK');
+      db.close();
+    };
+  }
+  const db = await openRawDb(store);
+  const trx = await db.startTransaction().execute();
+  await sql`LOCK TABLE messages IN EXCLUSIVE MODE`.execute(trx);
+  return async () => {
+    await trx.rollback().execute();
+    await db.destroy();
+  };
 }
 
 const generalFactory = (factory: BackendFactory): BackendFactory => ({
@@ -170,6 +193,26 @@ forEachBackend('ingest', (factory) => {
         '{"id":"evt_1","type":"charge.succeeded"}',
       );
       expect((await status(store)).messages.ready).toBe(2);
+    });
+
+    test('a 200 waits for its commit: while the store is locked the request stays unanswered, a forged one is still refused', async () => {
+      const { store } = env();
+      const ingest = createIngest(store, { sources: SOURCES });
+      expect((await ingest.fetch(signed('msg_0', '{"n":0}'))).status).toBe(200);
+      const release = await holdWrites(store);
+      let answered = false;
+      const waiting = ingest.fetch(signed('msg_1', '{"n":1}')).then((response) => {
+        answered = true;
+        return response;
+      });
+      const forgedKey = new Uint8Array(Buffer.from('not the secret, but 32 bytes....'));
+      expect((await ingest.fetch(signed('msg_2', '{"n":2}', T0, forgedKey))).status).toBe(401);
+      // Time enough for an answer that did not wait for the commit to arrive.
+      await Bun.sleep(300);
+      expect(answered).toBe(false);
+      await release();
+      expect((await waiting).status).toBe(200);
+      expect((await show(store, 'msg_1')).payloadText).toBe('{"n":1}');
     });
 
     test('requests that arrive together share commits; two payloads for one id: the first stored, the other 409', async () => {

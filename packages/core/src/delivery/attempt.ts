@@ -117,27 +117,46 @@ export function retryAfterSeconds(value: string | null, now: number): number | n
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds));
 }
 
+/** The most bytes the excerpt can need: a character is at most 4 bytes of UTF-8. */
+const EXCERPT_BYTES = RESPONSE_EXCERPT * 4;
+
+const excerptDecoder = new TextDecoder();
+
 /** The first {@link RESPONSE_EXCERPT} characters of the body, printable; null when there is none or it cannot be read. */
 async function readExcerpt(response: Response): Promise<string | null> {
   try {
-    const reader = response.body?.getReader();
-    if (reader === undefined) return null;
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    while (size < RESPONSE_EXCERPT * 4) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-    }
-    reader.cancel().catch(() => {});
-    const text = new TextDecoder().decode(Buffer.concat(chunks)).slice(0, RESPONSE_EXCERPT);
+    // A body whose declared length fits the excerpt is read whole (HTTP framing holds it
+    // to that length), without a stream reader's cost per attempt; any other only as far
+    // as the excerpt needs.
+    const declared = response.headers.get('content-length');
+    const bytes =
+      declared !== null && Number(declared) <= EXCERPT_BYTES
+        ? await response.bytes()
+        : await firstBytes(response);
+    if (bytes === null) return null;
+    const text = excerptDecoder.decode(bytes).slice(0, RESPONSE_EXCERPT);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed.
     const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
     return clean === '' ? null : clean;
   } catch {
     return null;
   }
+}
+
+/** The body's first chunks, at least {@link EXCERPT_BYTES} of them when it is that long; the rest is not read. */
+async function firstBytes(response: Response): Promise<Uint8Array | null> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+  }
+  reader.cancel().catch(() => {});
+  return Buffer.concat(chunks);
 }
 
 /** A connection error's code (`ECONNRESET`, `ConnectionRefused`), never its message: it may carry the URL. */

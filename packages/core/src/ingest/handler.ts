@@ -16,9 +16,8 @@
 import type { Store } from '../driver/backend.ts';
 import { BatchRejectedError } from '../errors.ts';
 import type { BatchEntry, ParsedBatch } from '../input/batch.ts';
-import { MAX_BATCH_BYTES, MAX_BATCH_LINES } from '../input/batch.ts';
-import { parseEvents } from '../input/events.ts';
-import { GENERAL_POLICY } from '../input/id-policy.ts';
+import { checkedEvent, MAX_BATCH_BYTES, MAX_BATCH_LINES } from '../input/batch.ts';
+import { GENERAL_POLICY, idMatcher } from '../input/id-policy.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { JsonParseError, parseJson } from '../input/parse-json.ts';
 import { enqueue } from '../queue/enqueue.ts';
@@ -151,15 +150,11 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
     if (typeof eventId !== 'string' || eventId === '') {
       return answer(400, { error: `no event id: the ${from} must be a non-empty string` });
     }
-    let entry: BatchEntry;
-    try {
-      // The same rules as an enqueued event (payload size, depth, numbers); the store's
-      // id policy is checked when the group is enqueued.
-      const parsed = parseEvents([{ eventId, payload }], GENERAL_POLICY);
-      entry = parsed.entries[0] as BatchEntry;
-    } catch (error) {
-      return refusal(error, eventId);
-    }
+    // The same rules as an enqueued line's payload (size; the parser has checked depth and
+    // numbers); the store's id policy is checked when the group is enqueued.
+    const checked = checkedEvent(eventId, payload, fitsGeneral, GENERAL_POLICY);
+    if (typeof checked === 'string') return refusedFor(checked, eventId);
+    const entry: BatchEntry = { line: 1, ...checked };
     return new Promise<Response>((resolve) => {
       queue.push({ entry, resolve });
       if (!committing) {
@@ -190,12 +185,18 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
   };
 }
 
+const fitsGeneral = idMatcher(GENERAL_POLICY);
+
 /** The answer for a refused event: 409 for a conflict, 413 for a payload over the limit, 400 otherwise; 503 when the store failed. */
 function refusal(error: unknown, eventId: string): Response {
   if (!(error instanceof BatchRejectedError)) {
     return answer(503, { error: 'the store could not take the event; retry' });
   }
-  const reason = error.issues.map((i) => i.reason).join('; ');
+  return refusedFor(error.issues.map((i) => i.reason).join('; '), eventId);
+}
+
+/** The answer for an event refused for `reason`. */
+function refusedFor(reason: string, eventId: string): Response {
   if (/different payload/.test(reason)) {
     return answer(409, {
       error: `event ${eventId} is stored with a different payload`,

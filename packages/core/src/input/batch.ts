@@ -197,8 +197,22 @@ function parseLine(
   }
   const eventId = value.event_id as JsonValue;
   if (typeof eventId !== 'string') return `event_id must be a string, not ${kindOf(eventId)}`;
-  if (!fits(eventId)) return idRefusal(eventId, idPolicy);
   const payload = value.payload as JsonValue;
+  return checkedEvent(eventId, payload, fits, idPolicy);
+}
+
+/**
+ * An event id and a payload the strict parser returned, checked as a JSONL line's are
+ * (the id fits the policy, the payload is an object of at most {@link MAX_PAYLOAD_BYTES}
+ * in canonical form): the entry with its canonical payload, or the reason it is invalid.
+ */
+export function checkedEvent(
+  eventId: string,
+  payload: JsonValue,
+  fits: (id: string) => boolean,
+  idPolicy: IdPolicy,
+): { eventId: string; payload: string } | string {
+  if (!fits(eventId)) return idRefusal(eventId, idPolicy);
   if (!isJsonObject(payload)) return `payload must be a JSON object, not ${kindOf(payload)}`;
   const text = canonicalize(payload);
   // A UTF-16 code unit is at most 3 bytes of UTF-8: measure only when it could matter.
