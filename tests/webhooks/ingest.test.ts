@@ -207,12 +207,17 @@ forEachBackend('ingest', (factory) => {
       });
       const forgedKey = new Uint8Array(Buffer.from('not the secret, but 32 bytes....'));
       expect((await ingest.fetch(signed('msg_2', '{"n":2}', T0, forgedKey))).status).toBe(401);
+      // Two callers wait for the open request (a server stopping, and its caller).
+      let drained = 0;
+      const drains = [ingest.drain(), ingest.drain()].map((d) => d.then(() => (drained += 1)));
       // Time enough for an answer that did not wait for the commit to arrive.
       await Bun.sleep(300);
-      expect(answered).toBe(false);
+      expect([answered, drained]).toEqual([false, 0]);
       await release();
       expect((await waiting).status).toBe(200);
       expect((await show(store, 'msg_1')).payloadText).toBe('{"n":1}');
+      await Promise.all(drains);
+      expect(drained).toBe(2);
     });
 
     test('requests that arrive together share commits; two payloads for one id: the first stored, the other 409', async () => {

@@ -72,7 +72,8 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
   const queue: Waiting[] = [];
   let committing = false;
   let open = 0;
-  let drained: (() => void) | null = null;
+  /** Who waits in {@link Ingest.drain} for the requests open now to be answered. */
+  let drainers: (() => void)[] = [];
 
   const commitGroups = async () => {
     // Let requests already read reach the queue first: a commit blocks the thread on
@@ -173,13 +174,17 @@ export function createIngest(store: Store, options: IngestOptions): Ingest {
         return answer(500, { error: 'the event was not stored; retry' });
       } finally {
         open -= 1;
-        if (open === 0) drained?.();
+        if (open === 0) {
+          const waiting = drainers;
+          drainers = [];
+          for (const resolve of waiting) resolve();
+        }
       }
     },
     drain() {
       if (open === 0) return Promise.resolve();
       return new Promise((resolve) => {
-        drained = resolve;
+        drainers.push(resolve);
       });
     },
   };
