@@ -1,5 +1,4 @@
 import type { BackendKind } from '../driver/backend.ts';
-import { queuesSchema } from './0010_queues.ts';
 import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim_attempts.ts';
 
 /**
@@ -18,7 +17,8 @@ import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim
  * the drop's removal of every parent row counts the children it leaves without one
  * instead of failing, and each row put back counts its children found again, so the
  * commit sees nothing missing. The indexes and triggers of `messages` go with the table
- * and are made again after the rows are back (the counters already count them).
+ * and are made again after the rows are back (the counters already count them); the
+ * key release trigger's UPDATE now finds the next message by rowid.
  * `onceq_counts` is rebuilt as 0012 did, once no trigger that writes it is left.
  *
  * PostgreSQL checks a list in place: nothing changes there.
@@ -37,10 +37,24 @@ const COUNT_TRIGGERS = queueCountsAndClaimAttemptsSchema.sqlite.filter((s) =>
   s.startsWith('CREATE TRIGGER'),
 );
 
-/** The key release trigger, as 0010 wrote it. */
-const RELEASE_TRIGGER = queuesSchema.sqlite.filter((s) =>
-  s.startsWith('CREATE TRIGGER messages_key_release'),
-);
+/** When a keyed message's state change releases its key (0010). */
+const RELEASE_WHEN =
+  "NEW.ordering_key IS NOT NULL AND OLD.state <> NEW.state AND (NEW.state IN ('done', 'skipped') OR (NEW.state = 'dead' AND NEW.on_dead = 'skip'))";
+
+/**
+ * The key release trigger of 0010, its UPDATE going to the next message by the rowid its
+ * `messages_key` entry holds instead of looking its event id up in the primary key again.
+ */
+const RELEASE_TRIGGER = `CREATE TRIGGER messages_key_release AFTER UPDATE OF state ON messages
+     WHEN ${RELEASE_WHEN}
+     BEGIN
+       UPDATE messages SET state = 'ready', updated_at = NEW.updated_at
+       WHERE rowid = (
+         SELECT rowid FROM messages
+         WHERE queue = NEW.queue AND ordering_key = NEW.ordering_key AND seq > NEW.seq
+         ORDER BY seq LIMIT 1)
+       AND state = 'waiting';
+     END`;
 
 export const checksWithoutListsSchema: Record<BackendKind, readonly string[]> = {
   sqlite: [
@@ -94,7 +108,7 @@ export const checksWithoutListsSchema: Record<BackendKind, readonly string[]> = 
     `CREATE UNIQUE INDEX messages_key ON messages (queue, ordering_key, seq)
      WHERE ordering_key IS NOT NULL`,
     ...COUNT_TRIGGERS,
-    ...RELEASE_TRIGGER,
+    RELEASE_TRIGGER,
   ],
   postgres: [],
 };
