@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0013_release_in_statement');
+      expect(report.schemaVersion).toBe('0014_checks_without_lists');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

@@ -681,3 +681,76 @@ onPostgres('schemas of every version get 0013', (target) => {
     });
   }
 });
+
+/**
+ * A store of 0013 with a message of every kind of child: done messages with an effect and
+ * a delivery, and with a completion, a blocked key with a message waiting behind it, and a
+ * ready message.
+ */
+const FAMILY_0013_ROWS = `${KEYED_0009_ROWS};
+  INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+    lease_until, enqueued_at, updated_at) VALUES
+  ('E0004', '{"amount_cents":400,"category":"pen"}', 'done', 1, 1, 1000, NULL, 1000, 1001),
+  ('E0005', '{"amount_cents":500,"category":"pen"}', 'done', 1, 1, 1000, NULL, 1000, 1001);
+  INSERT INTO effects (event_id, category, amount_cents, created_at) VALUES ('E0004', 'pen', 400, 1001);
+  INSERT INTO completions (event_id, summary, created_at) VALUES ('E0005', 'pen 500', 1001);
+  INSERT INTO deliveries (event_id, key, endpoint, body) VALUES ('E0004', 'paid', 'shop', '{}')`;
+
+/** The programs SQLite runs for an ACK and for an effect's count: no temporary b-tree in either. */
+function temporaryTreesOfHotWrites(path: string): number {
+  const raw = new Database(path);
+  try {
+    const opens = (text: string) =>
+      raw
+        .query<{ opcode: string }, []>(`EXPLAIN ${text}`)
+        .all()
+        .filter((op) => op.opcode === 'OpenEphemeral').length;
+    return (
+      opens(
+        "UPDATE messages SET state = 'done', lease_until = NULL, updated_at = 1 WHERE event_id = 'E0003'",
+      ) +
+      opens(
+        "INSERT INTO effects (event_id, category, amount_cents, created_at) VALUES ('E0003', 'book', 1, 1)",
+      )
+    );
+  } finally {
+    raw.close();
+  }
+}
+
+test('a store of 0013 gets its state and counter CHECKs without lists (0014) on open: every row and child kept, the same states refused', async () => {
+  const path = join(dir, 'before-0014.db');
+  await sqliteStoreAt(path, '0013_release_in_statement', (raw) => raw.exec(FAMILY_0013_ROWS));
+  expect(temporaryTreesOfHotWrites(path)).toBeGreaterThan(0);
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    expect(temporaryTreesOfHotWrites(path)).toBe(0);
+    expect((await doctor(store)).findings).toEqual([]);
+    expect(await status(store)).toMatchObject({
+      messages: { ready: 1, done: 2, dead: 1, waiting: 1 },
+      effects: 1,
+      total: 400,
+    });
+    const raw = new Database(path);
+    try {
+      expect(raw.query('PRAGMA foreign_key_check').all()).toEqual([]);
+      expect(raw.query('SELECT summary FROM completions').all()).toEqual([{ summary: 'pen 500' }]);
+      expect(() =>
+        raw.run("UPDATE messages SET state = 'paused' WHERE event_id = 'E0003'"),
+      ).toThrow(/CHECK constraint failed/);
+      expect(() =>
+        raw.run("INSERT INTO onceq_counts (kind, key, n, total) VALUES ('other', 'x', 0, 0)"),
+      ).toThrow(/CHECK constraint failed/);
+    } finally {
+      raw.close();
+    }
+    expect((await listDeliveries(store)).map((d) => d.eventId)).toEqual(['E0004']);
+    await redrive(store, ['E0001']);
+    await work(store, handlers.v1);
+    for (const id of ['E0001', 'E0002', 'E0003'])
+      expect((await show(store, id)).state).toBe('done');
+    expect((await doctor(store)).findings).toEqual([]);
+  } finally {
+    await store.close();
+  }
+});

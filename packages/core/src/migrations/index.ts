@@ -15,6 +15,7 @@ import { queuesSchema } from './0010_queues.ts';
 import { dedupWindowSchema } from './0011_dedup_window.ts';
 import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim_attempts.ts';
 import { releaseInStatementSchema } from './0013_release_in_statement.ts';
+import { checksWithoutListsSchema } from './0014_checks_without_lists.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -40,6 +41,7 @@ export const MIGRATIONS: readonly {
     statements: queueCountsAndClaimAttemptsSchema,
   },
   { name: '0013_release_in_statement', statements: releaseInStatementSchema },
+  { name: '0014_checks_without_lists', statements: checksWithoutListsSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {
