@@ -30,8 +30,6 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   // tests, fixtures, scripts, examples
   'tests/**/*.ts',
   'tests/fixtures/**/*.{jsonl,json}',
-  // per-file durations `bun run test` balances its shards by
-  'tests/timings.json',
   'scripts/**/*.{ts,sh}',
   'examples/*.jsonl',
   'examples/package.json',
