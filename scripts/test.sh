@@ -72,8 +72,9 @@ set +e
 # the console and to a log whose count lines we read afterwards.
 # --timeout: bun 1.4.4 applies tests/preload.ts's setDefaultTimeout to the first
 # test file only; every later file kept bun's 5 s, and tests running a few CLI
-# processes failed on a loaded machine. (bunfig.toml has no key for it.)
-bun test --timeout 60000 --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
+# processes failed on a loaded machine. (bunfig.toml has no key for it.) Two
+# minutes: it bounds a hang, and no test waits for it.
+bun test --timeout 120000 --reporter=junit --reporter-outfile="$JUNIT" "$@" 2>&1 | tee "$LOG"
 test_rc=${PIPESTATUS[0]}
 set -e
 
