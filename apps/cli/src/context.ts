@@ -44,7 +44,7 @@ export interface Progress {
  * `console.error`: Bun writes those straight to the file descriptors, in call order, and
  * a reader that goes away (`onceq list | head -1`) ends the output quietly instead of
  * raising EPIPE. `process.stdout`, `process.stderr` and `process.stdin` are Node stream
- * objects that cost about 30 ms of start-up to create, so they are touched only when a
+ * objects that cost a noticeable part of start-up to create, so they are touched only when a
  * command needs a terminal fact (the getters below) or Ctrl-C handling.
  */
 export function processContext(): Context {

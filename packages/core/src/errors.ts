@@ -263,3 +263,12 @@ keepClassNames({
   StoreBusyError,
   StorageError,
 });
+
+/** What `error` says, for a log line or a failure's detail: its message, or the value printed (never throws). */
+export function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'a value that cannot be printed';
+  }
+}

@@ -71,9 +71,9 @@ export interface SqlDialect {
    * conditions, `state = 'leased'` matches the leading column of `messages_claim` and
    * `messages_lease`, and with statistics taken while no row was leased (a store analyzed
    * after a bulk load, or while idle) the planner counts on one leased row and walks
-   * every leased row of that index instead (EXPLAIN ANALYZE with 4,800 leases held, as 32
-   * workers hold them: a batch ACK read 4,800 rows in 7 ms, against 50 rows in 0.3 ms by
-   * primary key). tests/postgres/query-plans.test.ts holds the plans to that.
+   * every leased row of that index instead: with many workers holding leases, a batch ACK
+   * read every live lease rather than its own rows by primary key.
+   * tests/postgres/query-plans.test.ts holds the plans to that.
    */
   liveLease(i: number, prefix?: string): string;
   /**

@@ -5,7 +5,7 @@
  */
 
 import { deliveryRows } from '../delivery/declare.ts';
-import { FAILURE_BRAND } from '../errors.ts';
+import { errorText, FAILURE_BRAND } from '../errors.ts';
 import { isJsonObject, type JsonObject } from '../input/json-value.ts';
 import { parseJson } from '../input/parse-json.ts';
 import type { FailInput } from '../types.ts';
@@ -249,14 +249,6 @@ export function failureOf(error: unknown): FailInput {
   return {
     kind: 'temporary',
     code: 'handler_error',
-    detail: `the handler threw: ${describe(error)}`,
+    detail: `the handler threw: ${errorText(error)}`,
   };
-}
-
-function describe(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'a value that cannot be printed';
-  }
 }

@@ -20,8 +20,7 @@ const YIELD_EVERY_MS = 10;
  *
  * Both: bun:sqlite runs synchronously, so a loop of transactions only ever awaits
  * resolved promises and a SIGINT or a heartbeat timer would never get its turn; at least
- * every {@link YIELD_EVERY_MS} the loop yields one event-loop turn (`setImmediate`, about
- * 2 µs).
+ * every {@link YIELD_EVERY_MS} the loop yields one event-loop turn (`setImmediate`).
  */
 export class FairShare {
   readonly #store: Store;

@@ -3,13 +3,14 @@ import type { LeaseLostError } from '../errors.ts';
 import { type ExtendedLease, extendMany } from '../queue/extend.ts';
 import type { LeaseRef } from '../types.ts';
 
-export interface HeartbeatEvents {
+/** Who holds the leases a heartbeat keeps alive (the worker's claimer). */
+export interface LeaseHolder {
+  /** The held leases to renew, by their lease length in seconds. */
+  renewable(): ReadonlyMap<number, readonly LeaseRef[]>;
   /** Leases renewed by one beat, each valid until its new `leaseUntil`. */
   extended(extended: readonly ExtendedLease[]): void;
   /** Leases an extension was refused for: their handlers must stop, their ACK would fail. */
-  lost(lost: readonly LeaseLostError[]): void;
-  /** A beat failed as a whole (store unreachable): the next beat tries again. */
-  failed(error: unknown): void;
+  lost(lost: readonly LeaseLostError[], byHeartbeat: true): void;
 }
 
 export interface Heartbeat {
@@ -26,7 +27,7 @@ export interface Heartbeat {
 
 /**
  * Keeps the worker's held leases alive while their handlers run: every third of the
- * shortest lease it extends every lease `held()` returns to `now + ` its lease length (a
+ * shortest lease it extends every lease `holder` holds to `now + ` its lease length (a
  * worker's queues may each have their own), in one transaction per length, each fenced on
  * its own. A refused extension is reported once per lease. A beat never overlaps the
  * previous one, and with nothing held a beat costs nothing.
@@ -35,20 +36,21 @@ export interface Heartbeat {
  */
 export function startHeartbeat(
   store: Store,
-  held: () => ReadonlyMap<number, readonly LeaseRef[]>,
+  holder: LeaseHolder,
   shortestLeaseSeconds: number,
-  events: HeartbeatEvents,
+  /** A beat failed as a whole (store unreachable): the next beat tries again. */
+  failed: (error: unknown) => void,
 ): Heartbeat {
   let running: Promise<void> | undefined;
   const beat = async () => {
-    for (const [leaseSeconds, leases] of held()) {
+    for (const [leaseSeconds, leases] of holder.renewable()) {
       if (leases.length === 0) continue;
       try {
         const { extended, lost } = await extendMany(store, leases, leaseSeconds);
-        if (extended.length > 0) events.extended(extended);
-        if (lost.length > 0) events.lost(lost);
+        if (extended.length > 0) holder.extended(extended);
+        if (lost.length > 0) holder.lost(lost, true);
       } catch (error) {
-        events.failed(error);
+        failed(error);
       }
     }
   };

@@ -7,6 +7,7 @@ import type { Held } from './held.ts';
 import { silentLog, type WorkerLog } from './log.ts';
 import { type MetricsRecorder, OUTCOMES } from './metrics-recorder.ts';
 import type { StopResult, WorkerSettings, WorkerSummary } from './options.ts';
+import type { ScheduledPrune } from './prune-schedule.ts';
 
 /** One recorded batch as its log line tells it. */
 export interface BatchRecord {
@@ -192,7 +193,11 @@ export class Tally {
     );
   }
 
-  pruneSchedule(everySeconds: number, done: number | undefined, dead: number | undefined): void {
+  /** The worker's prune schedule, once at start (none without one). */
+  pruneSchedule(pruner: ScheduledPrune | undefined): void {
+    if (pruner === undefined) return;
+    const { everySeconds } = pruner;
+    const { doneOlderThanSeconds: done, deadOlderThanSeconds: dead } = pruner.ages();
     const ages = [
       done === undefined ? null : `done older than ${done} s`,
       dead === undefined ? null : `dead older than ${dead} s`,

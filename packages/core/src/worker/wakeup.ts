@@ -55,6 +55,11 @@ export class Wakeup {
     this.#idleMs = this.minMs;
   }
 
+  /** How the worker learns of new work, for its start line. */
+  describe(listening: boolean): string {
+    return listening ? 'LISTEN/NOTIFY + polling' : `polling up to ${this.maxMs} ms`;
+  }
+
   /** Work was found: the next empty look comes quickly again, and a wake acts at once. */
   busy(): void {
     this.#idleMs = this.minMs;

@@ -1,4 +1,5 @@
 import type { Store, WakeListener } from '../driver/backend.ts';
+import { errorText } from '../errors.ts';
 import type { Handler } from '../handler/contract.ts';
 import { handlerStore } from '../handler/run.ts';
 import { Claimer } from './claimer.ts';
@@ -51,14 +52,8 @@ export { DEFAULT_BATCH, STUCK_AFTER_LEASES } from './options.ts';
  * optional deadline; hand the batch to the completer; share ({@link FairShare}: on
  * SQLite step aside after lock waits so a second process gets the write lock; always
  * let signals and timers in). Idle, it sleeps adaptively until new work is due, a NOTIFY
- * arrives (PostgreSQL) or it is stopped; in drain mode it ends instead.
- *
- * Shutdown has two stages. {@link stop}: claim nothing more, let running handlers finish
- * and record them, **release** the claimed-but-unstarted messages (ready now, attempts
- * given back). If `timeoutMs` runs out, or {@link forceStop} is called (a second
- * signal), the running handlers' signals are aborted and the worker ends without them:
- * finished results are still recorded and unstarted messages still released, only the
- * running ones are abandoned (their leases expire and are recovered as silent deaths).
+ * arrives (PostgreSQL) or it is stopped; in drain mode it ends instead. Shutdown has
+ * two stages: {@link stop}, then {@link forceStop}.
  */
 export class Worker {
   readonly #store: Store;
@@ -160,25 +155,15 @@ export class Worker {
       const note = (event: string, message: string) => tally.note(event, message);
       this.#listener = await listenForWakes(this.#store, this.#wakeup, note, this.#metrics);
     }
-    const wake = this.#listener
-      ? 'LISTEN/NOTIFY + polling'
-      : `polling up to ${this.#wakeup.maxMs} ms`;
+    const wake = this.#wakeup.describe(this.#listener !== undefined);
     tally.started(this.#store, this.#settings, this.#completer.kind === 'pipelined', wake);
-    if (this.#pruner !== undefined) {
-      const { doneOlderThanSeconds: done, deadOlderThanSeconds: dead } = this.#pruner.ages();
-      tally.pruneSchedule(this.#pruner.everySeconds, done, dead);
-    }
+    tally.pruneSchedule(this.#pruner);
     watchConnections(this.#store, this.#log, this.#metrics);
-    const claimer = this.#claimer;
-    this.#heartbeat = startHeartbeat(
-      this.#store,
-      () => claimer.renewable(),
-      Math.min(...this.#settings.queues.map((q) => q.store.protocol.leaseSeconds)),
-      {
-        extended: (extended) => claimer.extended(extended),
-        lost: (errors) => claimer.lost(errors, true),
-        failed: (error) => tally.note('heartbeat_failed', describe(error)),
-      },
+    const shortestLease = Math.min(
+      ...this.#settings.queues.map((q) => q.store.protocol.leaseSeconds),
+    );
+    this.#heartbeat = startHeartbeat(this.#store, this.#claimer, shortestLease, (error) =>
+      tally.note('heartbeat_failed', errorText(error)),
     );
     tally.progressAt = performance.now();
     this.#loop = this.#run();
@@ -199,7 +184,8 @@ export class Worker {
 
   /**
    * Graceful stop: no new claims; running handlers finish and are recorded; unstarted
-   * claimed messages are released. After `timeoutMs` (default 30000) it forces the stop.
+   * claimed messages are **released** (ready now, attempts given back). After `timeoutMs`
+   * (default 30000) it forces the stop.
    */
   async stop(options: StopOptions = {}): Promise<StopResult> {
     if (this.#state === 'new') {
@@ -217,8 +203,9 @@ export class Worker {
   }
 
   /**
-   * Immediate stop (a second signal): aborts running handlers and stops waiting for them;
-   * finished results are still recorded and unstarted messages released.
+   * Immediate stop (a second signal): aborts running handlers' signals and stops waiting
+   * for them; finished results are still recorded and unstarted messages released. The
+   * running ones are abandoned: their leases expire and are recovered as silent deaths.
    */
   forceStop(): void {
     if (this.#state === 'running') this.#state = 'stopping';
@@ -297,7 +284,7 @@ export class Worker {
 
   /** A store error outside a drain: said once per distinct error, then retried. */
   #failed(error: unknown): void {
-    const why = describe(error);
+    const why = errorText(error);
     if (this.#storeError !== why) this.#tally.note('store_error', `${why}; retrying`);
     this.#storeError = why;
   }
@@ -310,8 +297,4 @@ export class Worker {
     this.#listener = undefined;
     this.#tally.stopped(this.#result());
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

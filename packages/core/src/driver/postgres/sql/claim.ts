@@ -26,8 +26,8 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * - `expired`: every leased row whose lease ran out (locked; others' locks skipped).
  *   `ORDER BY lease_until` makes `messages_lease` (state, lease_until) the cheaper path
  *   even when the statistics say no row is leased: there `messages_claim` looked as
- *   cheap, and walking its `leased` range read every live lease (4,800 rows at 32
- *   workers) to find the expired ones.
+ *   cheap, and walking its `leased` range read every live lease of every worker to find
+ *   the expired ones.
  * - `ready`: the first `n` claimable ready rows of the queue by `(available_at,
  *   event_id)`, from the `messages_ready_queue` index.
  * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the
@@ -40,8 +40,8 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  *   the claim gives, which it did allow); a picked expired row also gets what recovery
  *   would have written (`available_at`, `last_error_*`). It finds them by primary key,
  *   `event_id = ANY(ARRAY(SELECT … FROM pick))`: joined with `FROM pick` instead, the
- *   planner hashed the whole table (a sequential scan of every message, 5,000 rows in
- *   the benchmark) to update 500 rows.
+ *   planner hashed the whole table (a sequential scan of every message) to update one
+ *   batch of rows.
  * - `released`: a recovered row that died under `on_dead = 'skip'` lets its ordering
  *   key's next message go (release.ts); nothing runs for rows without a key.
  * - `claim_counted` appends the status counters' deltas (migration 0006): picked ready
