@@ -4,7 +4,15 @@
 // claim's generation; the same steps with the heartbeat unable to reach its lease show
 // the guard: the lease runs out and the late result is refused.
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { claim, enqueue, type Handler, type Store, show, Worker } from '@onceq/core';
+import {
+  claim,
+  enqueue,
+  type Handler,
+  type Store,
+  show,
+  Worker,
+  type WorkerOptions,
+} from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
@@ -24,8 +32,13 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
   }
 }
 
-/** v1, once `gate` opens; `started` resolves when the handler is running. */
-function gatedHandler() {
+/**
+ * E0001 enqueued and a worker started on it (one message a claim, the lease of
+ * {@link LEASE_SECONDS}) whose handler runs v1 once `open()` is called; resolves once
+ * the handler is running.
+ */
+async function gatedWorker(store: Store, options: WorkerOptions = {}) {
+  await enqueue(store, batch(line('E0001', paid('book', 100))));
   const started = Promise.withResolvers<void>();
   const gate = Promise.withResolvers<void>();
   const handler: Handler = async (payload, context) => {
@@ -33,7 +46,15 @@ function gatedHandler() {
     await gate.promise;
     return handlers.v1(payload, context);
   };
-  return { handler, started: started.promise, open: () => gate.resolve() };
+  const worker = new Worker(store, handler, {
+    batch: 1,
+    leaseSeconds: LEASE_SECONDS,
+    pollMaxMs: 20,
+    ...options,
+  });
+  await worker.start();
+  await started.promise;
+  return { worker, open: () => gate.resolve() };
 }
 
 /** Resolves once E0001 is leased under generation 1 until `leaseUntil`. */
@@ -53,16 +74,8 @@ function heartbeatSuite(factory: BackendFactory) {
 
     test('renews the lease while the handler runs: past its first lease_until, done exactly once under generation 1', async () => {
       const { store, clock } = env();
-      await enqueue(store, batch(line('E0001', paid('book', 100))));
-      const { handler, started, open } = gatedHandler();
-      const worker = new Worker(store, handler, {
-        batch: 1,
-        leaseSeconds: LEASE_SECONDS,
-        pollMaxMs: 20,
-      });
-      await worker.start();
+      const { worker, open } = await gatedWorker(store);
       try {
-        await started;
         await leasedUntil(store, T0 + LEASE_SECONDS);
         // Each step stays inside the lease the last beat wrote; the next beat renews it
         // from the new now. Two steps put the clock past the first lease_until.
@@ -92,17 +105,8 @@ function heartbeatSuite(factory: BackendFactory) {
 
     test('without a renewal the lease runs out: another claim takes the message and the late result is refused as lost', async () => {
       const { store, clock } = env();
-      await enqueue(store, batch(line('E0001', paid('book', 100))));
-      const { handler, started, open } = gatedHandler();
-      const worker = new Worker(store, handler, {
-        batch: 1,
-        leaseSeconds: LEASE_SECONDS,
-        pollMaxMs: 20,
-        max: 1,
-      });
-      await worker.start();
+      const { worker, open } = await gatedWorker(store, { max: 1 });
       try {
-        await started;
         await leasedUntil(store, T0 + LEASE_SECONDS);
         // A step past the lease before any beat could renew it: the lease is gone.
         clock.set(T0 + LEASE_SECONDS);
