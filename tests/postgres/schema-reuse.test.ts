@@ -2,7 +2,7 @@
 // the next test, emptied back to a new store's rows, and drops any other: a reused
 // schema is indistinguishable from a new one, and a changed one is never reused.
 import { expect, test } from 'bun:test';
-import { enqueue, getIdPolicy, status } from '@onceq/core';
+import { enqueue, getIdPolicy, type IdPolicy, status } from '@onceq/core';
 import { doctor } from '@onceq/core/admin';
 import { SQL } from 'bun';
 import { sql } from 'kysely';
@@ -21,6 +21,21 @@ async function schemaExists(schema: string): Promise<boolean> {
   }
 }
 
+/**
+ * Opens a store in a new schema, never a spare: a spare had a test's rows deleted, so the
+ * server may vacuum it while it waits, and a vacuumed schema is rightly dropped.
+ */
+async function openNewSchema(idPolicy?: IdPolicy) {
+  const spares = await Promise.all(
+    Array.from({ length: spareCount(process.env.DATABASE_URL as string) }, () =>
+      postgresFactory.open(testClock(T0)),
+    ),
+  );
+  const opened = await postgresFactory.open(testClock(T0), idPolicy);
+  for (const spare of spares) await spare.cleanup();
+  return opened;
+}
+
 /** Opens stores until one lands in `schema` (the spare last given back), or fails. */
 async function reopenedIn(schema: string) {
   const opened = await postgresFactory.open(testClock(T0));
@@ -33,15 +48,7 @@ async function reopenedIn(schema: string) {
 
 onPostgres('test schemas given back', () => {
   test('a schema used only through its rows is reused: the next store in it is as new', async () => {
-    // On a new schema: a spare may be vacuumed by the server while it waits (its earlier
-    // rows were deleted), and a vacuumed schema is rightly dropped.
-    const spares = await Promise.all(
-      Array.from({ length: spareCount(process.env.DATABASE_URL as string) }, () =>
-        postgresFactory.open(testClock(T0)),
-      ),
-    );
-    const first = await postgresFactory.open(testClock(T0), { kind: 'general' });
-    for (const spare of spares) await spare.cleanup();
+    const first = await openNewSchema({ kind: 'general' });
     const schema = first.schema as string;
     await enqueue(
       first.store,
@@ -73,7 +80,7 @@ onPostgres('test schemas given back', () => {
     expect(await schemaExists(schema)).toBe(false);
 
     // Control: the same steps without the DDL keep the schema.
-    const kept = await postgresFactory.open(testClock(T0));
+    const kept = await openNewSchema();
     await rawDb(kept.store, async (db) => {
       await sql`SELECT count(*) FROM messages`.execute(db);
     });
