@@ -52,6 +52,12 @@ const CLAIM_PARAMETERS = 4;
  * pair, by primary key from the array `ids` (joined on `input` alone, a small table is
  * scanned whole and hashed), leased at the pair's generation with time left at now. The
  * ACK looks up every id of the batch (failures are few), the failure step only its own.
+ *
+ * The ACK keeps its pairs with `outcome NOT IN ('ready', 'dead')`, not `outcome = 'done'`:
+ * the planner has no statistics on `input` and reads an equality as keeping one pair in
+ * two hundred, so it planned a batch of 500 ACKs as one or two lookups, each a walk of
+ * a whole secondary index that merely holds `event_id`; the inequalities read as keeping
+ * nearly all, and the plan joins the batch by primary key or hash.
  */
 function fence(d: SqlDialect, ids: string): string {
   return `m.event_id = ANY(${ids})
@@ -106,7 +112,7 @@ function write(
       UPDATE ${messages} AS m
       SET state = 'done', lease_until = NULL, updated_at = ${now}
       FROM input
-      WHERE input.outcome = 'done'
+      WHERE input.outcome NOT IN ('ready', 'dead')
         AND ${fence(d, '$2::text[]')}
       RETURNING m.event_id, ${RELEASE_COLUMNS}
     )${failures ? failedStep(d) : ''}${inserts.join('')}${claimed}, ${releaseStep(d, released)}, counted AS (
