@@ -52,12 +52,6 @@ const CLAIM_PARAMETERS = 4;
  * pair, by primary key from the array `ids` (joined on `input` alone, a small table is
  * scanned whole and hashed), leased at the pair's generation with time left at now. The
  * ACK looks up every id of the batch (failures are few), the failure step only its own.
- *
- * The ACK keeps its pairs with `outcome NOT IN ('ready', 'dead')`, not `outcome = 'done'`:
- * the planner has no statistics on `input` and reads an equality as keeping one pair in
- * two hundred, so it planned a batch of 500 ACKs as one or two lookups, each a walk of
- * a whole secondary index that merely holds `event_id`; the inequalities read as keeping
- * nearly all, and the plan joins the batch by primary key or hash.
  */
 function fence(d: SqlDialect, ids: string): string {
   return `m.event_id = ANY(${ids})
@@ -104,6 +98,11 @@ function write(
       : `
     UNION ALL SELECT 'claimed', event_id, generation, attempts, lease_until, payload, available_at
     FROM claimed`;
+  // The ACK keeps its pairs by `outcome NOT IN ('ready', 'dead')`, not `outcome = 'done'`:
+  // the planner has no statistics on `input` and reads an equality as keeping one pair in
+  // two hundred, so it planned a batch of 500 ACKs as one or two lookups, each a walk of
+  // a whole secondary index that merely holds `event_id`; the inequalities read as
+  // keeping nearly all, and the plan joins the batch by primary key or hash.
   return `
     WITH input AS (
       SELECT * FROM unnest($2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[])
