@@ -117,6 +117,11 @@ if [[ $failed -gt 0 ]]; then
   status=1
 fi
 
+# Why each failed, at the end, where a CI log that keeps only its tail still shows it.
+if [[ $failed -gt 0 && -f "$JUNIT" ]]; then
+  bun "$ROOT/scripts/junit-failures.ts" "$JUNIT" || true
+fi
+
 summary="$passed passed, $failed failed"
 if [[ $skipped -gt 0 ]]; then
   summary="$summary, $skipped skipped"

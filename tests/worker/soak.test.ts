@@ -1,13 +1,17 @@
-// The soak, two minutes per backend (both at once): a real `onceq worker` under a steady
+// The soak, 130 s per backend (both at once): a real `onceq worker` under a steady
 // producer, payloads pruned and tombstones forgotten every 5 s, sampled every 5 s.
-// After the warm-up the store's size and the SQLite WAL must be flat, the worker must
-// keep up with the producer, and every event must be applied exactly once. The worker's
-// RSS is sampled but judged only by the bench's 30-minute soak: in one minute of steady
-// state it follows the garbage collector's sawtooth (up 15 % before a collection), not
-// a trend. Speed is the bench's to judge (`bun run bench --only soak`: the p99 and the
-// applied rate per interval, which on a shared machine move with its load), so here the
-// throughput is judged over the whole steady part against the produced rate. Bounded
-// throughout: the soak stops its worker by pid and waits at most a minute for the backlog.
+// The first 80 s are the warm-up: the store fills its window within 25 s, but
+// PostgreSQL's relations reach their size only after several vacuums have freed the
+// space the next ones reuse, sometimes well past the first minute, and growth toward
+// that plateau is not a trend. Over the ten samples after it the store's size and the
+// SQLite WAL must be flat, the worker must keep up with the producer, and every event
+// must be applied exactly once. The worker's RSS is sampled but judged only by the
+// bench's 30-minute soak: in one minute of steady state it follows the garbage
+// collector's sawtooth (up 15 % before a collection), not a trend. Speed is the bench's
+// to judge (`bun run bench --only soak`: the p99 and the applied rate per interval,
+// which on a shared machine move with its load), so here the throughput is judged over
+// the whole steady part against the produced rate. Bounded throughout: the soak stops
+// its worker by pid and waits at most a minute for the backlog.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { relativeDrift, runSoak, type SoakResult } from '@onceq/bench/scenarios/soak.ts';
 import { onPostgres, postgresPlan } from '../support/backends.ts';
@@ -16,7 +20,7 @@ import { type SharedStore, sharedStore } from '../support/worker-process.ts';
 setDefaultTimeout(300_000);
 
 const FLAT = 0.1;
-const SOAK = { durationMs: 120_000, intervalMs: 5_000, rate: 50 };
+const SOAK = { durationMs: 130_000, intervalMs: 5_000, rate: 50, warmUpMs: 80_000 };
 
 describe('relativeDrift', () => {
   test('is the least-squares move over the span as a share of the mean', () => {
@@ -57,7 +61,7 @@ function expectSteady(r: SoakResult) {
   expect(r.appliedRows, where).toBe(r.produced);
   expect(r.appliedDistinct, where).toBe(r.produced);
   expect(r.exact).toBe(true);
-  expect(r.samples.length - r.warmUp, where).toBeGreaterThanOrEqual(5);
+  expect(r.samples.length - r.warmUp, where).toBeGreaterThanOrEqual(10);
   const steady = r.samples.slice(r.warmUp);
   const applied = steady.reduce((sum, s) => sum + s.applied, 0) / steady.length;
   expect(Math.abs(applied / SOAK.rate - 1), where).toBeLessThan(FLAT);
@@ -69,14 +73,14 @@ function expectSteady(r: SoakResult) {
   }
 }
 
-test('sqlite: two minutes of a worker under a steady producer stay flat and exact', async () => {
+test('sqlite: a worker under a steady producer stays flat and exact', async () => {
   const r = (await soaks.get('sqlite')) as SoakResult;
   expectSteady(r);
   expect(Math.abs(r.drift.walBytes ?? Number.NaN)).toBeLessThan(FLAT);
 });
 
 onPostgres('soak', () => {
-  test('postgres: two minutes of a worker under a steady producer stay flat and exact', async () => {
+  test('postgres: a worker under a steady producer stays flat and exact', async () => {
     expectSteady((await soaks.get('postgres')) as SoakResult);
   });
 });

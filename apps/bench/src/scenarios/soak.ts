@@ -18,8 +18,8 @@
  *
  * At the end the producer stops, the worker finishes the backlog and is stopped with
  * SIGTERM by its pid; every produced event must have exactly one row in `soak_applied`.
- * A series is flat when, after the warm-up (the first half of the samples, at least
- * five), its least-squares line moves by at most a tenth of its mean over the samples.
+ * A series is flat when, after the warm-up (by default the first half of the samples, at
+ * least five), its least-squares line moves by at most a tenth of its mean over the samples.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,6 +74,8 @@ export interface SoakOptions {
   intervalMs: number;
   /** Events produced a second. */
   rate: number;
+  /** The samples taken in this first part are the warm-up; by default the first half. */
+  warmUpMs?: number;
   log?: (line: string) => void;
 }
 
@@ -279,8 +281,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const appliedRows = Number(counted.rows[0]?.n);
   const appliedDistinct = Number(counted.rows[0]?.d);
   // The store fills its window after the payload prune's age plus the dedup window, and
-  // PostgreSQL's free space settles a few vacuums later: the first half is the warm-up.
-  const warmUp = Math.max(Math.min(samples.length, 5), Math.floor(samples.length / 2));
+  // PostgreSQL's free space settles a few vacuums later: the first half is the warm-up,
+  // unless the caller chose its length.
+  const warmUp =
+    opts.warmUpMs === undefined
+      ? Math.max(Math.min(samples.length, 5), Math.floor(samples.length / 2))
+      : Math.min(samples.length, Math.floor(opts.warmUpMs / opts.intervalMs));
   const steady = samples.slice(warmUp);
   const drift: Partial<Record<SoakSeries, number>> = {};
   for (const series of SOAK_SERIES) {
