@@ -7,7 +7,8 @@ import { describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enqueue, openStore } from '@onceq/core';
+import { enqueue, openStore, work } from '@onceq/core';
+import { blockedKeys } from '@onceq/core/admin';
 import {
   type Executor,
   insertMessages,
@@ -18,6 +19,7 @@ import {
   type SqlText,
   sqliteDialect,
 } from '@onceq/core/internal';
+import { handlers } from '@onceq/handler';
 import { rawDb } from '../support/raw-db.ts';
 
 /** An executor that runs nothing and records what it was given. */
@@ -176,4 +178,50 @@ test('a SQLite store stores a full 1000-line batch with two INSERTs, every paylo
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** A `LIMIT` whose value is a bare placeholder: SQLite prepares such a text again at every run. */
+const BARE_LIMIT = /\bLIMIT\s+[?$]\d+/i;
+
+describe('a LIMIT bound on SQLite', () => {
+  test('the pattern finds a bare bound LIMIT and passes one read through the dialect', () => {
+    expect(BARE_LIMIT.test('SELECT 1 FROM t ORDER BY a LIMIT ?3')).toBe(true);
+    expect(BARE_LIMIT.test('SELECT 1 FROM t LIMIT $1 FOR UPDATE')).toBe(true);
+    expect(BARE_LIMIT.test(`SELECT 1 FROM t LIMIT ${sqliteDialect.limit(3)}`)).toBe(false);
+    expect(BARE_LIMIT.test('SELECT 1 FROM t LIMIT 500')).toBe(false);
+  });
+
+  test('no statement the store runs to claim, ACK and list blocked keys binds a bare LIMIT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'onceq-limit-'));
+    const texts = new Set<string>();
+    const store = await openStore(join(dir, 'onceq.db'), { onQuery: (sql) => texts.add(sql) });
+    try {
+      const lines = Array.from(
+        { length: 6 },
+        (_, i) =>
+          `{"event_id":"E000${i}","payload":{"category":"book","amount_cents":${i + 1},"k":"a"}}`,
+      );
+      await enqueue(store, lines.join('\n'), { keyField: 'k' });
+      expect((await work(store, handlers.v1, { batch: 2 })).done).toBe(6);
+      await blockedKeys(store, { limit: 10 });
+      const limited = [...texts].filter((sql) => /\bLIMIT\b/i.test(sql));
+      expect(limited.some((sql) => sql.includes(sqliteDialect.limit(3)))).toBe(true);
+      expect(limited.filter((sql) => BARE_LIMIT.test(sql))).toEqual([]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('no text written for SQLite, or for both backends, names a bare placeholder as its LIMIT', async () => {
+    const driver = join(import.meta.dir, '../../packages/core/src/driver');
+    const found: string[] = [];
+    for await (const file of new Bun.Glob('**/*.ts').scan(driver)) {
+      if (file.startsWith('postgres/')) continue;
+      const text = await Bun.file(join(driver, file)).text();
+      for (const m of text.matchAll(/\bLIMIT\s+(\?\d+|\$\{d\.param\()/g))
+        found.push(`${file}: ${m[0]}`);
+    }
+    expect(found).toEqual([]);
+  });
 });

@@ -9,14 +9,15 @@
  * driver/sql/*.ts); what only one backend runs is written in its own placeholder style
  * (`sqlite/statements.ts` with `?N`, `postgres/statements.ts` with `$N`).
  *
- * Two rules every text keeps:
+ * Three rules every text keeps:
  *
  * - each distinct value is bound once (a numbered placeholder used twice is one bound
  *   value): binding is per parameter and per execution, and most of a 500-row INSERT's
  *   CPU time on SQLite;
  * - constants the planner needs are SQL literals, not parameters: the states (`'ready'`,
  *   `'leased'` …) match the leading column of the partial indexes when the statement is
- *   prepared (tests/conformance/query-plans.test.ts).
+ *   prepared (tests/conformance/query-plans.test.ts);
+ * - a bound LIMIT goes through {@link SqlDialect.limit}, never a bare placeholder.
  */
 
 /** A statement's text and the name a server may prepare it under. */
@@ -51,6 +52,13 @@ export interface SqlDialect {
   readonly schema: string | undefined;
   /** Placeholder `i` (1-based): SQLite `?i`, PostgreSQL `$i`. */
   param(i: number): string;
+  /**
+   * A `LIMIT` bound at placeholder `i`. SQLite reads a bare bound LIMIT into the plan
+   * when it prepares the statement and prepares it again whenever that parameter is
+   * bound, which is every execution; behind a `CAST` the value is read at run time and
+   * the prepared statement is kept.
+   */
+  limit(i: number): string;
   /** A table as statements name it: PostgreSQL `schema.table`, never by `search_path`. */
   table(name: Table): string;
   /**
@@ -88,6 +96,7 @@ export const sqliteDialect: SqlDialect = {
   key: 'sqlite',
   schema: undefined,
   param: (i) => `?${i}`,
+  limit: (i) => `CAST(?${i} AS INTEGER)`,
   table: (name) => name,
   now: (i) => `?${i}`,
   nowPlus: (i, seconds) => `(?${i} + ?${seconds})`,
@@ -118,6 +127,7 @@ export function postgresDialect(schema: string, modelClock: boolean): SqlDialect
     key: `postgres/${schema}`,
     schema,
     param: (i) => `$${i}`,
+    limit: (i) => `$${i}`,
     table: (name) => `${schema}.${name}`,
     now,
     nowPlus: (i, seconds) => `(${now(i)} + $${seconds}::bigint)`,

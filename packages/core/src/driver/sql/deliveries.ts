@@ -96,7 +96,7 @@ const candidatesText = statement(
     LEFT JOIN ${d.table('messages')} m ON m.event_id = dl.event_id
     WHERE dl.endpoint = ${d.param(2)} AND dl.state = 'pending' AND dl.available_at <= ${d.now(1)}
     ORDER BY dl.available_at
-    LIMIT ${d.param(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''}`,
+    LIMIT ${d.limit(3)}${d.rowLocks ? ' FOR UPDATE OF dl SKIP LOCKED' : ''}`,
 );
 
 /** `(event_id, key)` pairs bound from placeholder `from` on, as a VALUES list. */
@@ -454,7 +454,7 @@ export async function selectDeliveries(
   const { rows } = await x.query<DeliveryRow>(
     `SELECT ${COLUMNS} FROM ${d.table('deliveries')}
      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY event_id, key LIMIT ${d.param(values.length)}`,
+     ORDER BY event_id, key LIMIT ${d.limit(values.length)}`,
     values,
   );
   return rows;

@@ -115,7 +115,7 @@ function blockedTextFor(ofQueue: boolean) {
     FROM ${d.table('messages')} m
     WHERE m.state = 'dead' AND m.ordering_key IS NOT NULL AND m.on_dead = 'block'${ofQueue ? ` AND m.queue = ${d.param(2)}` : ''}
     ORDER BY m.queue, m.ordering_key
-    LIMIT ${d.param(1)}`,
+    LIMIT ${d.limit(1)}`,
   );
 }
 const blockedTexts = { all: blockedTextFor(false), queue: blockedTextFor(true) };

@@ -10,7 +10,7 @@ import {
   RECOVERED_DETAIL,
 } from '../../../machine.ts';
 import type { ClaimedRow, ClaimInput } from '../../driver.ts';
-import { sqlText } from '../../sql-text.ts';
+import { sqliteDialect, sqlText } from '../../sql-text.ts';
 import type { SqliteExecutor } from '../executor.ts';
 
 /**
@@ -52,7 +52,7 @@ const CLAIM = sqlText(
   lease_until = ?1, updated_at = ?2, on_dead = ?5, max_attempts = max(?6, attempts + 1)
 WHERE event_id IN (
   SELECT event_id FROM messages WHERE state = 'ready' AND queue = ?4 AND available_at <= ?2
-  ORDER BY available_at, event_id LIMIT ?3)
+  ORDER BY available_at, event_id LIMIT ${sqliteDialect.limit(3)})
 RETURNING event_id, generation, attempts, lease_until, payload, available_at`,
 );
 
