@@ -11,8 +11,11 @@
  * the same strict JSON parser as core, so the ratio core/bare measures the abstraction
  * only. (No outer `AND state = 'ready'` on the claim UPDATE: the subquery picked ready
  * rows under the same write lock, and the extra predicate makes SQLite scan the ready
- * index with a bloom filter instead of looking the picked ids up by primary key.) Durability and fencing are the same as core's; error paths (handler failures,
- * lost leases) are counted, not recorded, since the bench payloads are all valid.
+ * index with a bloom filter instead of looking the picked ids up by primary key. And its
+ * LIMIT behind a CAST: SQLite prepares a statement with a bare bound LIMIT again at every
+ * run, docs/architecture.md.) Durability and fencing are the same as core's; error paths
+ * (handler failures, lost leases) are counted, not recorded, since the bench payloads
+ * are all valid.
  */
 import { Database } from 'bun:sqlite';
 import { parseJson } from '@onceq/core/internal';
@@ -80,7 +83,7 @@ export class BareQueue {
       `UPDATE messages SET state = 'leased', attempts = attempts + 1, generation = generation + 1,
          lease_until = ?1 + ${LEASE_SECONDS}, updated_at = ?1
        WHERE event_id IN (SELECT event_id FROM messages WHERE state = 'ready' AND available_at <= ?2
-                          ORDER BY available_at, event_id LIMIT ?3)
+                          ORDER BY available_at, event_id LIMIT CAST(?3 AS INTEGER))
        RETURNING event_id, generation, attempts, lease_until, payload`,
     );
     this.#fence = db.prepare<FenceRow, [string]>(
