@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apply, claim, dlq, enqueue, openStore, status } from '@onceq/core';
-import { modelClock } from '@onceq/core/internal';
+import { waitingReport } from '@onceq/core/admin';
+import { modelClock, nextDue } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 
 /**
@@ -52,6 +53,8 @@ beforeAll(async () => {
   await apply(store, lease, handlers.v1);
   await status(store);
   await dlq(store);
+  await nextDue(store);
+  await waitingReport(store, 1000);
   await store.close();
 });
 
@@ -86,21 +89,31 @@ describe('query plans on a store of 5,000 messages', () => {
   });
 
   test('status reads one snapshot: counts from the maintained counters, ages from index ranges, never a scan of messages or effects', () => {
-    const snapshot = statement(/^\s*SELECT 'state' AS kind/);
+    const snapshot = statement(/^\s*WITH RECURSIVE ready_queues[\s\S]*SELECT 'state' AS kind/);
     const lines = plan(snapshot.sql, snapshot.parameters).join('\n');
     expect(lines).toContain('SEARCH onceq_counts USING PRIMARY KEY (kind=?)');
+    // The queues with a ready message, one seek each, then each queue's range.
+    expect(lines).toMatch(/SEARCH m USING COVERING INDEX messages_ready_queue \(queue>\?\)/);
     expect(lines).toMatch(
-      /SEARCH messages USING (COVERING )?INDEX messages_claim \(state=\? AND available_at<\?\)/,
+      /SEARCH m USING COVERING INDEX messages_ready_queue \(queue=\? AND available_at<\?\)/,
     );
     expect(lines).toMatch(/(SEARCH|SCAN) messages USING (COVERING )?INDEX messages_dead/);
-    expect(lines).not.toMatch(/SCAN (messages|effects)/);
-    expect(lines).not.toMatch(/messages_claim \(state=\?\)/);
+    expect(lines).not.toMatch(/SCAN (messages|m|effects)\b/);
+  });
+
+  test('the next due time reads the head of each queue, never a scan of the ready messages', () => {
+    for (const pattern of [/AS ready_at/, /AS in_backoff/]) {
+      const due = statement(pattern);
+      const lines = plan(due.sql, due.parameters).join('\n');
+      expect(lines).toMatch(/SEARCH m USING COVERING INDEX messages_ready_queue \(queue=\?/);
+      expect(lines).not.toMatch(/SCAN (messages|m)\b/);
+    }
   });
 
   test('the dead-letter listing searches by state', () => {
     const dead = statement(/WHERE messages\.state = 'dead'/);
     expect(plan(dead.sql, dead.parameters).join('\n')).toMatch(
-      /SEARCH messages USING (COVERING )?INDEX messages_(claim|lease) \(state=\?\)/,
+      /SEARCH messages USING (COVERING )?INDEX messages_(state|dead) \(state=\?\)/,
     );
   });
 });

@@ -2,7 +2,7 @@
  * The hot PostgreSQL statements read only the rows they are about, even when the
  * planner's statistics were taken while no row was leased (a store analyzed after a bulk
  * load, or while idle): then it counts on one leased row, and any condition
- * `state = 'leased'` makes walking that range of `messages_claim` or `messages_lease` look
+ * `state = 'leased'` makes walking that range of `messages_state` or `messages_lease` look
  * cheaper than a primary-key lookup. With many workers holding many leases, a batch ACK
  * or a claim's lazy recovery that walks every live lease costs per statement what every
  * worker holds. Here 2,000 rows are leased under such statistics (autovacuum off on the
@@ -13,8 +13,9 @@
  * Runs under the PostgreSQL rule of tests/support/backends.ts.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { enqueue, fail, type Lease, openStore, type Store, work } from '@onceq/core';
-import { claimMany, extendMany, releaseMany } from '@onceq/core/internal';
+import { enqueue, fail, type Lease, openStore, type Store, status, work } from '@onceq/core';
+import { waitingReport } from '@onceq/core/admin';
+import { claimMany, extendMany, nextDue, releaseMany } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
 import { describePostgres } from '../support/backends.ts';
@@ -130,6 +131,10 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
     expect((await releaseMany(store, [given])).released).toEqual([given.eventId]);
     const failure = { kind: 'temporary', code: 'plan_check', detail: 'a failure' } as const;
     expect((await fail(store, failed, failure)).state).toBe('ready');
+    // The reads of the ready messages of every queue: status, the wake-up, `work`'s report.
+    await status(store);
+    await nextDue(store);
+    await waitingReport(store, Math.floor(Date.now() / 1000));
   }, 60_000);
 
   afterAll(async () => {
@@ -157,6 +162,15 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
     expect(scans.map((s) => s.scan)).toContain('Index Scan on messages_pkey');
     for (const { scan, read } of scans)
       expect({ scan, read: read <= 4 }).toEqual({ scan, read: true });
+  });
+
+  test('status, the next due time and the backoff report read the head of each queue, not every ready message', async () => {
+    for (const name of [/ready_queues[\s\S]*SELECT 'state' AS kind/, /AS ready_at/, /AS in_backoff/]) {
+      const ready = (await scansOf(name)).filter((s) => s.scan.endsWith('messages_ready_queue'));
+      expect(ready.length).toBeGreaterThan(0);
+      for (const { scan, read } of ready)
+        expect({ scan, read: read <= 4 }).toEqual({ scan, read: true });
+    }
   });
 
   test('a heartbeat, a release and a failure each find their row by primary key', async () => {

@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0014_checks_without_lists');
+      expect(report.schemaVersion).toBe('0015_state_index_without_ready');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -284,14 +284,14 @@ function doctorSuite(factory: BackendFactory) {
 
     test('schema drift: a dropped index and a migration this code does not know', async () => {
       const store = await worked();
-      await run(store, 'DROP INDEX messages_claim');
+      await run(store, 'DROP INDEX messages_state');
       await run(
         store,
         "INSERT INTO onceq_migrations (name, timestamp) VALUES ('0099_future', '2027-01-01T00:00:00.000Z')",
       );
       const report = await doctor(store);
       expect(problems(report).sort()).toEqual(['schema_drift', 'schema_version']);
-      expect(messageOf(report, 'schema_drift')).toContain('missing index messages_claim');
+      expect(messageOf(report, 'schema_drift')).toContain('missing index messages_state');
       expect(messageOf(report, 'schema_version')).toContain('0099_future');
     });
 
@@ -352,7 +352,7 @@ test('sqlite: integrity_check catches a corrupted index page', async () => {
     await store.close();
     const raw = new BunDatabase(target, { readonly: true });
     const page = (
-      raw.query("select rootpage from sqlite_master where name = 'messages_claim'").get() as {
+      raw.query("select rootpage from sqlite_master where name = 'messages_ready_queue'").get() as {
         rootpage: number;
       }
     ).rootpage;

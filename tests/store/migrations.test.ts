@@ -178,7 +178,6 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'trigger:effects_count_insert',
         'trigger:effects_count_update',
         'table:messages',
-        'index:messages_claim',
         'trigger:messages_count_delete',
         'trigger:messages_count_insert',
         'trigger:messages_count_queue_delete',
@@ -190,6 +189,7 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'trigger:messages_key_release',
         'index:messages_lease',
         'index:messages_ready_queue',
+        'index:messages_state',
         'table:onceq_counts',
         'table:onceq_meta',
       ]);

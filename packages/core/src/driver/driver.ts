@@ -372,7 +372,7 @@ export interface Driver {
   /** Finished messages of `state` (of `queue` when given), not yet pruned, finished before `before`. */
   countPrunable(x: Executor, state: PrunableState, before: number, queue?: string): Promise<number>;
   /**
-   * The next `limit` candidates after the cursor, in `messages_claim` order (state,
+   * The next `limit` candidates after the cursor, in `messages_state` order (state,
    * available_at, event_id): a range scan from the cursor. The first cursor is `(-1, '')`.
    */
   prunePage(
@@ -402,7 +402,7 @@ export interface Driver {
   /**
    * The next `limit` tombstones of `state` finished before `before` that may be
    * forgotten (no delivery of theirs still waiting), after the cursor, in
-   * `messages_claim` order. The first cursor is `(-1, '')`.
+   * `messages_state` order. The first cursor is `(-1, '')`.
    */
   forgetPage(
     x: Executor,

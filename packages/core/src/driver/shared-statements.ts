@@ -12,6 +12,7 @@ import type { LeaseRef } from '../types.ts';
 import type { SnapshotRow, StoredForEnqueue, StoredForRedrive } from './driver.ts';
 import type { Executor } from './executor.ts';
 import { bySelection, type DeadSelection, selectsNothing } from './sql/dead-selection.ts';
+import { overReadyQueues, readyQueues } from './sql/ready.ts';
 import { params, statement, statementFor } from './sql-text.ts';
 
 /** leased → leased until now + the lease's seconds: the worker's heartbeat. */
@@ -122,7 +123,7 @@ export async function lookupForEnqueue(
  * The status snapshot as one statement (see `Driver.snapshot`), ?1 the bound now.
  * `deadIndex` is the backend's way to reach the partial `messages_dead` index for the
  * dead head: SQLite's planner, without statistics (no ANALYZE is ever run), would rather
- * walk every dead row of `messages_claim`, so SQLite pins it with `INDEXED BY`;
+ * walk every dead row of `messages_state`, so SQLite pins it with `INDEXED BY`;
  * PostgreSQL's planner finds it.
  */
 export function snapshotText(deadIndex: string) {
@@ -131,17 +132,16 @@ export function snapshotText(deadIndex: string) {
     const messages = d.table('messages');
     const now = d.param(1);
     return `
+      ${readyQueues(d)}
       SELECT 'state' AS kind, key AS k, sum(n) AS n, NULL AS v FROM ${counts}
         WHERE kind = 'state' GROUP BY key
       UNION ALL
       SELECT 'effect', key, sum(n), sum(total) FROM ${counts}
         WHERE kind = 'effect' GROUP BY key HAVING sum(n) <> 0
       UNION ALL
-      SELECT 'ready', NULL, 0, min(available_at) FROM ${messages}
-        WHERE state = 'ready' AND available_at <= ${now}
+      SELECT 'ready', NULL, 0, ${overReadyQueues(d, 'min', 'min(m.available_at)', `m.available_at <= ${now}`)}
       UNION ALL
-      SELECT 'due', NULL, 0, min(available_at) FROM ${messages}
-        WHERE state = 'ready' AND available_at > ${now}
+      SELECT 'due', NULL, 0, ${overReadyQueues(d, 'min', 'min(m.available_at)', `m.available_at > ${now}`)}
       UNION ALL
       SELECT 'dead', NULL, 0, min(updated_at) FROM ${messages} ${deadIndex}
         WHERE state = 'dead'`;

@@ -76,7 +76,7 @@ export interface SqlDialect {
    * named by `prefix` (`m.`, or '' for the statement's own table): state `leased` and
    * `lease_until > now`. PostgreSQL writes it as one `CASE` expression the planner cannot
    * match to an index, so a fenced write finds its rows by primary key. As two
-   * conditions, `state = 'leased'` matches the leading column of `messages_claim` and
+   * conditions, `state = 'leased'` matches the leading column of `messages_state` and
    * `messages_lease`, and with statistics taken while no row was leased (a store analyzed
    * after a bulk load, or while idle) the planner counts on one leased row and walks
    * every leased row of that index instead: with many workers holding leases, a batch ACK
@@ -109,7 +109,7 @@ export const sqliteDialect: SqlDialect = {
  * The server's clock in whole Unix seconds, read by the statement itself. The time the
  * statement began (`statement_timestamp()`): one reading for every row it touches, and
  * stable, so the planner can use it in index conditions (claim's `available_at <= now`
- * on `messages_claim`). Not `now()`, the start of the transaction: a transaction held
+ * on `messages_ready_queue`). Not `now()`, the start of the transaction: a transaction held
  * open (a handler's completion written in it, a caller's transaction) would judge a
  * fence or start a lease on a reading already that old. Not `clock_timestamp()`: it
  * changes from row to row, and the planner cannot use a volatile value in an index.

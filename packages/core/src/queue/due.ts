@@ -13,7 +13,8 @@ export interface NextDue {
 /**
  * The earliest `available_at` of the ready rows and the earliest `lease_until` of the
  * leased ones, in one read statement: each is the head of an index range
- * (`messages_claim`, `messages_lease`), so this stays cheap on any number of done rows.
+ * (`messages_ready_queue`, one per queue, and `messages_lease`), so this stays cheap on
+ * any number of done rows.
  * The long-running worker sleeps until the earlier of the two when it found nothing to
  * claim, so a message in backoff is picked up when its backoff ends.
  */

@@ -26,8 +26,8 @@ export interface QueueSnapshot {
  * The counts come from `onceq_counts`, kept by triggers in the same transaction as every
  * write (migration 0004): a few rows (SQLite: one per key; PostgreSQL: delta rows summed
  * per key, folded now and then), so `status` costs the same on 1,000 or 1,000,000
- * messages. The heads are the first entries of index ranges (`messages_claim` for the
- * oldest ready and the next due, the partial `messages_dead` for the oldest dead; the SQL is each backend's
+ * messages. The heads are the first entries of index ranges (`messages_ready_queue`,
+ * one range per queue, for the oldest ready and the next due, the partial `messages_dead` for the oldest dead; the SQL is each backend's
  * `Driver.snapshot`). Stored values only: an
  * expired lease counts as leased until the next claim recovers it. `onceq doctor`
  * checks the counters against real counts.

@@ -29,7 +29,7 @@ function forgettable(state: PrunableState, d: SqlDialect): string {
 
 /**
  * The next `n` forgettable tombstones after the cursor (?2 `available_at`, ?3
- * `event_id`), in `messages_claim` order: each page a range scan from the cursor.
+ * `event_id`), in `messages_state` order: each page a range scan from the cursor.
  */
 export const forgetPage = perState((state) =>
   statementFor(

@@ -5,10 +5,11 @@
  * kept per shape.
  */
 import type { CompletionsTable, EffectsTable, MessagesTable } from '../../schema.ts';
-import type { MessageState } from '../../states.ts';
+import { MESSAGE_STATES, type MessageState } from '../../states.ts';
 import type { Executor } from '../executor.ts';
 import { type SqlDialect, type SqlText, sqlText, statement, statementFor } from '../sql-text.ts';
 import { bySelection } from './dead-selection.ts';
+import { overReadyQueues, readyQueues } from './ready.ts';
 
 /**
  * One message row joined with its recorded outcome (an effect or a completion; null when
@@ -102,7 +103,7 @@ export interface ListPage {
 /**
  * A listing's statement and its parameters: the filters `filter` sets, ANDed, each
  * value bound once, then the cursor and the order of `page` (absent for a count). The
- * text depends only on which filters are set (the prefix with its length), the order
+ * text depends only on which filters are set (the state, the prefix with its length), the order
  * and the cursor, so it is kept per shape; a short shape key, since PostgreSQL cuts a
  * prepared statement's name at 63 bytes and two shapes must never share one.
  */
@@ -119,8 +120,11 @@ function listing(
     return d.param(values.length);
   };
   if (filter.state !== undefined) {
-    terms.push(`messages.state = ${bind(filter.state)}`);
-    key += 's';
+    // A literal, so the planner matches it against the partial indexes by state.
+    const state = MESSAGE_STATES.indexOf(filter.state);
+    if (state < 0) throw new TypeError(`no message state ${JSON.stringify(filter.state)}`);
+    terms.push(`messages.state = '${MESSAGE_STATES[state]}'`);
+    key += `s${state}`;
   }
   if (filter.errorCode !== undefined) {
     terms.push(`messages.last_error_code = ${bind(filter.errorCode)}`);
@@ -214,9 +218,10 @@ export async function countMatching(x: Executor, filter: MessageFilter): Promise
  */
 export const nextDueRow = statement(
   'next-due',
-  (d) => `SELECT
+  (d) => `${readyQueues(d)}
+  SELECT
     ${d.now(1)} AS now,
-    (SELECT min(available_at) FROM ${d.table('messages')} WHERE state = 'ready') AS ready_at,
+    ${overReadyQueues(d, 'min', 'min(m.available_at)')} AS ready_at,
     (SELECT min(lease_until) FROM ${d.table('messages')} WHERE state = 'leased') AS lease_at`,
 );
 
@@ -232,9 +237,10 @@ export interface WaitingRow {
 export const waitingRow = statement('waiting', (d) => {
   const messages = d.table('messages');
   const now = d.param(1);
-  return `SELECT
-    (SELECT count(*) FROM ${messages} WHERE state = 'ready' AND available_at > ${now}) AS in_backoff,
-    (SELECT min(available_at) FROM ${messages} WHERE state = 'ready' AND available_at > ${now}) AS next_ready,
+  return `${readyQueues(d)}
+  SELECT
+    coalesce(${overReadyQueues(d, 'sum', 'count(*)', `m.available_at > ${now}`)}, 0) AS in_backoff,
+    ${overReadyQueues(d, 'min', 'min(m.available_at)', `m.available_at > ${now}`)} AS next_ready,
     (SELECT count(*) FROM ${messages} WHERE state = 'leased') AS leased,
     (SELECT min(lease_until) FROM ${messages} WHERE state = 'leased') AS next_expiry`;
 });

@@ -2,7 +2,7 @@
  * Prune's statements (maintenance/prune.ts), the same words on both backends: the count
  * of a dry run, the keyset page of candidates, and the chunk's UPDATE that turns each
  * row into a tombstone. The state is written as a literal (one text per prunable
- * state), so the planner matches it against the leading column of `messages_claim` when
+ * state), so the planner matches it against the leading column of `messages_state` when
  * it prepares the statement.
  */
 import type { PrunableState } from '../driver.ts';
@@ -33,7 +33,7 @@ WHERE state = '${state}' AND pruned_at IS NULL AND updated_at < ${d.param(1)}${o
 
 /**
  * The next `n` candidates after the cursor (?2 `available_at`, ?3 `event_id`), in
- * `messages_claim` order (state, available_at, event_id), finished before ?1 (and of the
+ * `messages_state` order (state, available_at, event_id), finished before ?1 (and of the
  * queue ?4): each page is a range scan from the cursor, never a scan of every done row.
  * The first page's cursor is `(-1, '')`.
  */

@@ -25,7 +25,7 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  *
  * - `expired`: every leased row whose lease ran out (locked; others' locks skipped).
  *   `ORDER BY lease_until` makes `messages_lease` (state, lease_until) the cheaper path
- *   even when the statistics say no row is leased: there `messages_claim` looked as
+ *   even when the statistics say no row is leased: there `messages_state` looked as
  *   cheap, and walking its `leased` range read every live lease of every worker to find
  *   the expired ones.
  * - `ready`: the first `n` claimable ready rows of the queue by `(available_at,

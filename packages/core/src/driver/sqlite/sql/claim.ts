@@ -20,7 +20,7 @@ import type { SqliteExecutor } from '../executor.ts';
  * ?1 now, ?2-?4 the error code and details, ?5 the queue.
  *
  * `INDEXED BY` pins the partial `messages_lease` index: without statistics SQLite's
- * planner would rather walk every leased row of `messages_claim`, and with it a missing
+ * planner would rather walk every leased row of `messages_state`, and with it a missing
  * index is an error at prepare time instead of a silent scan.
  */
 const RECOVER = sqlText(
