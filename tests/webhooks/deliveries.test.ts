@@ -2,8 +2,9 @@
 // ACK (and only with it), sent with Standard Webhooks headers under a webhook-id that is
 // the same on every attempt, retried on the endpoint's schedule (Retry-After, timeouts,
 // redirects), disabled by a 410, dead when the schedule is spent, and redriven. The
-// receiver here is an in-process loopback server scripted per request; the process and
-// crash proof is tests/webhooks/deliveries-storm.test.ts.
+// receiver here is an in-process loopback server scripted per request; leases and fences
+// are delivery-leases.test.ts, and the process and crash proofs deliveries-storm.test.ts
+// (senders killed) and deliveries-worker-storm.test.ts (workers killed).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, LeaseLostError, show, work } from '@onceq/core';
 import { claimMany, complete, resultOf } from '@onceq/core/internal';
