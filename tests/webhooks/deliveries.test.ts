@@ -273,6 +273,47 @@ forEachBackend('deliveries', (factory) => {
       expect(new Set(received.map((r) => r.id))).toEqual(new Set(['E0001:1']));
     });
 
+    test('Retry-After on a 503 is honoured, as seconds and as an HTTP date', async () => {
+      const { store, clock } = env();
+      received = [];
+      // An HTTP date on the model clock: 600 s after the second attempt.
+      const date = new Date((T0 + 90 + 600) * 1000).toUTCString();
+      answer = (_r, nth) => {
+        if (nth === 1)
+          return new Response('busy', { status: 503, headers: { 'retry-after': '90' } });
+        if (nth === 2)
+          return new Response('busy', { status: 503, headers: { 'retry-after': date } });
+        return new Response('ok');
+      };
+      await enqueue(store, nEvents(1).jsonl);
+      await work(store, delivering);
+      const ep = endpoint({ schedule: [0, 5, 5, 5] });
+      const logs: AttemptLog[] = [];
+      const run = () =>
+        sendDeliveries(store, { endpoints: [ep], untilIdle: true, onAttempt: (l) => logs.push(l) });
+      const availableAt = async () =>
+        (await listDeliveries(store, { endpoint: 'hooks' }))[0]?.availableAt;
+      await run();
+      expect(await availableAt()).toBe(T0 + 90);
+      clock.advance(89);
+      await run();
+      expect(received).toHaveLength(1);
+      clock.advance(1);
+      await run();
+      expect(await availableAt()).toBe(T0 + 90 + 600);
+      clock.advance(599);
+      await run();
+      expect(received).toHaveLength(2);
+      clock.advance(1);
+      await run();
+      expect(logs.map((l) => [l.attempt, l.status, l.outcome])).toEqual([
+        [1, 503, 'retry'],
+        [2, 503, 'retry'],
+        [3, 200, 'delivered'],
+      ]);
+      expect(received.map((r) => r.timestamp)).toEqual([T0, T0 + 90, T0 + 690].map(String));
+    });
+
     test('non-ASCII bodies arrive byte for byte, and every signature over them verifies independently', async () => {
       const { store } = env();
       received = [];
