@@ -2,7 +2,8 @@
 // bad endpoint or source in the config, bad flags: each one sentence naming what is at
 // fault, exit 2, no secret printed. Then `onceq deliver --until-idle` against a local
 // receiver and `onceq deliveries` listing, showing and redriving what it did, with the
-// dead deliveries listed by `onceq status` and `onceq dlq` too.
+// dead deliveries listed by `onceq status` and `onceq dlq` too; and an endpoint a 410
+// disabled, sent to again after `onceq deliveries enable`.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,9 @@ import { nEvents } from '../support/factories.ts';
 
 const SECRET = `whsec_${Buffer.from('cli secret!!, thirty-two bytes..').toString('base64')}`;
 let box: CliSandbox;
-let failing = true;
+/** What the receiver answers, and how many requests it got. */
+let answerStatus = 500;
+let requests = 0;
 let server: ReturnType<typeof Bun.serve>;
 beforeAll(() => {
   server = Bun.serve({
@@ -20,7 +23,10 @@ beforeAll(() => {
     port: 0,
     reusePort: false,
     development: false,
-    fetch: () => new Response(failing ? 'down' : 'ok', { status: failing ? 500 : 200 }),
+    fetch: () => {
+      requests += 1;
+      return new Response(answerStatus === 200 ? 'ok' : 'down', { status: answerStatus });
+    },
   });
 });
 afterAll(() => server.stop(true));
@@ -92,7 +98,7 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   await work(store, handler);
   await store.close();
   const env = { HOOKS_SECRET: SECRET };
-  failing = true;
+  answerStatus = 500;
   const first = await box.run(['deliver', '--until-idle', '--json'], { env });
   expect(first.code).toBe(0);
   expect(json(first)).toMatchObject({ delivered: 0, dead: 2 });
@@ -156,7 +162,7 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   expect(firstDead.map((d) => d.webhook_id)).toEqual(['E0001:1']);
   const redriven = await box.run(['deliveries', 'redrive', '--all', '--json']);
   expect(json(redriven)).toEqual({ redriven: ['E0001:1', 'E0002:1'] });
-  failing = false;
+  answerStatus = 200;
   const second = await box.run(['deliver', '--until-idle', '--json'], { env });
   expect(json(second)).toMatchObject({ delivered: 2, dead: 0 });
   const table = await box.run(['deliveries']);
@@ -164,5 +170,51 @@ test('deliver sends, deliveries lists, shows the attempts, and redrives the dead
   expect((await box.run(['dlq'])).stdout).toBe('the DLQ is empty\n');
   expect(json(await box.run(['dlq', '--json']))).toEqual([]);
   for (const r of [first, shown, second, table, statusRun, dlqRun])
+    expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
+});
+
+test('a 410 disables the endpoint until deliveries enable; then its deliveries are sent', async () => {
+  box = cliSandbox();
+  config({ endpoints: { hooks: ENDPOINT() } });
+  const store = await openStore(join(box.cwd, 'onceq.db'));
+  await enqueue(store, nEvents(2).jsonl);
+  await work(store, (_payload, context) => ({
+    deliver: [{ to: 'hooks', body: { id: context.eventId } }],
+  }));
+  await store.close();
+  const env = { HOOKS_SECRET: SECRET };
+  const endpoints = async () =>
+    json<{ endpoints: { pending: number; disabled: { reason: string } | null }[] }>(
+      await box.run(['deliveries', '--json']),
+    ).endpoints;
+  answerStatus = 410;
+  requests = 0;
+  const gone = await box.run(['deliver', '--until-idle', '--json'], { env });
+  expect(gone.code).toBe(0);
+  expect(json(gone)).toMatchObject({ delivered: 0, dead: 0 });
+  expect(await endpoints()).toMatchObject([
+    { endpoint: 'hooks', pending: 2, disabled: { reason: 'it answered 410 Gone' } },
+  ]);
+  expect((await box.run(['deliveries'])).stdout).toContain('disabled: it answered 410 Gone');
+  // Disabled, it is sent nothing, even once the receiver is back.
+  answerStatus = 200;
+  const sentBefore = requests;
+  const idle = await box.run(['deliver', '--until-idle', '--json'], { env });
+  expect([idle.code, requests]).toEqual([0, sentBefore]);
+  const enabled = await box.run(['deliveries', 'enable', 'hooks']);
+  expect([enabled.code, enabled.stdout]).toEqual([
+    0,
+    'enabled hooks: its deliveries are sent again\n',
+  ]);
+  expect(await endpoints()).toMatchObject([{ pending: 2, disabled: null }]);
+  expect(json(await box.run(['deliveries', 'enable', 'hooks', '--json']))).toEqual({
+    endpoint: 'hooks',
+    was_disabled: false,
+  });
+  const sent = await box.run(['deliver', '--until-idle', '--json'], { env });
+  expect(json(sent)).toMatchObject({ delivered: 2, dead: 0 });
+  expect(await endpoints()).toMatchObject([{ pending: 0, delivered: 2, disabled: null }]);
+  expect((await box.run(['deliveries'])).stdout).not.toContain('disabled');
+  for (const r of [gone, idle, enabled, sent])
     expect(r.stdout + r.stderr).not.toContain(SECRET.slice(6, 30));
 });

@@ -1,7 +1,7 @@
 // The console's deliveries page over HTTP, on SQLite and on PostgreSQL: deliveries per
-// endpoint and state, the dead ones with their last attempt, and their redrive, which
-// needs writes allowed, a session, the CSRF token and this origin. No page shows a
-// secret.
+// endpoint and state, an endpoint a 410 disabled with why and since when, the dead ones
+// with their last attempt, and their redrive, which needs writes allowed, a session, the
+// CSRF token and this origin. No page shows a secret.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, work } from '@onceq/core';
 import { listDeliveries, sendDeliveries } from '@onceq/core/webhooks';
@@ -155,6 +155,50 @@ forEachBackend('console deliveries', (factory) => {
       );
       expect(again.status).toBe(409);
       expect(again.body).toContain('not dead');
+    });
+
+    test('an endpoint a 410 disabled is shown disabled, why and since when; the others are not', async () => {
+      const gone = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        reusePort: false,
+        development: false,
+        fetch: () => new Response('gone', { status: 410 }),
+      });
+      try {
+        await enqueue(c.store, batch(line('E3001', paid('book', 300))));
+        await work(c.store, (_payload, context) => ({
+          deliver: [{ to: 'partner', body: { event: context.eventId } }],
+        }));
+        await sendDeliveries(c.store, {
+          endpoints: [
+            {
+              name: 'partner',
+              url: `http://127.0.0.1:${gone.port}/in`,
+              secrets: [SECRET],
+              schedule: [0, 60],
+            },
+          ],
+          untilIdle: true,
+        });
+      } finally {
+        gone.stop(true);
+      }
+      const { cookie } = await signIn(c);
+      const page = await get(c, '/deliveries', { headers: { cookie } });
+      const table = /data-testid="endpoints">([\s\S]*?)<\/table>/.exec(page.body)?.[1] ?? '';
+      const rows = [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => m[1] as string);
+      const row = (name: string) => rows.find((r) => r.includes(`>${name}</td>`)) ?? '';
+      // endpoint, pending, leased, delivered, dead, attempts; then why, and since when.
+      const cells = [...row('partner').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((m) => m[1]);
+      expect(cells).toEqual(['partner', '1', '0', '0', '0', '1']);
+      expect(row('partner')).toContain(
+        '<span class="state state-dead">it answered 410 Gone</span>',
+      );
+      expect(row('partner')).toContain(
+        `<time datetime="${new Date(c.clock() * 1000).toISOString()}"`,
+      );
+      expect(row('billing')).toContain('<td>—</td>');
     });
   });
 });

@@ -1,8 +1,8 @@
 /**
  * A webhook receiver as a real process, for the delivery tests: it verifies every request
- * with its own implementation of Standard Webhooks (WebCrypto HMAC-SHA256 over
- * `id.timestamp.body`, written from the specification's text, importing nothing of
- * onceq), dedups on `webhook-id`, and misbehaves at random (seeded): 500s, answers that
+ * with the tests' own implementation of Standard Webhooks (./standard-webhooks.ts:
+ * WebCrypto, written from the specification's text, importing nothing of onceq), dedups
+ * on `webhook-id`, and misbehaves at random (seeded): 500s, answers that
  * come after the sender's timeout, slow answers, and connections reset before or after
  * it processed the request.
  *
@@ -15,6 +15,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { hmacKey, signedBy } from './standard-webhooks.ts';
 
 export interface ReceiverOptions {
   port: number;
@@ -53,22 +54,11 @@ if (existsSync(processedPath)) {
   }
 }
 
-// From the specification: the secret is base64 after the `whsec_` prefix; the signed
-// content is `${msg_id}.${timestamp}.${payload}`; the signature is base64 of the HMAC,
-// listed as `v1,<sig>` among space-separated signatures.
-const key = await crypto.subtle.importKey(
-  'raw',
-  Uint8Array.from(atob(secret.split('_')[1] as string), (c) => c.charCodeAt(0)),
-  { name: 'HMAC', hash: 'SHA-256' },
-  false,
-  ['sign'],
-);
+const key = await hmacKey(secret);
 
 async function verified(id: string, timestamp: string, signature: string, body: Buffer) {
   if (Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) > 300) return false;
-  const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
-  const mac = Buffer.from(await crypto.subtle.sign('HMAC', key, content)).toString('base64');
-  return signature.split(' ').some((entry) => entry === `v1,${mac}`);
+  return signedBy(key, id, timestamp, signature, body);
 }
 
 const server = createServer((req, res) => {

@@ -1,10 +1,12 @@
 // Webhooks out on both backends, on the model clock: deliveries are written with the
 // ACK (and only with it), sent with Standard Webhooks headers under a webhook-id that is
 // the same on every attempt, retried on the endpoint's schedule (Retry-After, timeouts,
-// redirects), disabled by a 410, dead when the schedule is spent, and redriven. The
-// receiver here is an in-process loopback server scripted per request; leases and fences
-// are delivery-leases.test.ts, and the process and crash proofs deliveries-storm.test.ts
-// (senders killed) and deliveries-worker-storm.test.ts (workers killed).
+// redirects), disabled by a 410, dead when the schedule is spent, and redriven. Bodies
+// arrive byte for byte, non-ASCII text included, and every secret's signature is checked
+// by the tests' own verifier, never core's. The receiver here is an in-process loopback
+// server scripted per request; leases and fences are delivery-leases.test.ts, and the
+// process and crash proofs deliveries-storm.test.ts (senders killed) and
+// deliveries-worker-storm.test.ts (workers killed).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { enqueue, type Handler, LeaseLostError, show, work } from '@onceq/core';
 import { claimMany, complete, resultOf } from '@onceq/core/internal';
@@ -18,15 +20,14 @@ import {
   redriveDeliveries,
   sendDeliveries,
   showDelivery,
-  verifySignature,
 } from '@onceq/core/webhooks';
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { nEvents, T0 } from '../support/factories.ts';
+import { signedBy, v1Signature } from '../support/standard-webhooks.ts';
 
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.from('an older secret of thirty-two by').toString('base64')}`;
-const KEY = new Uint8Array(Buffer.from(SECRET.slice(6), 'base64'));
 
 /** What the scripted receiver got: one entry per request. */
 interface Received {
@@ -34,6 +35,8 @@ interface Received {
   timestamp: string;
   signature: string;
   body: string;
+  /** The body's bytes exactly as they arrived. */
+  bytes: Uint8Array;
 }
 
 /** A loopback server that answers each request with what `answer` says for it. */
@@ -47,11 +50,13 @@ beforeAll(() => {
     reusePort: false,
     development: false,
     async fetch(request) {
+      const bytes = new Uint8Array(await request.arrayBuffer());
       const r: Received = {
         id: request.headers.get('webhook-id') ?? '',
         timestamp: request.headers.get('webhook-timestamp') ?? '',
         signature: request.headers.get('webhook-signature') ?? '',
-        body: await request.text(),
+        body: new TextDecoder().decode(bytes),
+        bytes,
       };
       received.push(r);
       return answer(r, received.filter((x) => x.id === r.id).length);
@@ -212,16 +217,14 @@ forEachBackend('deliveries', (factory) => {
       ]);
       for (const r of received) {
         expect(r.body).toBe('{"event":"E0001","cents":100}');
-        // Signed with both secrets; each verifies on its own.
-        expect(r.signature.split(' ')).toHaveLength(2);
-        const headers = { id: r.id, timestamp: r.timestamp, signature: r.signature };
-        expect(
-          verifySignature([KEY], headers, Buffer.from(r.body), Number(r.timestamp)),
-        ).toBeNull();
-        const forged = { ...headers, id: 'E0001:2' };
-        expect(verifySignature([KEY], forged, Buffer.from(r.body), Number(r.timestamp))).toBe(
-          'bad_signature',
-        );
+        // Signed with both secrets: each secret's signature is listed, verifies on its own,
+        // and nothing else is listed.
+        const each = [];
+        for (const secret of [SECRET, OLD_SECRET]) {
+          each.push(await v1Signature(secret, r.id, r.timestamp, r.bytes));
+        }
+        expect(r.signature.split(' ').sort()).toEqual(each.sort());
+        expect(await signedBy(SECRET, 'E0001:2', r.timestamp, r.signature, r.bytes)).toBe(false);
       }
       const shown = await showDelivery(store, 'E0001:1');
       expect(shown.delivery).toMatchObject({ state: 'delivered', attempts: 2, finishedAt: T0 + 5 });
@@ -269,6 +272,78 @@ forEachBackend('deliveries', (factory) => {
       expect(logs[1]?.error).toBe('a redirect (302) is not a delivery');
       expect(logs[2]?.error).toBe('no answer within 300 ms (outcome unknown)');
       expect(new Set(received.map((r) => r.id))).toEqual(new Set(['E0001:1']));
+    });
+
+    test('Retry-After on a 503 is honoured, as seconds and as an HTTP date', async () => {
+      const { store, clock } = env();
+      received = [];
+      // An HTTP date on the model clock: 600 s after the second attempt.
+      const date = new Date((T0 + 90 + 600) * 1000).toUTCString();
+      answer = (_r, nth) => {
+        if (nth === 1)
+          return new Response('busy', { status: 503, headers: { 'retry-after': '90' } });
+        if (nth === 2)
+          return new Response('busy', { status: 503, headers: { 'retry-after': date } });
+        return new Response('ok');
+      };
+      await enqueue(store, nEvents(1).jsonl);
+      await work(store, delivering);
+      const ep = endpoint({ schedule: [0, 5, 5, 5] });
+      const logs: AttemptLog[] = [];
+      const run = () =>
+        sendDeliveries(store, { endpoints: [ep], untilIdle: true, onAttempt: (l) => logs.push(l) });
+      const availableAt = async () =>
+        (await listDeliveries(store, { endpoint: 'hooks' }))[0]?.availableAt;
+      await run();
+      expect(await availableAt()).toBe(T0 + 90);
+      clock.advance(89);
+      await run();
+      expect(received).toHaveLength(1);
+      clock.advance(1);
+      await run();
+      expect(await availableAt()).toBe(T0 + 90 + 600);
+      clock.advance(599);
+      await run();
+      expect(received).toHaveLength(2);
+      clock.advance(1);
+      await run();
+      expect(logs.map((l) => [l.attempt, l.status, l.outcome])).toEqual([
+        [1, 503, 'retry'],
+        [2, 503, 'retry'],
+        [3, 200, 'delivered'],
+      ]);
+      expect(received.map((r) => r.timestamp)).toEqual([T0, T0 + 90, T0 + 690].map(String));
+    });
+
+    test('non-ASCII bodies arrive byte for byte, and every signature over them verifies independently', async () => {
+      const { store } = env();
+      received = [];
+      answer = () => new Response('ok');
+      await enqueue(store, nEvents(1).jsonl);
+      await work(store, (_payload, context) => ({
+        deliver: [
+          { to: 'hooks', body: { event: context.eventId, note: 'café ✓ 😀' } },
+          { to: 'hooks', body: 'café ✓ 😀', key: 'text' },
+        ],
+      }));
+      await sendDeliveries(store, { endpoints: [endpoint()], untilIdle: true });
+      const byId = new Map(received.map((r) => [r.id, r]));
+      expect([...byId.keys()].sort()).toEqual(['E0001:1', 'E0001:text']);
+      // 'café ✓ 😀' in UTF-8, written out: é is 2 bytes, ✓ 3, 😀 4.
+      const text = '636166c3a920e29c9320f09f9880';
+      const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+      expect(hex(byId.get('E0001:text')?.bytes ?? new Uint8Array())).toBe(text);
+      expect(hex(byId.get('E0001:1')?.bytes ?? new Uint8Array())).toBe(
+        `${Buffer.from('{"event":"E0001","note":"').toString('hex')}${text}${Buffer.from('"}').toString('hex')}`,
+      );
+      for (const r of received) {
+        for (const secret of [SECRET, OLD_SECRET]) {
+          expect([r.id, await signedBy(secret, r.id, r.timestamp, r.signature, r.bytes)]).toEqual([
+            r.id,
+            true,
+          ]);
+        }
+      }
     });
 
     test('a spent schedule makes the delivery dead; redrive sends it again under the same id', async () => {

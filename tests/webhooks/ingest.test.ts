@@ -3,7 +3,9 @@
 // duplicate; forged, stale and unsigned requests are 401 and write nothing; malformed
 // bodies are 400 naming the problem, oversized ones 413, a conflicting payload 409;
 // requests that arrive together share one commit; while the store cannot commit, a
-// request stays unanswered and others that need no commit are still answered.
+// request stays unanswered and others that need no commit are still answered. Requests
+// signed by the tests' own signer (never core's) prove the verifier against the
+// specification: its published example, and a source with two secrets.
 import { Database as BunDatabase } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { type Store, show, status } from '@onceq/core';
@@ -14,11 +16,28 @@ import { forEachBackend } from '../support/backends.ts';
 import type { BackendFactory } from '../support/factories.ts';
 import { T0 } from '../support/factories.ts';
 import { openRawDb } from '../support/raw-db.ts';
+import { v1Signature } from '../support/standard-webhooks.ts';
 
 const SECRET = `whsec_${Buffer.from('ingest secret, thirty-two bytes!').toString('base64')}`;
 const NEXT_SECRET = `whsec_${Buffer.from('the next secret, rotated in soon').toString('base64')}`;
 const KEY = new Uint8Array(Buffer.from(SECRET.slice(6), 'base64'));
 const TOKEN = 'a-token-of-at-least-16-characters';
+/** A secret neither source holds. */
+const OTHER_SECRET = `whsec_${Buffer.from('a third secret, no source has it').toString('base64')}`;
+
+/**
+ * The Standard Webhooks specification's published example. A second implementation
+ * agrees: `printf '%s' 'msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.{"test": 2432232314}' |
+ * openssl dgst -sha256 -mac HMAC -macopt hexkey:31f290f6bf06298aab4f08d43c3f082cf648a362da2da4b0
+ * -binary | base64` (the key is the secret's base64 part, decoded).
+ */
+const SPEC = {
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+  timestamp: 1614265330,
+  body: '{"test": 2432232314}',
+  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+} as const;
 
 const SOURCES: IngestSource[] = [
   {
@@ -47,6 +66,19 @@ function signed(id: string, body: string, timestamp = T0, key = KEY): Request {
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader([key], id, timestamp, body),
+    },
+    body,
+  });
+}
+
+/** A request to `/hooks/shop` carrying exactly `signature`, made without core's signer. */
+function withSignature(id: string, body: string, signature: string, timestamp = T0): Request {
+  return new Request('http://127.0.0.1/hooks/shop', {
+    method: 'POST',
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signature,
     },
     body,
   });
@@ -81,6 +113,12 @@ async function holdWrites(store: Store): Promise<() => Promise<void>> {
 const generalFactory = (factory: BackendFactory): BackendFactory => ({
   name: factory.name,
   open: (clock) => factory.open(clock, { kind: 'general' }),
+});
+
+test("the specification's example signature: the tests' signer and core's both make it", async () => {
+  expect(await v1Signature(SPEC.secret, SPEC.id, SPEC.timestamp, SPEC.body)).toBe(SPEC.signature);
+  const key = new Uint8Array(Buffer.from(SPEC.secret.slice(6), 'base64'));
+  expect(signatureHeader([key], SPEC.id, SPEC.timestamp, SPEC.body)).toBe(SPEC.signature);
 });
 
 forEachBackend('ingest', (factory) => {
@@ -120,6 +158,65 @@ forEachBackend('ingest', (factory) => {
       });
       expect((await ingest.fetch(swapped)).status).toBe(401);
       expect((await status(store)).messages.ready).toBe(1);
+    });
+
+    test("the specification's example request is stored; the same signature a second later is 401", async () => {
+      const { store, clock } = env();
+      clock.set(SPEC.timestamp);
+      const ingest = createIngest(store, {
+        sources: [
+          {
+            name: 'spec',
+            path: '/hooks/shop',
+            verify: { kind: 'standard-webhooks', secrets: [SPEC.secret] },
+          },
+        ],
+      });
+      const later = withSignature(SPEC.id, SPEC.body, SPEC.signature, SPEC.timestamp + 1);
+      expect(await reply(await ingest.fetch(later))).toEqual([401, 'no signature matches']);
+      const request = withSignature(SPEC.id, SPEC.body, SPEC.signature, SPEC.timestamp);
+      expect(await reply(await ingest.fetch(request))).toEqual([200, 'ok']);
+      expect((await show(store, SPEC.id)).payloadText).toBe('{"test":2432232314}');
+      expect((await status(store)).messages.ready).toBe(1);
+    });
+
+    test('two secrets, signed independently: either alone verifies, a wrong and a right one verify, all wrong is 401 and writes nothing', async () => {
+      const { store } = env();
+      const ingest = createIngest(store, { sources: SOURCES });
+      const body = '{"order":"café ✓","n":1}';
+      const sign = (secret: string, id: string, timestamp = T0) =>
+        v1Signature(secret, id, timestamp, body);
+      const accepted: [string, string][] = [
+        ['msg_second', await sign(SECRET, 'msg_second')],
+        ['msg_first', await sign(NEXT_SECRET, 'msg_first')],
+        [
+          'msg_mixed',
+          `${await sign(OTHER_SECRET, 'msg_mixed')} ${await sign(SECRET, 'msg_mixed')}`,
+        ],
+      ];
+      for (const [id, signature] of accepted) {
+        expect([
+          id,
+          ...(await reply(await ingest.fetch(withSignature(id, body, signature)))),
+        ]).toEqual([id, 200, 'ok']);
+      }
+      const right = (await sign(SECRET, 'msg_wrong')).slice('v1,'.length);
+      const allWrong = [
+        // A secret no source holds, and a signature over another id and timestamp.
+        `${await sign(OTHER_SECRET, 'msg_wrong')} ${await sign(SECRET, 'msg_other', T0 + 1)}`,
+        // The right MAC under a version other than v1.
+        `v1a,${right} v2,${right}`,
+        // The right MAC, but not base64 of it.
+        `v1,${Buffer.from(right, 'base64').toString('hex')}`,
+      ];
+      for (const signature of allWrong) {
+        expect(
+          await reply(await ingest.fetch(withSignature('msg_wrong', body, signature))),
+        ).toEqual([401, 'no signature matches']);
+      }
+      expect((await status(store)).messages.ready).toBe(3);
+      expect((await show(store, 'msg_second')).payloadText).toBe('{"n":1,"order":"café ✓"}');
+      await expect(show(store, 'msg_wrong')).rejects.toThrow();
     });
 
     test('malformed bodies are 400 naming the problem, big ones 413, a conflicting payload 409; nothing written', async () => {
