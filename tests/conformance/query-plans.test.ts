@@ -106,7 +106,11 @@ describe('query plans on a store of 5,000 messages', () => {
       const due = statement(pattern);
       const lines = plan(due.sql, due.parameters).join('\n');
       expect(lines).toMatch(/SEARCH m USING COVERING INDEX messages_ready_queue \(queue=\?/);
-      expect(lines).not.toMatch(/SCAN (messages|m)\b/);
+      // Only the leases held are counted whole (`leased`), from their own index.
+      const scans = lines.split('\n').filter((line) => /SCAN (messages|m)\b/.test(line));
+      expect(
+        scans.filter((line) => line !== 'SCAN messages USING COVERING INDEX messages_lease'),
+      ).toEqual([]);
     }
   });
 

@@ -2,8 +2,8 @@
  * The hot PostgreSQL statements read only the rows they are about, even when the
  * planner's statistics were taken while no row was leased (a store analyzed after a bulk
  * load, or while idle): then it counts on one leased row, and any condition
- * `state = 'leased'` makes walking that range of `messages_state` or `messages_lease` look
- * cheaper than a primary-key lookup. With many workers holding many leases, a batch ACK
+ * `state = 'leased'` makes walking the leased rows of `messages_lease` look cheaper than a
+ * primary-key lookup. With many workers holding many leases, a batch ACK
  * or a claim's lazy recovery that walks every live lease costs per statement what every
  * worker holds. Here 2,000 rows are leased under such statistics (autovacuum off on the
  * table, so they stay), the store's own claim and ACK run, and the server's plan of each

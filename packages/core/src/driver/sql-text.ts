@@ -76,10 +76,10 @@ export interface SqlDialect {
    * named by `prefix` (`m.`, or '' for the statement's own table): state `leased` and
    * `lease_until > now`. PostgreSQL writes it as one `CASE` expression the planner cannot
    * match to an index, so a fenced write finds its rows by primary key. As two
-   * conditions, `state = 'leased'` matches the leading column of `messages_state` and
-   * `messages_lease`, and with statistics taken while no row was leased (a store analyzed
-   * after a bulk load, or while idle) the planner counts on one leased row and walks
-   * every leased row of that index instead: with many workers holding leases, a batch ACK
+   * conditions, `state = 'leased'` matches the condition of the partial `messages_lease`,
+   * and with statistics taken while no row was leased (a store analyzed after a bulk
+   * load, or while idle) the planner counts on one leased row and walks every leased row
+   * of that index instead: with many workers holding leases, a batch ACK
    * read every live lease rather than its own rows by primary key.
    * tests/postgres/query-plans.test.ts holds the plans to that.
    */

@@ -16,7 +16,7 @@ import { dedupWindowSchema } from './0011_dedup_window.ts';
 import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim_attempts.ts';
 import { releaseInStatementSchema } from './0013_release_in_statement.ts';
 import { checksWithoutListsSchema } from './0014_checks_without_lists.ts';
-import { stateIndexWithoutReadySchema } from './0015_state_index_without_ready.ts';
+import { oneStateIndexPerMessageSchema } from './0015_one_state_index_per_message.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -43,7 +43,7 @@ export const MIGRATIONS: readonly {
   },
   { name: '0013_release_in_statement', statements: releaseInStatementSchema },
   { name: '0014_checks_without_lists', statements: checksWithoutListsSchema },
-  { name: '0015_state_index_without_ready', statements: stateIndexWithoutReadySchema },
+  { name: '0015_one_state_index_per_message', statements: oneStateIndexPerMessageSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

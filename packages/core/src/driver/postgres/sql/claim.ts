@@ -24,10 +24,9 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * in this very claim, as if recovery had run first.
  *
  * - `expired`: every leased row whose lease ran out (locked; others' locks skipped).
- *   `ORDER BY lease_until` makes `messages_lease` (state, lease_until) the cheaper path
- *   even when the statistics say no row is leased: there `messages_state` looked as
- *   cheap, and walking its `leased` range read every live lease of every worker to find
- *   the expired ones.
+ *   They are read from the partial `messages_lease` (lease_until), the one index that
+ *   holds leased rows (migration 0015), from its oldest lease: only the expired ones,
+ *   never every live lease of every worker, whatever the statistics say.
  * - `ready`: the first `n` claimable ready rows of the queue by `(available_at,
  *   event_id)`, from the `messages_ready_queue` index.
  * - `pick`: the first `n` of both, an expired row ranking at its `lease_until` (the

@@ -19,9 +19,8 @@ import type { SqliteExecutor } from '../executor.ts';
  * (`max_attempts`), else to `dead` with `lease_expired`. Only the claimed queue's leases.
  * ?1 now, ?2-?4 the error code and details, ?5 the queue.
  *
- * `INDEXED BY` pins the partial `messages_lease` index: without statistics SQLite's
- * planner would rather walk every leased row of `messages_state`, and with it a missing
- * index is an error at prepare time instead of a silent scan.
+ * `INDEXED BY` pins the partial `messages_lease` index (the one index of the leased
+ * rows): a missing index is an error at prepare time instead of a silent scan.
  */
 const RECOVER = sqlText(
   'recover',
