@@ -165,7 +165,11 @@ describePostgres('hot statements under statistics that saw no lease', (url) => {
   });
 
   test('status, the next due time and the backoff report read the head of each queue, not every ready message', async () => {
-    for (const name of [/ready_queues[\s\S]*SELECT 'state' AS kind/, /AS ready_at/, /AS in_backoff/]) {
+    for (const name of [
+      /ready_queues[\s\S]*SELECT 'state' AS kind/,
+      /AS ready_at/,
+      /AS in_backoff/,
+    ]) {
       const ready = (await scansOf(name)).filter((s) => s.scan.endsWith('messages_ready_queue'));
       expect(ready.length).toBeGreaterThan(0);
       for (const { scan, read } of ready)
