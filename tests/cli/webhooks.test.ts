@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { enqueue, type Handler, openStore, work } from '@onceq/core';
 import { type CliSandbox, cliSandbox, json } from '../support/cli.ts';
 import { nEvents } from '../support/factories.ts';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 
 const SECRET = `whsec_${Buffer.from('cli secret!!, thirty-two bytes..').toString('base64')}`;
 let box: CliSandbox;
@@ -18,15 +19,9 @@ let answerStatus = 500;
 let requests = 0;
 let server: ReturnType<typeof Bun.serve>;
 beforeAll(() => {
-  server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    reusePort: false,
-    development: false,
-    fetch: () => {
-      requests += 1;
-      return new Response(answerStatus === 200 ? 'ok' : 'down', { status: answerStatus });
-    },
+  server = serveOnLoopback(() => {
+    requests += 1;
+    return new Response(answerStatus === 200 ? 'ok' : 'down', { status: answerStatus });
   });
 });
 afterAll(() => server.stop(true));

@@ -8,6 +8,7 @@ import { listDeliveries, sendDeliveries } from '@onceq/core/webhooks';
 import { forEachBackend } from '../support/backends.ts';
 import { type ConsoleFixture, consoleFixture } from '../support/console.ts';
 import { batch, line, paid } from '../support/factories.ts';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 
 const HOOK_MS = 60_000;
 const SECRET = `whsec_${Buffer.from('console secret, thirty-two bytes').toString('base64')}`;
@@ -47,13 +48,7 @@ forEachBackend('console deliveries', (factory) => {
     let c: ConsoleFixture;
     let receiver: ReturnType<typeof Bun.serve>;
     beforeAll(async () => {
-      receiver = Bun.serve({
-        hostname: '127.0.0.1',
-        port: 0,
-        reusePort: false,
-        development: false,
-        fetch: () => new Response('down for maintenance', { status: 500 }),
-      });
+      receiver = serveOnLoopback(() => new Response('down for maintenance', { status: 500 }));
       c = await consoleFixture(factory, { allowWrites: true, token: 'a-console-token-of-length' });
       await enqueue(
         c.store,
@@ -158,13 +153,7 @@ forEachBackend('console deliveries', (factory) => {
     });
 
     test('an endpoint a 410 disabled is shown disabled, why and since when; the others are not', async () => {
-      const gone = Bun.serve({
-        hostname: '127.0.0.1',
-        port: 0,
-        reusePort: false,
-        development: false,
-        fetch: () => new Response('gone', { status: 410 }),
-      });
+      const gone = serveOnLoopback(() => new Response('gone', { status: 410 }));
       try {
         await enqueue(c.store, batch(line('E3001', paid('book', 300))));
         await work(c.store, (_payload, context) => ({

@@ -24,6 +24,7 @@ import {
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { nEvents, T0 } from '../support/factories.ts';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 import { signedBy, v1Signature } from '../support/standard-webhooks.ts';
 
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
@@ -44,23 +45,17 @@ let received: Received[] = [];
 let answer: (r: Received, nth: number) => Response | Promise<Response> = () => new Response('ok');
 let server: ReturnType<typeof Bun.serve>;
 beforeAll(() => {
-  server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    reusePort: false,
-    development: false,
-    async fetch(request) {
-      const bytes = new Uint8Array(await request.arrayBuffer());
-      const r: Received = {
-        id: request.headers.get('webhook-id') ?? '',
-        timestamp: request.headers.get('webhook-timestamp') ?? '',
-        signature: request.headers.get('webhook-signature') ?? '',
-        body: new TextDecoder().decode(bytes),
-        bytes,
-      };
-      received.push(r);
-      return answer(r, received.filter((x) => x.id === r.id).length);
-    },
+  server = serveOnLoopback(async (request) => {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    const r: Received = {
+      id: request.headers.get('webhook-id') ?? '',
+      timestamp: request.headers.get('webhook-timestamp') ?? '',
+      signature: request.headers.get('webhook-signature') ?? '',
+      body: new TextDecoder().decode(bytes),
+      bytes,
+    };
+    received.push(r);
+    return answer(r, received.filter((x) => x.id === r.id).length);
   });
 });
 afterAll(() => server.stop(true));

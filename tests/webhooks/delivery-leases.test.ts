@@ -16,6 +16,7 @@ import { SQL } from 'bun';
 import { freshStore } from '../conformance/harness.ts';
 import { describePostgres, forEachBackend } from '../support/backends.ts';
 import { nEvents, postgresFactory, T0, withFreshStore } from '../support/factories.ts';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 const LEASE_SECONDS = 30;
@@ -25,17 +26,11 @@ let received: string[] = [];
 let answer: (id: string, nth: number) => Response | Promise<Response> = () => new Response('ok');
 let server: ReturnType<typeof Bun.serve>;
 beforeAll(() => {
-  server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    reusePort: false,
-    development: false,
-    async fetch(request) {
-      const id = request.headers.get('webhook-id') ?? '';
-      await request.text();
-      received.push(id);
-      return answer(id, received.filter((x) => x === id).length);
-    },
+  server = serveOnLoopback(async (request) => {
+    const id = request.headers.get('webhook-id') ?? '';
+    await request.text();
+    received.push(id);
+    return answer(id, received.filter((x) => x === id).length);
   });
 });
 afterAll(() => server.stop(true));

@@ -15,6 +15,7 @@ import {
 import { freshStore } from '../conformance/harness.ts';
 import { forEachBackend } from '../support/backends.ts';
 import { batch, line, paid } from '../support/factories.ts';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 
@@ -25,23 +26,17 @@ let mostOpen = 0;
 let answer: (id: string, nth: number) => number = () => 200;
 let server: ReturnType<typeof Bun.serve>;
 beforeAll(() => {
-  server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    reusePort: false,
-    development: false,
-    async fetch(request) {
-      const id = request.headers.get('webhook-id') ?? '';
-      const keyed = isKeyed(id);
-      received.push(id);
-      if (keyed) mostOpen = Math.max(mostOpen, ++open);
-      // Let other requests in flight arrive before this one is answered.
-      await request.text();
-      await new Promise((resolve) => setImmediate(resolve));
-      if (keyed) open -= 1;
-      const status = answer(id, received.filter((x) => x === id).length);
-      return new Response(status === 200 ? 'ok' : 'no', { status });
-    },
+  server = serveOnLoopback(async (request) => {
+    const id = request.headers.get('webhook-id') ?? '';
+    const keyed = isKeyed(id);
+    received.push(id);
+    if (keyed) mostOpen = Math.max(mostOpen, ++open);
+    // Let other requests in flight arrive before this one is answered.
+    await request.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    if (keyed) open -= 1;
+    const status = answer(id, received.filter((x) => x === id).length);
+    return new Response(status === 200 ? 'ok' : 'no', { status });
   });
 });
 afterAll(() => server.stop(true));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { enqueue, type Handler, openStore, work } from '@onceq/core';
 import { modelClock } from '@onceq/core/internal';
 import { deliveryCounts, sendDeliveries } from '@onceq/core/webhooks';
+import { serveOnLoopback } from '../support/loopback-server.ts';
 
 /**
  * The sender's statements must not grow with the outbox: a claim reads the due range of
@@ -60,16 +61,10 @@ beforeAll(async () => {
   for (let round = 0; round < 200; round++) await work(store, handler, { batch: 100 });
   // The key's first delivery fails once: the rest of the key waits, then is released.
   let first = true;
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    reusePort: false,
-    development: false,
-    fetch(request) {
-      const failing = first && request.headers.get('webhook-id') === 'E0000:1';
-      if (failing) first = false;
-      return new Response('', { status: failing ? 500 : 200 });
-    },
+  const server = serveOnLoopback((request) => {
+    const failing = first && request.headers.get('webhook-id') === 'E0000:1';
+    if (failing) first = false;
+    return new Response('', { status: failing ? 500 : 200 });
   });
   try {
     const endpoints = [
