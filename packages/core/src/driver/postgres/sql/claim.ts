@@ -58,8 +58,9 @@ const claimText = statementFor(
 /**
  * The steps of {@link claimText} (`$1` now, the lease's seconds at `$seconds`, max
  * attempts at `$max`, the queue at `$queue`, the `on_dead` stamped at `$onDead`), also
- * the trailing claim of the result template (complete.ts), which releases keys for the
- * whole statement itself (`release` false: no `released` step here).
+ * the trailing claim of the result template (complete.ts), which releases keys and
+ * counts for the whole statement itself (`own` false: no `released` and no
+ * `claim_counted` step here; the template counts {@link claimMoves} with its own moves).
  */
 export function claimSteps(
   d: SqlDialect,
@@ -68,7 +69,7 @@ export function claimSteps(
   max = 3,
   queue = 4,
   onDead = 5,
-  release = true,
+  own = true,
 ): string {
   const messages = d.table('messages');
   const now = d.now(1);
@@ -118,16 +119,30 @@ export function claimSteps(
         last_error_detail = CASE WHEN m.state = 'leased' THEN ${literal(RECOVERED_DETAIL)} ELSE m.last_error_detail END
       WHERE m.event_id = ANY(ARRAY(SELECT event_id FROM pick))
       RETURNING m.event_id, m.generation, m.attempts, m.lease_until, m.payload, m.available_at
-    ), ${release ? `${releaseStep(d, ['recovered'])}, ` : ''}claim_counted AS (
+    )${
+      own
+        ? `, ${releaseStep(d, ['recovered'])}, claim_counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
-      SELECT ${COUNT_KIND}, sum(d), 0 FROM (
-        SELECT $${queue}::text AS queue, 'ready' AS key, -1 AS d FROM pick WHERE from_ready
+      SELECT ${COUNT_KIND}, sum(n), 0 FROM (
+        SELECT NULL::text AS queue, NULL::text AS key, 0::bigint AS n WHERE false${claimMoves(queue)}${releasedMoves}
+      ) AS moves ${COUNT_KINDS}
+      GROUP BY 1, 2 HAVING sum(n) <> 0
+    )`
+        : ''
+    }`;
+}
+
+/**
+ * The claim's moves for the status counters (migration 0006), as rows of `moves (queue,
+ * key, n)` to append to a counting step's `UNION ALL`: picked ready rows ready → leased
+ * (an expired row picked stays leased), recovered rows leased → ready or dead.
+ */
+export function claimMoves(queue: number): string {
+  return `
+        UNION ALL SELECT $${queue}::text, 'ready', -1 FROM pick WHERE from_ready
         UNION ALL SELECT $${queue}::text, 'leased', 1 FROM pick WHERE from_ready
         UNION ALL SELECT $${queue}::text, 'leased', -1 FROM recovered
-        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered${release ? releasedMoves : ''}
-      ) AS moves ${COUNT_KINDS}
-      GROUP BY 1, 2 HAVING sum(d) <> 0
-    )`;
+        UNION ALL SELECT $${queue}::text, state, 1 FROM recovered`;
 }
 
 /** The claim with its recovery, on `x` (a transaction, or none: it commits by itself). */

@@ -19,7 +19,7 @@
  * - `released`: the next message of every ordering key the statement finished (ACKed,
  *   died under `on_dead = 'skip'`, in `failed` or the claim's recovery) goes `waiting` →
  *   `ready`, in one call for all of them (release.ts); a later claim hands it out.
- * - `counted`: the status counters' deltas (migration 0006) of `acked`, `failed`,
+ * - `counted`: the status counters' deltas (migration 0006) of `acked`, `failed`, the claim,
  *   `released` and the `effects` rows.
  *
  * Returns one row per message whose fence matched (`done` or `failed`) and one per row
@@ -39,7 +39,7 @@ import {
   parameters,
   type Rows,
 } from '../completion-rows.ts';
-import { claimSteps } from './claim.ts';
+import { claimMoves, claimSteps } from './claim.ts';
 import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
 import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 
@@ -124,7 +124,7 @@ function write(
         UNION ALL SELECT queue, 'leased', -1 FROM failed
         UNION ALL SELECT queue, state, 1 FROM failed`
             : ''
-        }${releasedMoves}
+        }${claim === null ? '' : claimMoves(10)}${releasedMoves}
       ) AS moves ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(n) <> 0${effects}
     )
