@@ -158,7 +158,11 @@ export async function runService(
   await s.dispose();
   log(`  ${backend} wake-up p50 ${percentile(latencies, 50).toFixed(1)} ms`);
   const idleCpuPercent = options.db === null ? Number.NaN : await idleWorkerCpu(options.db);
-  log(`  ${backend} idle onceq worker CPU: ${idleCpuPercent.toFixed(2)} % of a core`);
+  log(
+    Number.isNaN(idleCpuPercent)
+      ? `  ${backend} idle onceq worker CPU: not measured (${IDLE_NOT_MEASURED})`
+      : `  ${backend} idle onceq worker CPU: ${idleCpuPercent.toFixed(2)} % of a core`,
+  );
 
   return {
     backend,
@@ -176,6 +180,9 @@ export async function runService(
 }
 
 const BIN = join(import.meta.dir, '..', '..', '..', 'cli', 'src', 'bin.ts');
+
+/** Why PostgreSQL's idle worker CPU is not measured. */
+const IDLE_NOT_MEASURED = 'the CLI worker would use the default schema of that database';
 
 /**
  * CPU of a real idle `onceq worker` process (Linux: /proc/<pid>/stat, utime + stime),
@@ -252,7 +259,7 @@ export async function measureService(
         fmtRate(r.concurrency1Rate),
         fmtRate(r.concurrency8Rate),
         `${fmtMs(r.wakeP50Ms)} / ${fmtMs(r.wakeP90Ms)}`,
-        r.idleCpuPercent.toFixed(2),
+        Number.isNaN(r.idleCpuPercent) ? '-' : r.idleCpuPercent.toFixed(2),
       ]),
     ),
   ];
@@ -278,7 +285,7 @@ export async function measureService(
     {
       target: `idle worker CPU < 1 % of a core (${r.backend})`,
       measured: Number.isNaN(r.idleCpuPercent)
-        ? 'not measured (the CLI worker would use the default schema of that database)'
+        ? `not measured (${IDLE_NOT_MEASURED})`
         : `${r.idleCpuPercent.toFixed(2)} % (a real onceq worker process, 10 s)`,
       met: Number.isNaN(r.idleCpuPercent) ? null : r.idleCpuPercent < 1,
     },
