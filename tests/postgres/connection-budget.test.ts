@@ -550,7 +550,9 @@ describe.skipIf(SKIP)('default workers at max_connections = 100', () => {
     await clusterCommand('stop', 100, 40);
   }, CLUSTER_TIMEOUT_MS);
 
-  for (const [n, events] of [16, 32, 48, 64].map((n) => [n, 20_000] as const)) {
+  // The smallest and the largest of the shape (16, 32, 48 and 64 workers), 64 being the
+  // closest to the budget; `bun run bench --only scale` measures 1 to 64 workers.
+  for (const [n, events] of [16, 64].map((n) => [n, 20_000] as const)) {
     test(`${n} default workers started together on ${events} events: exact, no valid event dead, the producer fits`, async () => {
       const { peak, lost } = await scaleOut(url as string, n, events);
       console.log(
