@@ -97,10 +97,16 @@ export async function redrive(
 
 /** Ids per lookup statement. */
 const LOOKUP_CHUNK = 250;
+/**
+ * Planned at each run: prepared once, PostgreSQL kept the plan it made while the table
+ * was small, a scan of every message, for each lookup of an enqueue into a store that
+ * grew faster than its statistics.
+ */
 const lookupText = statementFor(
   'enqueue-lookup',
   (d, n) =>
     `SELECT event_id, payload, payload_sha256, pruned_at, ordering_key, queue FROM ${d.table('messages')} WHERE event_id IN (${params(d, 1, n)})`,
+  { replan: true },
 );
 
 /** The stored rows of `ids`, in fixed-arity chunks (one statement text for any batch). */

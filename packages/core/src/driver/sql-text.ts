@@ -30,6 +30,12 @@ export interface SqlText {
    */
   readonly name: string;
   readonly sql: string;
+  /**
+   * Planned again at every run, never prepared once (PostgreSQL: an unnamed statement):
+   * for a statement off the hot path whose best plan changes as the table grows, so a
+   * plan made while the table was small is never kept for it.
+   */
+  readonly replan?: true;
 }
 
 /** The tables onceq's statements name. */
@@ -158,10 +164,14 @@ export function statement(
   };
 }
 
-/** A statement for `n` messages (an IN list, `n` rows): its text per dialect and arity. */
+/**
+ * A statement for `n` messages (an IN list, `n` rows): its text per dialect and arity;
+ * `replan` marks it {@link SqlText.replan}.
+ */
 export function statementFor(
   operation: string,
   write: (d: SqlDialect, n: number) => string,
+  options: { replan?: true } = {},
 ): (d: SqlDialect, n: number) => SqlText {
   const byDialect = new Map<string, Map<number, SqlText>>();
   return (d, n) => {
@@ -173,6 +183,7 @@ export function statementFor(
     let text = byArity.get(n);
     if (text === undefined) {
       text = sqlText(operation, n, write(d, n));
+      if (options.replan) text = { ...text, replan: true };
       byArity.set(n, text);
     }
     return text;

@@ -149,7 +149,8 @@ export async function openPostgresStore(
   /**
    * An executor on one checked-out client: its statements run in whatever it has open.
    * A {@link SqlText} runs as a named statement (parsed and planned once per server
-   * connection) while the server keeps them.
+   * connection) while the server keeps them, unless it asks to be planned at each run
+   * ({@link SqlText.replan}).
    */
   const executorOn = (client: pg.PoolClient): Executor => ({
     dialect,
@@ -158,7 +159,7 @@ export async function openPostgresStore(
       options.onQuery?.(text, parameters);
       const values = parameters as unknown[];
       const result = await client.query(
-        named && typeof statement !== 'string'
+        named && typeof statement !== 'string' && statement.replan !== true
           ? { name: statement.name, text, values }
           : { text, values },
       );

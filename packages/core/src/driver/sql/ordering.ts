@@ -22,18 +22,20 @@ export interface KeyTail {
 const TAIL_CHUNK = 100;
 
 /**
- * For each key, its message with the highest `seq`: the lookup of the unique
- * `messages_key (ordering_key, seq)` at that key's last entry, one index probe per key
- * however long its history.
+ * For each key, the `seq` and state of its message with the highest `seq` (NULL for a
+ * key that has none): two reads of the unique `messages_key (queue, ordering_key, seq)`
+ * backwards from that key's last entry (`LIMIT 1`), one index probe each however long
+ * the key's history. Scalar subqueries, so no planner can trade the probes for a scan:
+ * a join of the keys to `messages` was planned, on a PostgreSQL table that grew faster
+ * than its statistics, as a hash of every message at each batch of an ordered enqueue.
  */
 const tailsText = statementFor('key-tails', (d, n) => {
-  const queue = d.param(n + 1);
+  const last = (column: string) => `(SELECT x.${column} FROM ${d.table('messages')} x
+        WHERE x.queue = ${d.param(n + 1)} AND x.ordering_key = k.name
+        ORDER BY x.seq DESC LIMIT 1)`;
   return `
     WITH k(name) AS (VALUES ${Array.from({ length: n }, (_, i) => `(${d.param(i + 1)})`).join(', ')})
-    SELECT m.ordering_key, m.seq, m.state FROM k
-    JOIN ${d.table('messages')} m ON m.queue = ${queue} AND m.ordering_key = k.name
-      AND m.seq = (SELECT max(x.seq) FROM ${d.table('messages')} x
-        WHERE x.queue = ${queue} AND x.ordering_key = k.name)`;
+    SELECT k.name AS ordering_key, ${last('seq')} AS seq, ${last('state')} AS state FROM k`;
 });
 
 /** The last message of each of `keys` of `queue` that has any (a new key has no row). */
@@ -47,7 +49,12 @@ export async function keyTails(
   for (let i = 0; i < keys.length; i += TAIL_CHUNK) {
     const chunk = keys.slice(i, i + TAIL_CHUNK);
     while (chunk.length < TAIL_CHUNK) chunk.push(chunk[0] as string);
-    for (const row of (await x.query<KeyTail>(text, [...chunk, queue])).rows) {
+    const { rows } = await x.query<Omit<KeyTail, 'seq'> & { seq: unknown }>(text, [
+      ...chunk,
+      queue,
+    ]);
+    for (const row of rows) {
+      if (row.seq === null) continue;
       found.set(row.ordering_key, { ...row, seq: Number(row.seq) });
     }
   }
