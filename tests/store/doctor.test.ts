@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0015_one_state_index_per_message');
+      expect(report.schemaVersion).toBe('0016_key_locks_in_one_statement');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

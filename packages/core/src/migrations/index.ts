@@ -17,6 +17,7 @@ import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim
 import { releaseInStatementSchema } from './0013_release_in_statement.ts';
 import { checksWithoutListsSchema } from './0014_checks_without_lists.ts';
 import { oneStateIndexPerMessageSchema } from './0015_one_state_index_per_message.ts';
+import { keyLocksInOneStatementSchema } from './0016_key_locks_in_one_statement.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -44,6 +45,7 @@ export const MIGRATIONS: readonly {
   { name: '0013_release_in_statement', statements: releaseInStatementSchema },
   { name: '0014_checks_without_lists', statements: checksWithoutListsSchema },
   { name: '0015_one_state_index_per_message', statements: oneStateIndexPerMessageSchema },
+  { name: '0016_key_locks_in_one_statement', statements: keyLocksInOneStatementSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {
