@@ -46,6 +46,8 @@ import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
 const RESULT_PARAMETERS = 7;
 const CLAIM_PARAMETERS = 4;
+/** Where the trailing claim's placeholders stand, right after the results'. */
+const CLAIM_AT = { seconds: 8, max: 9, queue: 10, onDead: 11 } as const;
 
 /**
  * The fence every move out of `leased` of the template takes: the row named by the input
@@ -84,7 +86,10 @@ function write(
     position += parameterCount(rows);
     return step;
   });
-  const claimed = claim === null ? '' : `, ${claimSteps(d, claim, 8, 9, 10, 11, false)}`;
+  const claimed =
+    claim === null
+      ? ''
+      : `, ${claimSteps(d, claim, CLAIM_AT.seconds, CLAIM_AT.max, CLAIM_AT.queue, CLAIM_AT.onDead, false)}`;
   // One release for every key the statement finished: its ACKs, its failures and its
   // claim's recovery (each key's lock taken once, in sorted order).
   const released = [
@@ -124,7 +129,7 @@ function write(
         UNION ALL SELECT queue, 'leased', -1 FROM failed
         UNION ALL SELECT queue, state, 1 FROM failed`
             : ''
-        }${claim === null ? '' : claimMoves(10)}${releasedMoves}
+        }${claim === null ? '' : claimMoves(CLAIM_AT.queue)}${releasedMoves}
       ) AS moves ${COUNT_KINDS}
       GROUP BY 1, 2 HAVING sum(n) <> 0${effects}
     )
