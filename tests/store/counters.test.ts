@@ -21,7 +21,7 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { countsByQueue, prune } from '@onceq/core/admin';
+import { countsByQueue, prune, storageUse } from '@onceq/core/admin';
 import { findCounterDrift, release } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
@@ -123,6 +123,61 @@ function countersSuite(factory: BackendFactory) {
       await prune(store, { doneOlderThanSeconds: 3600, deadOlderThanSeconds: 3600 });
       await expectExact(store);
       expect((await status(store)).messages.done).toBe(7);
+    });
+
+    test('live and pruned events and the kept payload bytes follow enqueue, prune and forget', async () => {
+      const { store, clock } = env();
+      const payloads = [
+        paid('book', 1),
+        paid('pen', 20),
+        { category: 'bücher ✓', amount_cents: 300 },
+      ];
+      await enqueue(
+        store,
+        batch(...payloads.map((p, i) => line(`E000${i + 1}`, p)), line('E0001', paid('book', 1))),
+      );
+      // What the rows hold, measured here in UTF-8 bytes, not by the database.
+      const kept = async () => {
+        const { rows } = await rawDb(store, (db) =>
+          sql<{ payload: string }>`SELECT payload FROM messages WHERE payload IS NOT NULL`.execute(
+            db,
+          ),
+        );
+        return rows.reduce((sum, r) => sum + Buffer.byteLength(r.payload), 0);
+      };
+      const bytes = await kept();
+      expect(bytes).toBeGreaterThan(JSON.stringify(payloads).length - 4); // ü and ✓ take more than a byte
+      expect(await storageUse(store)).toMatchObject({
+        events: 3,
+        live: 3,
+        pruned: 0,
+        payloadBytes: bytes,
+        bytesPerPrunedEvent: null,
+      });
+      await work(store, handlers.v1); // book and pen done; the third's category is unknown: dead
+      clock.advance(86_400);
+      await prune(store, { doneOlderThanSeconds: 3600 });
+      const afterPrune = await storageUse(store);
+      expect(afterPrune).toMatchObject({
+        events: 3,
+        live: 1,
+        pruned: 2,
+        payloadBytes: await kept(),
+      });
+      expect(afterPrune.payloadBytes).toBeLessThan(bytes);
+      // The estimate charges every event the same share; a live one adds its payload, a
+      // tombstone its 64-character hash.
+      const { bytesPerLiveEvent, bytesPerPrunedEvent } = afterPrune;
+      if (bytesPerLiveEvent === null || bytesPerPrunedEvent === null)
+        throw new Error('expected both');
+      expect(
+        Math.abs(bytesPerLiveEvent - bytesPerPrunedEvent - (afterPrune.payloadBytes - 64)),
+      ).toBeLessThanOrEqual(1);
+      await expectExact(store);
+      clock.advance(5 * 86_400);
+      await prune(store, { forgetOlderThanSeconds: 4 * 86_400 });
+      expect(await storageUse(store)).toMatchObject({ events: 1, live: 1, pruned: 0 });
+      await expectExact(store);
     });
 
     test('counts by queue equal real counts after enqueue, claim, ACK, fail, recovery, release, key release, skip, redrive and prune', async () => {
@@ -239,9 +294,10 @@ onPostgres('counter delta rows', () =>
       expect(await rows()).toBeLessThan(300);
       const before = await status(store);
       await rawDb(store, (db) => sql`SELECT onceq_counts_fold()`.execute(db));
-      // ready, leased, done (no message ever died here), book: the default queue has no
-      // rows of its own (its counts are the store's less the other queues').
-      expect(await rows()).toBe(4);
+      // ready, leased, done (no message ever died here), book and the kept payloads: the
+      // default queue has no rows of its own (its counts are the store's less the other
+      // queues').
+      expect(await rows()).toBe(5);
       expect(await status(store)).toEqual(before);
       await expectExact(store);
     });

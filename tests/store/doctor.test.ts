@@ -14,7 +14,7 @@ import {
   TemporaryFailure,
   work,
 } from '@onceq/core';
-import { type DoctorReport, doctor, prune } from '@onceq/core/admin';
+import { type DoctorReport, doctor, prune, storageUse } from '@onceq/core/admin';
 import { checkConnections } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0016_key_locks_in_one_statement');
+      expect(report.schemaVersion).toBe('0017_live_payloads_counted');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -159,6 +159,33 @@ function doctorSuite(factory: BackendFactory) {
       expect(fixed.healthy).toBe(true);
       expect(await status(store)).toEqual(truth);
       expect((await doctor(store)).findings).toEqual([]);
+    });
+
+    test('a storage counter that disagrees with the payloads is a problem; --fix recomputes it', async () => {
+      const store = await worked();
+      const truth = await storageUse(store);
+      await run(
+        store,
+        store.kind === 'sqlite'
+          ? "UPDATE onceq_counts SET n = n - 1, total = total + 40 WHERE kind = 'storage' AND key = 'payload'"
+          : "INSERT INTO onceq_counts (kind, key, n, total) VALUES ('storage', 'payload', -1, 40)",
+      );
+      expect(await storageUse(store)).toMatchObject({
+        live: truth.live - 1,
+        pruned: truth.pruned + 1,
+        payloadBytes: truth.payloadBytes + 40,
+      });
+      const report = await doctor(store);
+      expect(problems(report)).toEqual(['counters']);
+      expect(messageOf(report, 'counters')).toContain(
+        `messages that keep their payload counted ${truth.live - 1}, really ${truth.live} (${truth.payloadBytes + 40} payload bytes, really ${truth.payloadBytes})`,
+      );
+      const fixed = await doctor(store, { fix: true });
+      expect(fixed.findings.map((f) => [f.check, f.fixed])).toEqual([['counters', true]]);
+      expect(await storageUse(store)).toMatchObject({
+        live: truth.live,
+        payloadBytes: truth.payloadBytes,
+      });
     });
 
     test('after --fix recounts, every state keeps its counter: a keyed message that waits is counted', async () => {

@@ -18,11 +18,19 @@ import {
   status,
   work,
 } from '@onceq/core';
-import { blockedKeys, countsByQueue, doctor, forgottenBefore, prune } from '@onceq/core/admin';
+import {
+  blockedKeys,
+  countsByQueue,
+  doctor,
+  forgottenBefore,
+  prune,
+  storageUse,
+} from '@onceq/core/admin';
 import { claimMany, formatIdPolicy } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
+import { sql } from 'kysely';
 import { onPostgres } from '../support/backends.ts';
 import { testClock } from '../support/factories.ts';
 import { postgresStoreAt, sqliteStoreAt } from '../support/old-store.ts';
@@ -180,6 +188,7 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'table:messages',
         'trigger:messages_count_delete',
         'trigger:messages_count_insert',
+        'trigger:messages_count_payload',
         'trigger:messages_count_queue_delete',
         'trigger:messages_count_queue_insert',
         'trigger:messages_count_queue_update',
@@ -752,5 +761,86 @@ test('a store of 0013 gets its state and counter CHECKs without lists (0014) on 
     expect((await doctor(store)).findings).toEqual([]);
   } finally {
     await store.close();
+  }
+});
+
+/** Every schema version before the counted payloads (0017): the stores it upgrades. */
+const BEFORE_0017 = (await migrationNames()).filter((name) => name < '0017');
+
+/** A dead message's tombstone beside {@link rowsAt}'s rows, once the schema has them (0003). */
+const TOMBSTONE = `INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+    lease_until, last_error_code, enqueued_at, updated_at, payload_sha256, pruned_at) VALUES
+  ('E0009', NULL, 'dead', 1, 1, 1000, NULL, 'invalid_payload', 1000, 1001, '${'ab'.repeat(32)}', 1002)`;
+
+const rowsWithTombstone = (version: string, backend: 'sqlite' | 'postgres') =>
+  version >= '0003' ? `${rowsAt(version, backend)}; ${TOMBSTONE}` : rowsAt(version, backend);
+
+/**
+ * After 0017, whatever the version upgraded from: the counters say how many messages keep
+ * their payload and its bytes (measured here from the rows), the rest are tombstones, the
+ * doctor agrees, and a prune counts the payloads it drops.
+ */
+async function expectPayloadsCountedAfterUpgrade(store: Store, version: string) {
+  const kept = async () => {
+    const { rows } = await rawDb(store, (db) =>
+      sql<{ payload: string }>`SELECT payload FROM messages WHERE payload IS NOT NULL`.execute(db),
+    );
+    return { live: rows.length, bytes: rows.reduce((s, r) => s + Buffer.byteLength(r.payload), 0) };
+  };
+  const before = await kept();
+  expect(before.live).toBeGreaterThan(0);
+  const use = await storageUse(store);
+  const stored = Object.values((await status(store)).messages).reduce((s, n) => s + (n ?? 0), 0);
+  expect([use.events, use.live, use.pruned, use.payloadBytes]).toEqual([
+    stored,
+    before.live,
+    stored - before.live,
+    before.bytes,
+  ]);
+  expect(use.pruned).toBe(version >= '0003' ? 1 : 0);
+  expect((await doctor(store)).findings).toEqual([]);
+  await prune(store, { doneOlderThanSeconds: 1, deadOlderThanSeconds: 1 });
+  const after = await kept();
+  expect(after.live).toBeLessThan(before.live);
+  expect(await storageUse(store)).toMatchObject({ live: after.live, payloadBytes: after.bytes });
+  expect((await doctor(store)).findings).toEqual([]);
+}
+
+for (const version of BEFORE_0017) {
+  test(`a store of ${version} gets counted payloads (0017) on open: live and pruned events right, prune counted`, async () => {
+    const path = join(dir, `before-0017-from-${version}.db`);
+    await sqliteStoreAt(path, version, (raw) => raw.exec(rowsWithTombstone(version, 'sqlite')));
+    const store = await openStore(path, { clock: testClock(1005) });
+    try {
+      await expectPayloadsCountedAfterUpgrade(store, version);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+onPostgres('schemas of every version get 0017', (target) => {
+  for (const version of BEFORE_0017) {
+    test(`postgres: a schema of ${version} gets counted payloads (0017) on open: live and pruned events right, prune counted`, async () => {
+      const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      try {
+        await postgresStoreAt(target, schema, version, async (db) => {
+          await db.unsafe(
+            `SET search_path TO ${schema}; ${rowsWithTombstone(version, 'postgres')}`,
+          );
+        });
+        const store = await openStore(target, { schema, clock: testClock(1005) });
+        rememberTarget(store, { target, schema });
+        try {
+          await expectPayloadsCountedAfterUpgrade(store, version);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        const admin = new SQL(target);
+        await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await admin.close();
+      }
+    });
   }
 });

@@ -55,9 +55,9 @@ export {
   prune,
 } from './maintenance/prune.ts';
 export {
-  /** What a store takes on disk: bytes, events, bytes per event. */
+  /** What a store takes on disk: bytes, events live and pruned, bytes per event of each. */
   type StorageUse,
-  /** The store's size on disk and bytes per event, given the count of stored events (`status --json`'s `storage`). */
+  /** The store's size on disk, its live and pruned events and what each costs (`status --json`'s `storage`). */
   storageUse,
 } from './maintenance/storage.ts';
 export {

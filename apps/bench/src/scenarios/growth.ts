@@ -168,7 +168,7 @@ async function pgGrowthStore(
   return {
     store,
     spec: { impl: 'core', effect: 'money', target: url, synchronous: 'FULL', schema },
-    bytes: async () => (await storageUse(store, 0)).bytes,
+    bytes: async () => (await storageUse(store)).bytes,
     dispose: async () => {
       await store.close();
       await dropSchema(url, schema);

@@ -244,7 +244,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         p99Ms: percentile(since.latencies, 99),
         rssBytes: rssBytes(worker.pid),
         walBytes: store.kind === 'sqlite' ? fileBytes(`${opts.db}-wal`) : null,
-        storeBytes: (await storageUse(store, events)).bytes - (await appliedTableBytes(store)),
+        storeBytes: (await storageUse(store)).bytes - (await appliedTableBytes(store)),
         events,
       };
       lastId = since.lastId;

@@ -150,14 +150,17 @@ export function fillStore(path: string, fill: Fill): number {
     .all();
   for (const { name } of counting) raw.run(`DROP TRIGGER ${name}`);
   const effects = new Map<string, { n: number; total: number }>();
+  let payloadBytes = 0;
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const id = idAt(i, total);
       const state = stateOf();
       const finished = state === 'done' || state === 'dead';
+      const text = payload(i);
+      payloadBytes += Buffer.byteLength(text);
       message.run(
         id,
-        payload(i),
+        text,
         state,
         state === 'ready' ? 0 : 1,
         state === 'ready' ? 0 : 1,
@@ -183,6 +186,10 @@ export function fillStore(path: string, fill: Fill): number {
     for (const { sql } of counting) raw.run(sql);
     for (const [state, n] of plan)
       raw.run("UPDATE onceq_counts SET n = n + ? WHERE kind = 'state' AND key = ?", [n, state]);
+    raw.run(
+      "UPDATE onceq_counts SET n = n + ?, total = total + ? WHERE kind = 'storage' AND key = 'payload'",
+      [total, payloadBytes],
+    );
     for (const [category, { n, total: sum }] of effects)
       raw.run(
         `INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', ?, ?, ?)

@@ -47,8 +47,8 @@ export const statusCommand = defineCommand<{ queue: string | undefined }>({
     const byQueue = queue === undefined ? await countsByQueue(store) : {};
     const queues = Object.keys(byQueue).some((q) => q !== DEFAULT_QUEUE) ? byQueue : null;
     if (json) {
-      const events = Object.values(report.messages).reduce((sum, n) => sum + (n ?? 0), 0);
-      const storage = await storageUse(store, events);
+      // The store's, with or without --queue: what the file or the tables hold.
+      const storage = await storageUse(store);
       ctx.out(
         toJson({
           ...(queue === undefined ? {} : { queue }),
@@ -73,6 +73,11 @@ export const statusCommand = defineCommand<{ queue: string | undefined }>({
             bytes: storage.bytes,
             events: storage.events,
             bytes_per_event: storage.bytesPerEvent,
+            live_events: storage.live,
+            pruned_events: storage.pruned,
+            payload_bytes: storage.payloadBytes,
+            bytes_per_live_event: storage.bytesPerLiveEvent,
+            bytes_per_pruned_event: storage.bytesPerPrunedEvent,
             forgotten_before: await forgottenBefore(store),
           },
         }),

@@ -22,7 +22,7 @@ import type { OnDead } from '../policy.ts';
 import type { MessageState } from '../states.ts';
 import type { LeaseRef } from '../types.ts';
 import type { Executor, StatementRunner } from './executor.ts';
-import type { CounterRow } from './sql/counters.ts';
+import type { CounterRow, StorageCounts } from './sql/counters.ts';
 import type { DeadSelection } from './sql/dead-selection.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
@@ -433,6 +433,8 @@ export interface Driver {
   compareCounters(x: Executor): Promise<CounterRow[]>;
   /** Replaces every counter with a real count, in the caller's write transaction. */
   recount(x: Executor): Promise<void>;
+  /** Messages stored, those that keep their payload and its bytes, as counted (migration 0017). */
+  storageCounts(x: Executor): Promise<StorageCounts>;
   /** How many rows break the invariant `check`, and the first `limit` of their ids. */
   violations(
     x: Executor,

@@ -11,11 +11,14 @@ import type { Store } from '../driver/backend.ts';
 
 /** One key whose counter disagrees with the rows it counts. */
 export interface CounterDrift {
-  /** `state` (messages by state), `queue` (messages by queue and state) or `effect` (effects by category). */
-  kind: 'state' | 'effect' | 'queue';
-  /** The state, `queue/state`, or the category. */
+  /**
+   * `state` (messages by state), `queue` (messages by queue and state), `effect` (effects
+   * by category) or `storage` (key `payload`: messages that keep their payload).
+   */
+  kind: 'state' | 'effect' | 'queue' | 'storage';
+  /** The state, `queue/state`, the category, or `payload`. */
   key: string;
-  /** What the counter says: count, and for effects the sum of `amount_cents`. */
+  /** What the counter says: count, and the sum of `amount_cents` (effects) or of payload bytes. */
   stored: { n: number; total: number };
   /** What the rows say. */
   actual: { n: number; total: number };
@@ -32,7 +35,10 @@ export async function findCounterDrift(store: Store): Promise<CounterDrift[]> {
   for (const row of rows) {
     const stored = { n: Number(row.sn ?? 0), total: Number(row.st ?? 0) };
     const actual = { n: Number(row.an ?? 0), total: Number(row.at ?? 0) };
-    if (stored.n !== actual.n || (row.kind === 'effect' && stored.total !== actual.total)) {
+    if (
+      stored.n !== actual.n ||
+      (row.kind !== 'state' && row.kind !== 'queue' && stored.total !== actual.total)
+    ) {
       drift.push({ kind: row.kind, key: row.key, stored, actual });
     }
   }

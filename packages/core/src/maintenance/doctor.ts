@@ -132,7 +132,14 @@ function describeDrift(d: CounterDrift): string {
       ? `${d.key} messages`
       : d.kind === 'queue'
         ? `${d.key.slice(d.key.lastIndexOf('/') + 1)} messages of queue ${d.key.slice(0, d.key.lastIndexOf('/'))}`
-        : `effects of category ${d.key}`;
-  const money = d.kind === 'effect' ? ` (sum ${d.stored.total}, really ${d.actual.total})` : '';
-  return `${what} counted ${d.stored.n}, really ${d.actual.n}${money}`;
+        : d.kind === 'storage'
+          ? 'messages that keep their payload'
+          : `effects of category ${d.key}`;
+  const total =
+    d.kind === 'effect'
+      ? ` (sum ${d.stored.total}, really ${d.actual.total})`
+      : d.kind === 'storage'
+        ? ` (${d.stored.total} payload bytes, really ${d.actual.total})`
+        : '';
+  return `${what} counted ${d.stored.n}, really ${d.actual.n}${total}`;
 }

@@ -18,6 +18,7 @@ import { releaseInStatementSchema } from './0013_release_in_statement.ts';
 import { checksWithoutListsSchema } from './0014_checks_without_lists.ts';
 import { oneStateIndexPerMessageSchema } from './0015_one_state_index_per_message.ts';
 import { keyLocksInOneStatementSchema } from './0016_key_locks_in_one_statement.ts';
+import { livePayloadsCountedSchema } from './0017_live_payloads_counted.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -46,6 +47,7 @@ export const MIGRATIONS: readonly {
   { name: '0014_checks_without_lists', statements: checksWithoutListsSchema },
   { name: '0015_one_state_index_per_message', statements: oneStateIndexPerMessageSchema },
   { name: '0016_key_locks_in_one_statement', statements: keyLocksInOneStatementSchema },
+  { name: '0017_live_payloads_counted', statements: livePayloadsCountedSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

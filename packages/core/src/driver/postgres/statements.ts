@@ -28,6 +28,7 @@ import { statement, type Table } from '../sql-text.ts';
 import { claimOn, literal } from './sql/claim.ts';
 import { postgresTemplate } from './sql/complete.ts';
 import { readConnections } from './sql/connections.ts';
+import { pruneRowsCounted } from './sql/prune.ts';
 import { releaseNext } from './sql/release.ts';
 import { schemas } from './sql/schema.ts';
 import { statisticsProbe } from './sql/statistics.ts';
@@ -250,6 +251,7 @@ export const postgresDriver: Driver = {
     await moved(x, 'leased', 'ready', n > 0 ? [lease.eventId] : []);
     return n;
   },
+  pruneRows: pruneRowsCounted,
   readForRedrive: shared.readForRedrive,
   redrive: async (x, ids, now) => {
     const redriven = await shared.redrive(x, ids, now);

@@ -67,3 +67,21 @@ WHERE event_id IN (${ids.join(', ')}) AND state = '${state}' AND pruned_at IS NU
   AND updated_at < ${d.param(2)}`;
   }),
 );
+
+/** The values {@link pruneRows} binds for `rows`: now, the bound, the ids, their hashes. */
+export function pruneValues(
+  rows: readonly { eventId: string; sha256: string }[],
+  now: number,
+  before: number,
+): unknown[] {
+  const n = rows.length;
+  const values = new Array<unknown>(2 + 2 * n);
+  values[0] = now;
+  values[1] = before;
+  for (let i = 0; i < n; i++) {
+    const row = rows[i] as { eventId: string; sha256: string };
+    values[2 + i] = row.eventId;
+    values[2 + n + i] = row.sha256;
+  }
+  return values;
+}

@@ -7,7 +7,7 @@ import type { Driver } from '../driver.ts';
 import type { Executor } from '../executor.ts';
 import { countsByQueue, queueSnapshot } from '../shared-statements.ts';
 import type { SqlDialect, SqlText } from '../sql-text.ts';
-import { compareCounters, recount } from './counters.ts';
+import { compareCounters, recount, storageCounts } from './counters.ts';
 import { selectsNothing } from './dead-selection.ts';
 import {
   forgetDeletes,
@@ -39,7 +39,7 @@ import {
   writeIdPolicy,
 } from './meta.ts';
 import { blockedKeys, countBlockedKeys, keyTails, rejoinKey, releasedDead } from './ordering.ts';
-import { prunableCount, prunePage, pruneRows } from './prune.ts';
+import { prunableCount, prunePage, pruneRows, pruneValues } from './prune.ts';
 
 type SharedMethods =
   | 'queueSnapshot'
@@ -66,6 +66,7 @@ type SharedMethods =
   | 'recordForgottenBefore'
   | 'compareCounters'
   | 'recount'
+  | 'storageCounts'
   | 'violations'
   | 'expiredLeases'
   | 'appliedMigrations'
@@ -133,19 +134,11 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
         [before, after.availableAt, after.eventId, ...(queue === undefined ? [] : [queue])],
       )
     ).rows,
-  pruneRows: async (x, state, rows, now, before) => {
-    if (rows.length === 0) return 0;
-    const n = rows.length;
-    const values = new Array<unknown>(2 + 2 * n);
-    values[0] = now;
-    values[1] = before;
-    for (let i = 0; i < n; i++) {
-      const row = rows[i] as { eventId: string; sha256: string };
-      values[2 + i] = row.eventId;
-      values[2 + n + i] = row.sha256;
-    }
-    return (await x.query(pruneRows(state)(x.dialect, n), values)).changes;
-  },
+  pruneRows: async (x, state, rows, now, before) =>
+    rows.length === 0
+      ? 0
+      : (await x.query(pruneRows(state)(x.dialect, rows.length), pruneValues(rows, now, before)))
+          .changes,
   forgetPage: async (x, state, before, after, limit) =>
     (
       await x.query<{ event_id: string; available_at: number }>(
@@ -175,6 +168,7 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
   },
   compareCounters,
   recount,
+  storageCounts,
   violations: (x, check, limit) => violations(x, INVARIANT_ROWS[check](tablesOf(x.dialect)), limit),
   expiredLeases,
   appliedMigrations: async (x) =>

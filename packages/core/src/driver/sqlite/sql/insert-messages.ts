@@ -1,7 +1,7 @@
 import { DEFAULT_QUEUE } from '../../../queues.ts';
 import type { EnqueueDelay, NewMessage } from '../../driver.ts';
 import type { Executor } from '../../executor.ts';
-import { statementFor } from '../../sql-text.ts';
+import { statement, statementFor } from '../../sql-text.ts';
 
 /**
  * Rows per INSERT: the largest chunk; a remainder goes in power-of-two chunks (a few
@@ -50,6 +50,28 @@ VALUES ${rows.join(', ')}
 ON CONFLICT (event_id) DO NOTHING`;
 });
 
+/**
+ * The last rowid before a batch's inserts: every row the batch inserts gets a larger one
+ * (SQLite gives a new row the largest rowid plus one, and the write lock keeps other
+ * writers out meanwhile).
+ */
+const lastRowidText = statement(
+  'enqueue-last-rowid',
+  () => 'SELECT coalesce(max(rowid), 0) AS last FROM messages',
+);
+
+/**
+ * The `storage` counter (migration 0017) gains the payloads of the rows inserted after
+ * rowid ?1: one statement per batch instead of a row trigger's statement per row.
+ */
+const countInsertedText = statement(
+  'enqueue-count-payloads',
+  () => `UPDATE onceq_counts SET n = onceq_counts.n + inserted.n, total = onceq_counts.total + inserted.bytes
+FROM (SELECT count(*) AS n, coalesce(sum(octet_length(payload)), 0) AS bytes
+      FROM messages WHERE rowid > ?1 AND payload IS NOT NULL) AS inserted
+WHERE kind = 'storage' AND key = 'payload'`,
+);
+
 const NO_DELAY: EnqueueDelay = Object.freeze({ seconds: 0, at: 0 });
 
 /** The next insert's row count: the full chunk, else the largest power of two that fits. */
@@ -71,9 +93,22 @@ export async function insertMessages(
   queue: string = DEFAULT_QUEUE,
 ): Promise<number> {
   const availableAt = Math.max(now + delay.seconds, delay.at);
-  if (rows.some((row) => row.ordering !== undefined)) {
-    return insertKeyed(x, rows, now, availableAt, queue);
-  }
+  const last = (await x.query<{ last: number }>(lastRowidText(x.dialect))).rows[0]?.last ?? 0;
+  const inserted = rows.some((row) => row.ordering !== undefined)
+    ? await insertKeyed(x, rows, now, availableAt, queue)
+    : await insertPlain(x, rows, now, availableAt, queue);
+  if (inserted > 0) await x.query(countInsertedText(x.dialect), [last]);
+  return inserted;
+}
+
+/** {@link insertMessages} of a batch without ordering keys. */
+async function insertPlain(
+  x: Executor,
+  rows: readonly NewMessage[],
+  now: number,
+  availableAt: number,
+  queue: string,
+) {
   let inserted = 0;
   for (let i = 0; i < rows.length; ) {
     const size = insertSize(rows.length - i);
