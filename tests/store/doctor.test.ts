@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0017_live_payloads_counted');
+      expect(report.schemaVersion).toBe('0018_effects_without_category_index');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

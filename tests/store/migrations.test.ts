@@ -181,7 +181,6 @@ test('a store of 0002 gets 0003 on open (policy table, relaxed id CHECK, tombsto
         'table:delivery_attempts',
         'table:disabled_endpoints',
         'table:effects',
-        'index:effects_category',
         'trigger:effects_count_delete',
         'trigger:effects_count_insert',
         'trigger:effects_count_update',

@@ -19,6 +19,7 @@ import { checksWithoutListsSchema } from './0014_checks_without_lists.ts';
 import { oneStateIndexPerMessageSchema } from './0015_one_state_index_per_message.ts';
 import { keyLocksInOneStatementSchema } from './0016_key_locks_in_one_statement.ts';
 import { livePayloadsCountedSchema } from './0017_live_payloads_counted.ts';
+import { effectsWithoutCategoryIndexSchema } from './0018_effects_without_category_index.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -48,6 +49,10 @@ export const MIGRATIONS: readonly {
   { name: '0015_one_state_index_per_message', statements: oneStateIndexPerMessageSchema },
   { name: '0016_key_locks_in_one_statement', statements: keyLocksInOneStatementSchema },
   { name: '0017_live_payloads_counted', statements: livePayloadsCountedSchema },
+  {
+    name: '0018_effects_without_category_index',
+    statements: effectsWithoutCategoryIndexSchema,
+  },
 ];
 
 class InCodeMigrations implements MigrationProvider {
