@@ -11,7 +11,7 @@ import {
 import { defineCommand } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { UsageError } from '../errors.ts';
-import { humanTime, toJson } from '../output.ts';
+import { humanTime, plural, toJson } from '../output.ts';
 
 interface PruneArgs {
   queue?: string;
@@ -167,6 +167,6 @@ function describe(r: PruneResult, now: number, queue: string | undefined): strin
   }
   if (r.vacuumed) lines.push('file vacuumed');
   if (r.pagesReleased > 0)
-    lines.push(`${r.pagesReleased} free pages given back to the file system`);
+    lines.push(`${plural(r.pagesReleased, 'free page')} given back to the file system`);
   return lines.join('\n');
 }
