@@ -653,42 +653,61 @@ async function expectKeysReleasedAfterUpgrade(store: Store, version: string) {
   expect((await doctor(store)).findings).toEqual([]);
 }
 
-for (const version of BEFORE_0013) {
-  test(`a store of ${version} gets the release in statement (0013) on open: keys released by skip and by ACK`, async () => {
-    const path = join(dir, `before-0013-from-${version}.db`);
-    await sqliteStoreAt(path, version, (raw) => raw.run(rowsAt(version, 'sqlite')));
-    const store = await openStore(path, { clock: testClock(1005) });
-    try {
-      await expectKeysReleasedAfterUpgrade(store, version);
-    } finally {
-      await store.close();
+/**
+ * For each of `versions`, a SQLite store and a PostgreSQL schema built at that version and
+ * filled with `rows(version, backend)`, opened at the current schema (upgraded), then
+ * handed to `check`. `what` names the upgrade in the tests' titles.
+ */
+function upgradesFromEach(
+  versions: readonly string[],
+  what: string,
+  rows: (version: string, backend: 'sqlite' | 'postgres') => string,
+  check: (store: Store, version: string) => Promise<void>,
+) {
+  const slug = what.replace(/\W+/g, '-');
+  for (const version of versions) {
+    test(`a store of ${version} gets ${what} on open`, async () => {
+      const path = join(dir, `${slug}-from-${version}.db`);
+      await sqliteStoreAt(path, version, (raw) => raw.exec(rows(version, 'sqlite')));
+      const store = await openStore(path, { clock: testClock(1005) });
+      try {
+        await check(store, version);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+  onPostgres(`schemas of every version get ${what}`, (target) => {
+    for (const version of versions) {
+      test(`postgres: a schema of ${version} gets ${what} on open`, async () => {
+        const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+        try {
+          await postgresStoreAt(target, schema, version, async (db) => {
+            await db.unsafe(`SET search_path TO ${schema}; ${rows(version, 'postgres')}`);
+          });
+          const store = await openStore(target, { schema, clock: testClock(1005) });
+          rememberTarget(store, { target, schema });
+          try {
+            await check(store, version);
+          } finally {
+            await store.close();
+          }
+        } finally {
+          const admin = new SQL(target);
+          await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          await admin.close();
+        }
+      });
     }
   });
 }
 
-onPostgres('schemas of every version get 0013', (target) => {
-  for (const version of BEFORE_0013) {
-    test(`postgres: a schema of ${version} gets the release in statement (0013) on open: keys released by skip and by ACK`, async () => {
-      const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-      try {
-        await postgresStoreAt(target, schema, version, async (db) => {
-          await db.unsafe(`SET search_path TO ${schema}; ${rowsAt(version, 'postgres')}`);
-        });
-        const store = await openStore(target, { schema, clock: testClock(1005) });
-        rememberTarget(store, { target, schema });
-        try {
-          await expectKeysReleasedAfterUpgrade(store, version);
-        } finally {
-          await store.close();
-        }
-      } finally {
-        const admin = new SQL(target);
-        await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await admin.close();
-      }
-    });
-  }
-});
+upgradesFromEach(
+  BEFORE_0013,
+  'the release in statement (0013): keys released by skip and by ACK',
+  rowsAt,
+  expectKeysReleasedAfterUpgrade,
+);
 
 /**
  * A store of 0013 with a message of every kind of child: done messages with an effect and
@@ -805,41 +824,9 @@ async function expectPayloadsCountedAfterUpgrade(store: Store, version: string) 
   expect((await doctor(store)).findings).toEqual([]);
 }
 
-for (const version of BEFORE_0017) {
-  test(`a store of ${version} gets counted payloads (0017) on open: live and pruned events right, prune counted`, async () => {
-    const path = join(dir, `before-0017-from-${version}.db`);
-    await sqliteStoreAt(path, version, (raw) => raw.exec(rowsWithTombstone(version, 'sqlite')));
-    const store = await openStore(path, { clock: testClock(1005) });
-    try {
-      await expectPayloadsCountedAfterUpgrade(store, version);
-    } finally {
-      await store.close();
-    }
-  });
-}
-
-onPostgres('schemas of every version get 0017', (target) => {
-  for (const version of BEFORE_0017) {
-    test(`postgres: a schema of ${version} gets counted payloads (0017) on open: live and pruned events right, prune counted`, async () => {
-      const schema = `m_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-      try {
-        await postgresStoreAt(target, schema, version, async (db) => {
-          await db.unsafe(
-            `SET search_path TO ${schema}; ${rowsWithTombstone(version, 'postgres')}`,
-          );
-        });
-        const store = await openStore(target, { schema, clock: testClock(1005) });
-        rememberTarget(store, { target, schema });
-        try {
-          await expectPayloadsCountedAfterUpgrade(store, version);
-        } finally {
-          await store.close();
-        }
-      } finally {
-        const admin = new SQL(target);
-        await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await admin.close();
-      }
-    });
-  }
-});
+upgradesFromEach(
+  BEFORE_0017,
+  'counted payloads (0017): live and pruned events right, prune counted',
+  rowsWithTombstone,
+  expectPayloadsCountedAfterUpgrade,
+);
