@@ -21,7 +21,7 @@ function processing(impl: string, sync: string, workers: number, rate: number, m
 describe('the bench targets table', () => {
   test('nothing measured: every target is listed as not measured, none met', () => {
     const rows = referenceTargetRows({});
-    expect(rows).toHaveLength(13);
+    expect(rows).toHaveLength(17);
     expect(rows.every((r) => r.met === null && r.why.startsWith('not measured'))).toBe(true);
   });
 
@@ -98,6 +98,44 @@ describe('the bench targets table', () => {
     expect(rows.find((r) => r.target.startsWith('claim on 100,000 messages, SQLite'))?.met).toBe(
       false,
     );
+  });
+
+  test("PostgreSQL's server CPU per message is met at or below graphile-worker's, from the best batch", () => {
+    const row = (key: string, rate: number, serverCpuUs?: number) => ({
+      key,
+      rate: spread(rate),
+      serverCpuUs: serverCpuUs === undefined ? null : spread(serverCpuUs),
+    });
+    const rows = referenceTargetRows({
+      anchors: {
+        rows: [
+          row('onceq/pg/w1/b500', 9_000, 80),
+          row('onceq/pg/w1/b100', 15_000, 50),
+          row('graphile/w1/c24/q500', 10_000, 60),
+          row('onceq/pg/w1/b1', 1_600, 130),
+          row('graphile/w1/c1/q0', 1_000, 100),
+          row('onceq/pg/w2/b500', 9_000),
+          row('graphile/w2/c24/q500', 10_000),
+        ],
+      },
+    });
+    const batched = rows.find((r) =>
+      r.target.startsWith('PostgreSQL server CPU per message, batch mode, 1'),
+    );
+    expect(batched).toMatchObject({ onceq: '50 µs/msg (batch 100)', ratio: '0.83×', met: true });
+    const one = rows.find((r) =>
+      r.target.startsWith('PostgreSQL server CPU per message, one message per transaction, 1'),
+    );
+    expect(one).toMatchObject({ ratio: '1.30×', met: false });
+    expect(one?.why).toContain('DELETE');
+    expect(
+      rows.find((r) => r.target.startsWith('PostgreSQL one message per transaction, 1'))?.met,
+    ).toBe(true);
+    const unmeasured = rows.find((r) =>
+      r.target.startsWith('PostgreSQL server CPU per message, batch mode, 2'),
+    );
+    expect(unmeasured?.met).toBeNull();
+    expect(unmeasured?.why).toContain('not measured');
   });
 
   test('a missed enqueue target names the floor measured in the same run: parse + a bare insert', () => {

@@ -7,6 +7,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { runChildren } from './spawn.ts';
+import type { ChildResult } from './worker-child.ts';
 
 /** `getconf CLK_TCK`: 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
@@ -49,4 +51,23 @@ export async function serverCpuReader(url: string): Promise<(() => number) | nul
     }
     return (ticks * 1000) / CLOCK_TICKS;
   };
+}
+
+/**
+ * {@link runChildren} with the server's CPU ms from the children's release to their end
+ * (their backends reaped: a backend's CPU reaches the postmaster when it is reaped);
+ * null without a reader (SQLite, or a server on another machine).
+ */
+export async function runChildrenMetered(
+  specs: readonly object[],
+  script: string | undefined,
+  serverCpu: (() => number) | null,
+): Promise<{ results: ChildResult[]; serverCpuMs: number | null }> {
+  let atGo = Number.NaN;
+  const results = await runChildren(specs, script, () => {
+    atGo = serverCpu?.() ?? Number.NaN;
+  });
+  if (serverCpu === null) return { results, serverCpuMs: null };
+  await Bun.sleep(200);
+  return { results, serverCpuMs: serverCpu() - atGo };
 }

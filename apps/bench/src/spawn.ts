@@ -36,12 +36,13 @@ class LineReader {
 /**
  * Runs one child per spec (`script`, default worker-child.ts, takes the spec as JSON in
  * argv[2]): waits until every child has opened its store, releases them
- * together, and returns their results in spec order. A child that dies without a result
- * is reported as an error result.
+ * together (calling `onGo` as it does), and returns their results in spec order. A child
+ * that dies without a result is reported as an error result.
  */
 export async function runChildren(
   specs: readonly object[],
   script: string = CHILD,
+  onGo: () => void = () => {},
 ): Promise<ChildResult[]> {
   const procs = specs.map((spec) =>
     Bun.spawn(['bun', script, JSON.stringify(spec)], {
@@ -54,6 +55,7 @@ export async function runChildren(
   const readers = procs.map((p) => new LineReader(p.stdout));
   const ready = await Promise.all(readers.map((r) => r.next()));
   const allReady = ready.every((l) => l === 'ready');
+  if (allReady) onGo();
   for (const proc of procs) {
     if (allReady) proc.stdin.write('go\n');
     proc.stdin.end();

@@ -15,9 +15,8 @@ import {
   runProcessing,
   sqliteFactory,
 } from '../scenarios/processing.ts';
-import { runChildren } from '../spawn.ts';
+import { runChildrenMetered, serverCpuReader } from '../server-cpu.ts';
 import { fmtRate, removeDb, type Spread, spread } from '../util.ts';
-import type { ChildResult } from '../worker-child.ts';
 import type { AnchorSpec } from './specs.ts';
 import { dropSchema, graphileStore, pgBossStore, plainjobStore } from './stores.ts';
 
@@ -30,8 +29,21 @@ export interface AnchorRow {
   workers: number;
   messages: number;
   rate: Spread;
+  /** CPU µs per message of the worker processes, release to end. */
+  workerCpuUs: Spread;
+  /** CPU µs per message of the PostgreSQL server's processes; null for SQLite. */
+  serverCpuUs: Spread | null;
   errors: string[];
   /** Every message processed once (anchors: their own count; onceq: its store checked). */
+  verified: boolean;
+}
+
+/** What one run of a setting measured. */
+interface RunResult {
+  rate: number;
+  workerCpuUs: number;
+  serverCpuUs: number | null;
+  errors: string[];
   verified: boolean;
 }
 
@@ -41,27 +53,36 @@ interface Setting {
   backend: 'sqlite' | 'pg';
   workers: number;
   messages: number;
-  run: (round: number) => Promise<{ rate: number; errors: string[]; verified: boolean }>;
+  run: (round: number) => Promise<RunResult>;
 }
 
 function anchorRun(
   spec: Omit<AnchorSpec, 'target' | 'schema'>,
   workers: number,
   messages: number,
+  serverCpu: (() => number) | null,
   prepare: (round: number) => Promise<{ target: string; schema: string; dispose(): Promise<void> }>,
 ) {
-  return async (round: number) => {
+  return async (round: number): Promise<RunResult> => {
     const store = await prepare(round);
     try {
-      const results: ChildResult[] = await runChildren(
+      const { results, serverCpuMs } = await runChildrenMetered(
         Array.from({ length: workers }, () => ({ ...spec, ...store })),
         CHILD,
+        serverCpu,
       );
       const start = Math.min(...results.map((r) => r.startMs));
       const end = Math.max(...results.map((r) => r.endMs));
       const done = results.reduce((n, r) => n + r.done, 0);
+      const cpuMs = results.reduce((n, r) => n + (r.cpuMs ?? 0), 0);
       const errors = results.flatMap((r, i) => (r.error ? [`worker ${i + 1}: ${r.error}`] : []));
-      return { rate: (done / (end - start)) * 1000, errors, verified: done === messages };
+      return {
+        rate: (done / (end - start)) * 1000,
+        workerCpuUs: done === 0 ? Number.NaN : (cpuMs / done) * 1000,
+        serverCpuUs: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+        errors,
+        verified: done === messages,
+      };
     } finally {
       await store.dispose();
     }
@@ -69,9 +90,15 @@ function anchorRun(
 }
 
 function coreRun(factory: ReturnType<typeof sqliteFactory>, config: ProcessingConfig) {
-  return async () => {
+  return async (): Promise<RunResult> => {
     const run = await runProcessing(factory, config);
-    return { rate: run.rate, errors: run.errors, verified: run.verified };
+    return {
+      rate: run.rate,
+      workerCpuUs: run.cpuMsPer1000,
+      serverCpuUs: run.serverCpuUsPerMessage,
+      errors: run.errors,
+      verified: run.verified,
+    };
   };
 }
 
@@ -81,7 +108,12 @@ export function graphileKey(workers: number, concurrency: number, localQueue: nu
 }
 
 /** Every setting of the anchors section; PostgreSQL ones only when `pgUrl` is given. */
-function settings(scratch: string, pgUrl: string | null, quick: boolean): Setting[] {
+function settings(
+  scratch: string,
+  pgUrl: string | null,
+  serverCpu: (() => number) | null,
+  quick: boolean,
+): Setting[] {
   const sqliteN = quick ? 2000 : 10_000;
   const pgBatchN = quick ? 1000 : 5000;
   const pgOneN = quick ? 500 : 2000;
@@ -116,6 +148,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
         { impl: 'plainjob', concurrency: 1, localQueue: 0, completionBatchDelay: -1, batch: 1 },
         workers,
         sqliteN,
+        null,
         async (round) => {
           const target = await plainjobStore(scratch, sqliteN, round * 10 + workers);
           return { target, schema: '', dispose: async () => removeDb(target) };
@@ -144,6 +177,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
           workers,
           batch,
           messages,
+          serverCpu,
         }),
       });
     }
@@ -166,6 +200,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
           { impl: 'graphile', concurrency, localQueue, completionBatchDelay, batch: 1 },
           workers,
           messages,
+          serverCpu,
           async () => {
             const schema = schemaFor('gw_bench');
             await graphileStore(pgUrl, schema, messages);
@@ -184,6 +219,7 @@ function settings(scratch: string, pgUrl: string | null, quick: boolean): Settin
         { impl: 'pgboss', concurrency: 1, localQueue: 0, completionBatchDelay: -1, batch: 50 },
         workers,
         pgBatchN,
+        serverCpu,
         async () => {
           const schema = schemaFor('pgboss_bench');
           await pgBossStore(pgUrl, schema, pgBatchN);
@@ -205,16 +241,21 @@ export async function runAnchors(options: {
   log: (line: string) => void;
 }): Promise<AnchorRow[]> {
   const { keys } = options;
-  const all = settings(options.scratch, options.pgUrl, options.quick).filter(
+  const serverCpu = options.pgUrl === null ? null : await serverCpuReader(options.pgUrl);
+  const all = settings(options.scratch, options.pgUrl, serverCpu, options.quick).filter(
     (s) => keys === null || keys.some((k) => s.key === k || s.key.startsWith(`${k}/`)),
   );
   const rates = new Map<string, number[]>(all.map((s) => [s.key, []]));
+  const workerCpu = new Map<string, number[]>(all.map((s) => [s.key, []]));
+  const serverCpuUs = new Map<string, number[]>(all.map((s) => [s.key, []]));
   const errors = new Map<string, string[]>(all.map((s) => [s.key, []]));
   const verified = new Map<string, boolean>(all.map((s) => [s.key, true]));
   for (let round = 0; round < options.runs; round++) {
     for (const setting of all) {
       const r = await setting.run(round);
       rates.get(setting.key)?.push(r.rate);
+      workerCpu.get(setting.key)?.push(r.workerCpuUs);
+      if (r.serverCpuUs !== null) serverCpuUs.get(setting.key)?.push(r.serverCpuUs);
       errors.get(setting.key)?.push(...r.errors);
       if (!r.verified) verified.set(setting.key, false);
       options.log(
@@ -229,9 +270,16 @@ export async function runAnchors(options: {
     workers: s.workers,
     messages: s.messages,
     rate: spread(rates.get(s.key) ?? []),
+    workerCpuUs: spread(workerCpu.get(s.key) ?? []),
+    serverCpuUs: s.backend === 'pg' ? spread(serverCpuUs.get(s.key) ?? []) : null,
     errors: errors.get(s.key) ?? [],
     verified: verified.get(s.key) ?? false,
   }));
+}
+
+/** A CPU figure's median, µs per message ('–' when not measured). */
+function cpuCell(s: Spread): string {
+  return s.n === 0 || !Number.isFinite(s.median) ? '–' : fmtRate(s.median);
 }
 
 export function anchorsTable(rows: readonly AnchorRow[]): string {
@@ -242,6 +290,8 @@ export function anchorsTable(rows: readonly AnchorRow[]): string {
       'queue and settings',
       'messages',
       'msg/s median (min–max)',
+      'worker CPU µs/msg',
+      'server CPU µs/msg',
       'errors',
       'all processed',
     ],
@@ -251,34 +301,10 @@ export function anchorsTable(rows: readonly AnchorRow[]): string {
       r.label,
       String(r.messages),
       rateCell(r.rate),
+      cpuCell(r.workerCpuUs),
+      r.serverCpuUs === null ? '–' : cpuCell(r.serverCpuUs),
       String(r.errors.length),
       r.verified ? 'ok' : 'NO',
     ]),
   );
-}
-
-/** The issue's targets that compare onceq with an anchor measured in the same run. */
-export function anchorTargets(rows: readonly AnchorRow[]) {
-  const rate = (key: string) => rows.find((r) => r.key === key)?.rate.median ?? Number.NaN;
-  const out: { target: string; measured: string; met: boolean | null }[] = [];
-  for (const workers of [1, 2]) {
-    const onceqBatch = Math.max(
-      rate(`onceq/pg/w${workers}/b500`),
-      rate(`onceq/pg/w${workers}/b100`),
-    );
-    const graphileBatch = rate(graphileKey(workers, 24, 500));
-    const ratio = onceqBatch / graphileBatch;
-    out.push({
-      target: `PostgreSQL batched, ${workers} worker(s): onceq ≥ 1.5× graphile-worker batched (its performance-page settings)`,
-      measured: `${fmtRate(onceqBatch)} vs ${fmtRate(graphileBatch)} msg/s = ${ratio.toFixed(2)}×`,
-      met: Number.isFinite(ratio) ? ratio >= 1.5 : null,
-    });
-    const one = rate(`onceq/pg/w${workers}/b1`) / rate(graphileKey(workers, 1, 0));
-    out.push({
-      target: `PostgreSQL one message per transaction, ${workers} worker(s): onceq ≥ 1.0× graphile-worker (concurrency 1)`,
-      measured: `${fmtRate(rate(`onceq/pg/w${workers}/b1`))} vs ${fmtRate(rate(graphileKey(workers, 1, 0)))} msg/s = ${one.toFixed(2)}×`,
-      met: Number.isFinite(one) ? one >= 1.0 : null,
-    });
-  }
-  return out;
 }

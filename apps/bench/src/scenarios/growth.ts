@@ -25,8 +25,7 @@ import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
 import { type IdKind, idSource, uuid7At } from '../ids.ts';
 import { dropSchema, withPostgres } from '../raw-db.ts';
-import { serverCpuReader } from '../server-cpu.ts';
-import { runChildren } from '../spawn.ts';
+import { runChildrenMetered, serverCpuReader } from '../server-cpu.ts';
 import { percentile, removeDb } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
 import type { Backend } from './processing.ts';
@@ -188,13 +187,11 @@ async function runWindow(
   const e0 = performance.now();
   for (const batch of input) accepted += (await enqueue(g.store, batch)).accepted;
   const enqueueMs = performance.now() - e0;
-  const cpu0 = serverCpu?.() ?? Number.NaN;
-  const results = await runChildren(
+  const { results, serverCpuMs } = await runChildrenMetered(
     Array.from({ length: opts.workers }, () => ({ ...g.spec, batch: 100 })),
+    undefined,
+    serverCpu,
   );
-  // Let the postmaster reap the workers' backends, whose CPU it then holds.
-  await Bun.sleep(200);
-  const cpu1 = serverCpu?.() ?? Number.NaN;
   const start = Math.min(...results.map((r) => r.startMs));
   const end = Math.max(...results.map((r) => r.endMs));
   const done = results.reduce((n, r) => n + r.done, 0);
@@ -215,7 +212,7 @@ async function runWindow(
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     workerCpuUsPerMessage: done === 0 ? Number.NaN : (workerCpu / done) * 1000,
-    serverCpuUsPerMessage: serverCpu === null || done === 0 ? null : ((cpu1 - cpu0) / done) * 1000,
+    serverCpuUsPerMessage: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
     bytesPerEvent: (await g.bytes()) / stored,
     verified,
     detail: `accepted ${accepted}, workers done ${done}, stored done ${messages.done} of ${stored}, ready ${messages.ready}, leased ${messages.leased}, dead ${messages.dead}${errors.length === 0 ? '' : `; ${errors.join('; ')}`}`,

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
 import { dropSchema, rawQuery } from '../raw-db.ts';
-import { runChildren } from '../spawn.ts';
+import { runChildrenMetered } from '../server-cpu.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import {
   type ChildSpec,
@@ -46,6 +46,11 @@ export interface ProcessingConfig {
    * checked (a pooler in front of the same server). Default: the store's target.
    */
   workerTarget?: string;
+  /**
+   * The reader of the server's CPU ms (server-cpu.ts), for a PostgreSQL server on this
+   * machine: the run then reports the server's CPU per message. Default none.
+   */
+  serverCpu?: (() => number) | null;
 }
 
 export interface ProcessingRun {
@@ -61,6 +66,8 @@ export interface ProcessingRun {
   busyRetries: number;
   /** CPU ms (user + system, all workers, barrier to end) per 1000 messages done. */
   cpuMsPer1000: number;
+  /** The server's CPU µs per message done, release to end (null without a reader). */
+  serverCpuUsPerMessage: number | null;
   /** Transactions per message (claim + apply, all workers). */
   txPerMessage: number;
   errors: string[];
@@ -159,7 +166,11 @@ export async function runProcessing(
       ...(schema === undefined ? {} : { schema }),
       ...(warmUp === 0 ? {} : { warmUp }),
     };
-    const results = await runChildren(Array.from({ length: config.workers }, () => spec));
+    const { results, serverCpuMs } = await runChildrenMetered(
+      Array.from({ length: config.workers }, () => spec),
+      undefined,
+      config.serverCpu ?? null,
+    );
     const start = Math.min(...results.map((r) => r.startMs));
     const end = Math.max(...results.map((r) => r.endMs));
     const done = results.reduce((n, r) => n + r.done, 0);
@@ -190,6 +201,8 @@ export async function runProcessing(
       busyRetries: results.reduce((n, r) => n + r.busyRetries, 0),
       cpuMsPer1000:
         done === 0 ? Number.NaN : (results.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / done) * 1000,
+      serverCpuUsPerMessage:
+        serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
       errors,
       verified,

@@ -1,11 +1,11 @@
 /** onceq next to plainjob, graphile-worker and pg-boss (see anchors/). */
-import { anchorsTable, anchorTargets, runAnchors } from '../anchors/index.ts';
+import { anchorsTable, runAnchors } from '../anchors/index.ts';
 import { ANCHORS } from '../anchors/specs.ts';
 import type { SectionContext } from '../context.ts';
 import { section } from '../report.ts';
 
 export async function anchorsSection(ctx: SectionContext): Promise<void> {
-  const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
+  const { opts, scratch, pgUrl, out, results, log } = ctx;
   if (opts.only.has('anchors')) {
     log('anchors: onceq next to plainjob, graphile-worker and pg-boss …');
     const rows = await runAnchors({
@@ -26,6 +26,5 @@ export async function anchorsSection(ctx: SectionContext): Promise<void> {
     out.push(
       `\n${ANCHORS.map((a) => `${a.name} ${a.version}: ${a.settings}; writes ${a.writes}`).join('\n')}`,
     );
-    targets.push(...anchorTargets(rows));
   }
 }
