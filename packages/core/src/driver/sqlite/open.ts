@@ -78,6 +78,11 @@ function openReadWrite(path: string, options: OpenStoreOptions): BunDatabase {
     // its next full `VACUUM` (`onceq prune … --vacuum`), once.
     raw.run('PRAGMA auto_vacuum = INCREMENTAL');
     raw.run('PRAGMA journal_mode = WAL');
+    // SQLite reuses the -wal file from its start after each checkpoint and never shrinks
+    // it: one checkpoint held back by a long reader (a prune, a backup) would leave the
+    // file at its largest for good. Cut back to one autocheckpoint's worth (1000 pages
+    // of 4 KiB) whenever the log restarts, so it stays that size under any load.
+    raw.run('PRAGMA journal_size_limit = 4194304');
     raw.run(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.run('PRAGMA foreign_keys = ON');
     // From here on the dialect retries SQLITE_BUSY itself, with jitter.
