@@ -181,5 +181,45 @@ export function enqueueSuite(name: string, factory: BackendFactory): void {
       expect((await status(store)).messages).toEqual({ ...EMPTY, ready: 600 });
       expect(await findCounterDrift(store)).toEqual([]);
     });
+
+    test("a batch's new messages are written in event-id order, whatever its lines' order; a key's positions follow the lines", async () => {
+      const { store } = env();
+      // Where each row sits: SQLite's rowid, PostgreSQL's heap position (a new table
+      // fills its pages in insert order).
+      const physical = factory.name === 'sqlite' ? 'rowid' : 'ctid';
+      const stored = async () =>
+        (
+          await store.read((x) =>
+            x.query<{ event_id: string; seq: unknown; state: string }>(
+              `SELECT event_id, seq, state FROM ${x.dialect.table('messages')} ORDER BY ${physical}`,
+            ),
+          )
+        ).rows.map((r) => `${r.event_id}:${r.seq ?? '-'}:${r.state}`);
+      await enqueue(
+        store,
+        batch(
+          line('E0009', paid('pen', 9)),
+          line('E0002', paid('pen', 2)),
+          line('E0005', paid('pen', 5)),
+        ),
+      );
+      await enqueue(
+        store,
+        batch(
+          line('E0019', paid('bag', 19)),
+          line('E0012', paid('bag', 12)),
+          line('E0015', paid('bag', 15)),
+        ),
+        { key: 'order-1' },
+      );
+      expect(await stored()).toEqual([
+        'E0002:-:ready',
+        'E0005:-:ready',
+        'E0009:-:ready',
+        'E0012:2:waiting',
+        'E0015:3:waiting',
+        'E0019:1:ready',
+      ]);
+    });
   });
 }
