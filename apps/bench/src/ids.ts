@@ -61,3 +61,8 @@ export function idSource(kind: IdKind): () => string {
     return uuid7Text(lastMs, counter);
   };
 }
+
+/** How the reports name a kind of id. */
+export function idLabel(kind: IdKind): string {
+  return kind === 'uuid4' ? 'UUIDv4' : 'UUIDv7';
+}

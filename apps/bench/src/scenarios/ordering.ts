@@ -4,7 +4,10 @@
  * - throughput: `keys × perKey` events, event `i` of key `i mod keys` (so a key's events
  *   are spread over the whole batch), drained by N worker processes
  *   (worker-child.ts: `work()`, handler v1) once with `--key-field key` and once
- *   without; the payloads are the same bytes;
+ *   without; the payloads are the same bytes; once with time-ordered ids (UUIDv7) and
+ *   once with random ones (UUIDv4): with random ids a key's next message is never near
+ *   the one before it, and ordered work costs more than with ids sent in their text
+ *   order (docs/operations.md);
  * - the claim's cost with messages waiting behind blocked keys: `blocked` keys whose
  *   head is dead with `behind` messages waiting after each, and `free` ready messages
  *   of other keys; each claim takes `limit` of them. The same claims on a store holding
@@ -13,6 +16,7 @@
 import { join } from 'node:path';
 import { enqueue, openStore, PermanentFailure, type Store, work } from '@onceq/core';
 import { claimMany, GENERAL_POLICY } from '@onceq/core/internal';
+import { type IdKind, idSource, uuid7At } from '../ids.ts';
 import { dropSchema, rawQuery } from '../raw-db.ts';
 import { removeDb, type Spread, spread, wallMs } from '../util.ts';
 import { ownRowsTable } from '../worker-child.ts';
@@ -22,8 +26,9 @@ const CATEGORIES = ['book', 'pen', 'bag'] as const;
 
 /** How a run names its events and their keys. */
 interface Names {
-  /** Event `i` is `<ids>-<i>`. */
+  /** Event `i` is `<ids>-<i>`, unless `id` names it. */
   ids: string;
+  id?: (i: number) => string;
   /** Its key is `<keys>-<i mod key count>`. */
   keys: string;
 }
@@ -32,7 +37,7 @@ interface Names {
 function keyedLine(i: number, keys: number, names: Names): string {
   const category = CATEGORIES[i % CATEGORIES.length];
   const amount = 1 + ((i * 7919) % 99_999);
-  return `{"event_id":"${names.ids}-${i}","payload":{"category":"${category}","amount_cents":${amount},"key":"${names.keys}-${i % keys}"}}`;
+  return `{"event_id":"${names.id?.(i) ?? `${names.ids}-${i}`}","payload":{"category":"${category}","amount_cents":${amount},"key":"${names.keys}-${i % keys}"}}`;
 }
 
 /** JSONL batches of 1,000 lines of events `0 … count-1` over `keys` keys. */
@@ -51,16 +56,27 @@ function keyedBatches(
   return out;
 }
 
+/**
+ * `count` event ids of one kind, in the order a source sends them: UUIDv7 (time-ordered:
+ * their text order is their send order) or UUIDv4 (random).
+ */
+function eventIds(kind: IdKind, count: number): string[] {
+  const startMs = Date.now();
+  const next = idSource(kind);
+  return Array.from({ length: count }, (_, i) => (kind === 'uuid7' ? uuid7At(startMs, i) : next()));
+}
+
 /** `messages` events of `keys` keys, enqueued with or without `--key-field key`. */
 function orderingFactory(
   backend: 'sqlite' | 'pg',
   where: string,
   keys: number,
   ordered: boolean,
+  names: Names,
 ): StoreFactory {
   let counter = 0;
   const fill = async (store: Store, messages: number) => {
-    for (const text of keyedBatches(messages, keys))
+    for (const text of keyedBatches(messages, keys, names))
       await enqueue(store, text, ordered ? { keyField: 'key' } : {});
   };
   if (backend === 'sqlite') {
@@ -114,6 +130,7 @@ async function ownRowsTableIn(target: string, schema: string | undefined): Promi
 
 export interface OrderingThroughput {
   backend: 'sqlite' | 'pg';
+  ids: IdKind;
   keys: number;
   perKey: number;
   workers: number;
@@ -133,7 +150,14 @@ export interface OrderingThroughput {
 export async function runOrderingThroughput(
   backend: 'sqlite' | 'pg',
   where: string,
-  shape: { keys: number; perKey: number; workers: number; batch: number; rounds: number },
+  shape: {
+    ids: IdKind;
+    keys: number;
+    perKey: number;
+    workers: number;
+    batch: number;
+    rounds: number;
+  },
   log: (line: string) => void,
 ): Promise<OrderingThroughput> {
   const rates: Record<'unordered' | 'ordered', number[]> = { unordered: [], ordered: [] };
@@ -141,12 +165,15 @@ export async function runOrderingThroughput(
   let exact = true;
   const messages = shape.keys * shape.perKey;
   for (let round = 0; round < shape.rounds; round++) {
+    // The same events, ids included, for both modes of a round.
+    const ids = eventIds(shape.ids, messages);
+    const names: Names = { ids: 'ev', keys: 'k', id: (i) => ids[i] as string };
     for (const mode of ['unordered', 'ordered'] as const) {
       log(
-        `ordering: ${backend}, ${mode}, ${messages} events of ${shape.keys} keys, ${shape.workers} worker(s), batch ${shape.batch}, round ${round + 1} …`,
+        `ordering: ${backend}, ${mode}, ${messages} events (${shape.ids}) of ${shape.keys} keys, ${shape.workers} worker(s), batch ${shape.batch}, round ${round + 1} …`,
       );
       const run: ProcessingRun = await runProcessing(
-        orderingFactory(backend, where, shape.keys, mode === 'ordered'),
+        orderingFactory(backend, where, shape.keys, mode === 'ordered', names),
         {
           backend,
           impl: 'core',

@@ -4,6 +4,7 @@
  * keys on both backends (scenarios/ordering.ts).
  */
 import type { SectionContext } from '../context.ts';
+import { ID_KINDS, idLabel } from '../ids.ts';
 import { TARGETS } from '../options.ts';
 import { msCell, rateCell, section, table } from '../report.ts';
 import {
@@ -25,32 +26,35 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
     ? { blocked: 100, behind: 100, free: 1000, limit: 10 }
     : { blocked: 1000, behind: 100, free: 2000, limit: 10 };
   try {
-    if (pgUrl !== null) {
+    for (const ids of ID_KINDS) {
+      if (pgUrl !== null) {
+        throughput.push(
+          await runOrderingThroughput(
+            'pg',
+            pgUrl,
+            opts.quick
+              ? { ids, keys: 100, perKey: 20, workers: 8, batch: 50, rounds }
+              : { ids, keys: 1000, perKey: 100, workers: 8, batch: 50, rounds },
+            log,
+          ),
+        );
+      }
       throughput.push(
         await runOrderingThroughput(
-          'pg',
-          pgUrl,
-          opts.quick
-            ? { keys: 100, perKey: 20, workers: 8, batch: 50, rounds }
-            : { keys: 1000, perKey: 100, workers: 8, batch: 50, rounds },
+          'sqlite',
+          scratch,
+          {
+            ids,
+            keys: 1000,
+            perKey: Math.max(1, Math.floor(opts.messages / 1000)),
+            workers: 1,
+            batch: 100,
+            rounds,
+          },
           log,
         ),
       );
     }
-    throughput.push(
-      await runOrderingThroughput(
-        'sqlite',
-        scratch,
-        {
-          keys: 1000,
-          perKey: Math.max(1, Math.floor(opts.messages / 1000)),
-          workers: 1,
-          batch: 100,
-          rounds,
-        },
-        log,
-      ),
-    );
     for (const backend of pgUrl === null ? (['sqlite'] as const) : (['sqlite', 'pg'] as const)) {
       log(
         `ordering: ${backend}, claims of ${blockedShape.limit} behind ${blockedShape.blocked} blocked keys …`,
@@ -70,13 +74,14 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
   if (throughput.length > 0) {
     out.push(
       section(
-        'Ordering keys: the same events drained with and without --key-field (event i of key i mod keys; handler v1; unordered and ordered runs interleaved; msg/s median (min–max); scenarios/ordering.ts)',
+        'Ordering keys: the same events drained with and without --key-field (event i of key i mod keys, time-ordered and random ids; handler v1; unordered and ordered runs interleaved; msg/s median (min–max); scenarios/ordering.ts)',
       ),
     );
     out.push(
       table(
         [
           'backend',
+          'ids',
           'events',
           'keys',
           'workers',
@@ -88,6 +93,7 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
         ],
         throughput.map((t) => [
           t.backend === 'pg' ? 'PostgreSQL' : 'SQLite',
+          idLabel(t.ids),
           fmtRate(t.keys * t.perKey),
           fmtRate(t.keys),
           String(t.workers),
@@ -102,7 +108,7 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
     for (const t of throughput) {
       const ratio = t.ordered.median / t.unordered.median;
       targets.push({
-        target: `${t.backend === 'pg' ? `PostgreSQL, ${t.workers} workers` : `SQLite, batch ${t.batch}`}: ordered ≥ ${TARGETS.orderedVsUnordered}× unordered (${fmtRate(t.keys)} keys × ${fmtRate(t.perKey)})`,
+        target: `${t.backend === 'pg' ? `PostgreSQL, ${t.workers} workers` : `SQLite, batch ${t.batch}`}: ordered ≥ ${TARGETS.orderedVsUnordered}× unordered (${fmtRate(t.keys)} keys × ${fmtRate(t.perKey)}, ${idLabel(t.ids)} ids)`,
         measured: `${ratio.toFixed(2)}× (${fmtRate(t.ordered.median)} vs ${fmtRate(t.unordered.median)} msg/s)`,
         met: t.exact && ratio >= TARGETS.orderedVsUnordered,
       });
