@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { enqueue, openStore, PermanentFailure, type Store, work } from '@onceq/core';
 import { claimMany, GENERAL_POLICY } from '@onceq/core/internal';
-import { type IdKind, idSource, uuid7At } from '../ids.ts';
+import { type IdKind, idSource } from '../ids.ts';
 import { dropSchema, rawQuery } from '../raw-db.ts';
 import { removeDb, type Spread, spread, wallMs } from '../util.ts';
 import { ownRowsTable } from '../worker-child.ts';
@@ -61,9 +61,8 @@ function keyedBatches(
  * their text order is their send order) or UUIDv4 (random).
  */
 function eventIds(kind: IdKind, count: number): string[] {
-  const startMs = Date.now();
   const next = idSource(kind);
-  return Array.from({ length: count }, (_, i) => (kind === 'uuid7' ? uuid7At(startMs, i) : next()));
+  return Array.from({ length: count }, () => next());
 }
 
 /** `messages` events of `keys` keys, enqueued with or without `--key-field key`. */
