@@ -5,6 +5,7 @@ import { parseIdPolicy, uuidV7Millis } from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { type BackendFactory, batch, line, paid } from '../support/factories.ts';
+import { rawDb } from '../support/raw-db.ts';
 import { freshStore, rejection, snapshot } from './harness.ts';
 
 const DAY = 86_400;
@@ -168,6 +169,48 @@ export function dedupWindowSuite(name: string, factory: BackendFactory): void {
       const result = await prune(store, { forgetOlderThanSeconds: 90 * DAY, chunkSize: 2 });
       expect(result.forgotten).toBe(5);
       expect((await snapshot(store)).messages.map((m) => m.event_id)).toEqual(['never-pruned']);
+    });
+
+    test('a forgotten keyed message takes its position with it; its key goes on in order', async () => {
+      const { store, clock } = env();
+      const keyed = (id: string, n: number) => ({
+        eventId: id,
+        payload: { category: 'book', amount_cents: n },
+        key: 'K',
+      });
+      await enqueue(store, [keyed(v7(1000, 1), 1), keyed(v7(1000, 2), 2)]);
+      await work(store, handlers.v1);
+      clock.advance(100 * DAY);
+      await prune(store, { doneOlderThanSeconds: 30 * DAY });
+      expect((await prune(store, { forgetOlderThanSeconds: 90 * DAY })).forgotten).toBe(2);
+      // Where the backend keeps a key's positions: PostgreSQL apart, SQLite on the rows.
+      const positions = () =>
+        rawDb(store, async (db) =>
+          (store.kind === 'postgres'
+            ? await db
+                .selectFrom('message_keys')
+                .select(['event_id', 'seq'])
+                .orderBy('seq')
+                .execute()
+            : await db
+                .selectFrom('messages')
+                .select(['event_id', 'seq'])
+                .where('ordering_key', 'is not', null)
+                .orderBy('seq')
+                .execute()
+          ).map((r) => [r.event_id, Number(r.seq)]),
+        );
+      expect(await positions()).toEqual([]);
+      const [third, fourth] = [v7(clock(), 3), v7(clock(), 4)];
+      await enqueue(store, [keyed(third, 3), keyed(fourth, 4)]);
+      expect(await positions()).toEqual([
+        [third, 1],
+        [fourth, 2],
+      ]);
+      await work(store, handlers.v1);
+      const { messages } = await status(store);
+      expect([messages.done, messages.waiting ?? 0]).toEqual([2, 0]);
+      expect((await doctor(store)).healthy).toBe(true);
     });
 
     test('a tombstone whose webhook is still waiting to be sent is kept', async () => {

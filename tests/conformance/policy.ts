@@ -11,6 +11,7 @@ import {
   redrive,
   type Store,
   show,
+  skip,
   TemporaryFailure,
   work,
 } from '@onceq/core';
@@ -117,6 +118,34 @@ export function policySuite(name: string, factory: BackendFactory): void {
       expect(await redrive(store, 'all')).toEqual(['E0001']);
       expect((await show(store, 'E0001')).state).toBe('ready');
       expect(await claimIds(store)).toEqual(['E0001']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('on_dead skip: a message enqueued behind a key whose last message died is its head at once', async () => {
+      const { store } = env();
+      const worker = skipping(store);
+      await enqueue(store, keyed('A', 1, 1));
+      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      await enqueue(store, keyed('A', 2, 2));
+      expect((await show(store, 'E0002')).state).toBe('ready');
+      expect((await show(store, 'E0003')).state).toBe('waiting');
+      expect(await claimIds(worker)).toEqual(['E0002']);
+      expect(await findCounterDrift(store)).toEqual([]);
+    });
+
+    test('on_dead skip: skipping the dead message later releases nothing more of its key', async () => {
+      const { store } = env();
+      const worker = skipping(store);
+      await enqueue(store, keyed('A', 1, 3));
+      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const [second] = await claimMany(worker, { limit: 10 });
+      expect(second?.eventId).toBe('E0002');
+      // E0001 let its key go when it died: its skip must not make E0003 a second head.
+      expect(await skip(store, ['E0001'])).toEqual(['E0001']);
+      expect((await show(store, 'E0003')).state).toBe('waiting');
+      expect(await claimIds(store)).toEqual([]);
+      await apply(store, second as never, handlers.v1);
+      expect(await claimIds(store)).toEqual(['E0003']);
       expect(await findCounterDrift(store)).toEqual([]);
     });
 

@@ -53,6 +53,7 @@ function modelSuite(factory: BackendFactory): void {
           async (steps) => {
             const { store } = opened;
             await raw.deleteFrom('effects').execute();
+            if (store.kind === 'postgres') await raw.deleteFrom('message_keys').execute();
             await raw.deleteFrom('messages').execute();
             clock.set(T0);
             const run: Run = {

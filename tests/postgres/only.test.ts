@@ -288,6 +288,7 @@ describePostgres('PostgreSQL only', () => {
           'delivery_attempts',
           'disabled_endpoints',
           'effects',
+          'message_keys',
           'messages',
           'onceq_counts',
           'onceq_meta',

@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0018_effects_without_category_index');
+      expect(report.schemaVersion).toBe('0019_key_history');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });
@@ -283,7 +283,7 @@ function doctorSuite(factory: BackendFactory) {
       expect(problems(await doctor(store))).toContain('tombstone_inconsistent');
     });
 
-    test('an ordering key with two heads, and a waiting message with nothing before it', async () => {
+    test('an ordering key with two heads, a message off its position, and a waiting message with nothing before it', async () => {
       const store = await worked();
       const events = ['E0101', 'E0102', 'E0103'].map((eventId) => ({
         eventId,
@@ -292,6 +292,13 @@ function doctorSuite(factory: BackendFactory) {
       }));
       await enqueue(store, events);
       expect(problems(await doctor(store))).toEqual([]);
+      if (store.kind === 'postgres') {
+        // Positions apart from the messages (migration 0019): one removed is caught.
+        await run(store, "DELETE FROM message_keys WHERE event_id = 'E0102'");
+        expect(problems(await doctor(store))).toEqual(['key_position_mismatch']);
+        await run(store, "INSERT INTO message_keys VALUES ('default', 'K', 2, 'E0102')");
+        expect(problems(await doctor(store))).toEqual([]);
+      }
       await run(store, "UPDATE messages SET state = 'ready' WHERE event_id = 'E0102'");
       expect(problems(await doctor(store))).toContain('key_two_heads');
       // Deleted behind the protocol's back: nothing before E0103 will ever release it.

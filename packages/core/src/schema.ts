@@ -28,6 +28,17 @@ export interface MessagesTable {
   seq: number | null;
 }
 
+/**
+ * A keyed message's position in its key (migration 0019): a key's order, written when a
+ * message joins its key, never by a change of its state.
+ */
+export interface MessageKeysTable {
+  queue: string;
+  ordering_key: string;
+  seq: number;
+  event_id: string;
+}
+
 export interface EffectsTable {
   event_id: string;
   category: string;
@@ -55,6 +66,7 @@ export interface MetaTable {
 
 export interface Database {
   messages: MessagesTable;
+  message_keys: MessageKeysTable;
   effects: EffectsTable;
   completions: CompletionsTable;
   onceq_meta: MetaTable;

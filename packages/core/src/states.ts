@@ -25,9 +25,6 @@ export function reportedStates(counts: Partial<Record<MessageState, number>>): M
   return MESSAGE_STATES.filter((state) => counts[state] !== undefined);
 }
 
-/** The states that finish a message of an ordering key and release the key's next one. */
-export const KEY_RELEASING_STATES = ['done', 'skipped'] as const;
-
 export function isMessageState(value: unknown): value is MessageState {
   return typeof value === 'string' && (MESSAGE_STATES as readonly string[]).includes(value);
 }

@@ -26,7 +26,7 @@ import type { CounterRow, StorageCounts } from './sql/counters.ts';
 import type { DeadSelection } from './sql/dead-selection.ts';
 import type { ListPage, MessageFilter, MessageRow, PreviewRow, WaitingRow } from './sql/inspect.ts';
 import type { InvariantCheck } from './sql/invariants.ts';
-import type { BlockedKeyRow, KeyTail, ReleasedDeadRow } from './sql/ordering.ts';
+import type { BlockedKeyRow, KeyPosition, KeyTail, ReleasedDeadRow } from './sql/ordering.ts';
 
 /** The finished states prune touches. */
 export type PrunableState = Extract<MessageState, 'done' | 'dead'>;
@@ -279,6 +279,11 @@ export interface Driver {
   lockKeys(x: Executor, keys: readonly string[]): Promise<void>;
   /** The last message (highest `seq`) of each of `keys` of `queue` that has one. */
   keyTails(x: Executor, keys: readonly string[], queue: string): Promise<KeyTail[]>;
+  /**
+   * Records the positions of an enqueue's new keyed messages of `queue` where they live
+   * apart from the messages (PostgreSQL's `message_keys`); SQLite's rows carry them.
+   */
+  insertKeyPositions(x: Executor, queue: string, positions: readonly KeyPosition[]): Promise<void>;
   /**
    * The dead messages among `ids` (or all) that released their key when they died
    * (`on_dead = 'skip'`), by key and position: a redrive puts each back at its key's end.

@@ -41,6 +41,7 @@ export interface SqlText {
 /** The tables onceq's statements name. */
 export type Table =
   | 'messages'
+  | 'message_keys'
   | 'effects'
   | 'completions'
   | 'onceq_counts'
@@ -95,6 +96,22 @@ export interface SqlDialect {
    * `BEGIN IMMEDIATE` already holds the one write lock.
    */
   readonly rowLocks: boolean;
+  /**
+   * Whether a key's positions live apart from its messages, in `message_keys` (PostgreSQL,
+   * migration 0019: a state change there writes a new row version with an entry in every
+   * index, so positions kept on `messages` were written again at each one), and are
+   * written on their own. SQLite keeps them in `messages` (`seq`, the `messages_key`
+   * index): an update there rewrites only the index entries of the columns it changes.
+   */
+  readonly positionsApart: boolean;
+}
+
+/**
+ * The relation a key's positions are read from, with the columns `queue`,
+ * `ordering_key`, `seq` and `event_id` (see {@link SqlDialect.positionsApart}).
+ */
+export function keyPositions(d: SqlDialect): string {
+  return d.positionsApart ? d.table('message_keys') : d.table('messages');
 }
 
 /** SQLite's placeholders, bare table names and the bound clock. */
@@ -109,6 +126,7 @@ export const sqliteDialect: SqlDialect = {
   nowValue: (now) => now,
   liveLease: (i, prefix = '') => `${prefix}state = 'leased' AND ${prefix}lease_until > ?${i}`,
   rowLocks: false,
+  positionsApart: false,
 };
 
 /**
@@ -141,6 +159,7 @@ export function postgresDialect(schema: string, modelClock: boolean): SqlDialect
     liveLease: (i, prefix = '') =>
       `CASE WHEN ${prefix}state = 'leased' THEN ${prefix}lease_until > ${now(i)} ELSE false END`,
     rowLocks: true,
+    positionsApart: true,
   };
 }
 

@@ -64,6 +64,11 @@ export const INVARIANTS: readonly Invariant[] = [
     noun: 'message',
     what: 'waiting with nothing unfinished before it in its ordering key (it would never be handed out)',
   },
+  {
+    check: 'key_position_mismatch',
+    noun: 'message',
+    what: "with an ordering key but not at its own position in its key's order (PostgreSQL: message_keys)",
+  },
 ];
 
 /** Runs every invariant; one finding per broken one, with its count and examples. */

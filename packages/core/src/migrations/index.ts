@@ -20,6 +20,7 @@ import { oneStateIndexPerMessageSchema } from './0015_one_state_index_per_messag
 import { keyLocksInOneStatementSchema } from './0016_key_locks_in_one_statement.ts';
 import { livePayloadsCountedSchema } from './0017_live_payloads_counted.ts';
 import { effectsWithoutCategoryIndexSchema } from './0018_effects_without_category_index.ts';
+import { keyHistorySchema } from './0019_key_history.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly {
     name: '0018_effects_without_category_index',
     statements: effectsWithoutCategoryIndexSchema,
   },
+  { name: '0019_key_history', statements: keyHistorySchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

@@ -17,7 +17,6 @@ import {
 } from '../maintenance/enqueue-checks.ts';
 import { getIdPolicy } from '../maintenance/meta.ts';
 import { DEFAULT_QUEUE, isQueueName, keyLockName, QUEUE_NAME_RULE } from '../queues.ts';
-import { KEY_RELEASING_STATES, type MessageState } from '../states.ts';
 import { crashPoint } from '../testing/crash-points.ts';
 import type { EnqueueResult } from '../types.ts';
 
@@ -218,9 +217,10 @@ async function insertKeyed(
   const stored = await readStored(store, x, entries);
   rejectConflicts(entries, stored, unit, queue);
   const storedIds = new Set(stored.map((row) => row.event_id));
-  const tails = new Map<string, { seq: number; state: MessageState }>();
+  const tails = new Map<string, { seq: number; finished: boolean }>();
   for (const tail of await store.driver.keyTails(x, keys, queue)) {
-    tails.set(tail.ordering_key, tail);
+    // A last message whose row is gone is no longer anyone's head.
+    tails.set(tail.ordering_key, { seq: tail.seq, finished: tail.finished ?? true });
   }
   const rows: NewMessage[] = [];
   for (const entry of entries) {
@@ -231,8 +231,8 @@ async function insertKeyed(
     }
     const tail = tails.get(entry.key);
     const seq = (tail?.seq ?? 0) + 1;
-    const state = tail === undefined || releasesKey(tail.state) ? 'ready' : 'waiting';
-    tails.set(entry.key, { seq, state });
+    const state = tail === undefined || tail.finished ? 'ready' : 'waiting';
+    tails.set(entry.key, { seq, finished: false });
     rows.push({
       eventId: entry.eventId,
       payload: entry.payload,
@@ -245,6 +245,17 @@ async function insertKeyed(
   if (inserted < rows.length) {
     rejectConflicts(entries, await readStored(store, x, entries), unit, queue);
   }
+  // Past the check every keyed row was new: a keyed line stored since the read is a
+  // conflict (its key's lock is held here), and a conflict rejected the batch.
+  await store.driver.insertKeyPositions(
+    x,
+    queue,
+    rows.flatMap((row) =>
+      row.ordering === undefined
+        ? []
+        : [{ ordering_key: row.ordering.name, seq: row.ordering.seq, event_id: row.eventId }],
+    ),
+  );
   return inserted;
 }
 
@@ -285,11 +296,6 @@ function delayOf(options: EnqueueOptions): EnqueueDelay | undefined {
     }
   }
   return { seconds: delaySeconds ?? 0, at: availableAt ?? 0 };
-}
-
-/** Whether a key whose last message is in `state` has nothing unfinished. */
-function releasesKey(state: MessageState): boolean {
-  return (KEY_RELEASING_STATES as readonly string[]).includes(state);
 }
 
 function readStored(

@@ -39,6 +39,7 @@ export const WAKE_CHANNEL = 'onceq_wake';
 /** onceq's own tables, whose sizes `storageBytes` sums. */
 const ONCEQ_TABLES: readonly Table[] = [
   'messages',
+  'message_keys',
   'effects',
   'completions',
   'onceq_counts',
@@ -126,6 +127,32 @@ async function insertMessages(
     queue,
   ];
   return (await x.query(insertMessagesText(d), values)).changes;
+}
+
+/**
+ * The positions of an enqueue's new keyed messages of queue $1 (migration 0019), one
+ * array per column ($2 keys, $3 positions, $4 event ids): one statement for a batch.
+ */
+const insertKeyPositionsText = statement(
+  'key-positions-insert-array',
+  (d) => `
+    INSERT INTO ${d.table('message_keys')} (queue, ordering_key, seq, event_id)
+    SELECT $1::text, p.ordering_key, p.seq, p.event_id
+    FROM unnest($2::text[], $3::bigint[], $4::text[]) AS p(ordering_key, seq, event_id)`,
+);
+
+async function insertKeyPositions(
+  x: Executor,
+  queue: string,
+  positions: readonly ordering.KeyPosition[],
+): Promise<void> {
+  if (positions.length === 0) return;
+  await x.query(insertKeyPositionsText(x.dialect), [
+    queue,
+    positions.map((p) => p.ordering_key),
+    positions.map((p) => p.seq),
+    positions.map((p) => p.event_id),
+  ]);
 }
 
 /** Takes the keys' advisory locks (migration 0008's `onceq_lock_keys`), in the order given. */
@@ -265,6 +292,7 @@ export const postgresDriver: Driver = {
   },
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
+  insertKeyPositions,
   lockKeys: async (x, keys) => {
     if (keys.length > 0) await x.query(lockKeysText(x.dialect), [keys]);
   },

@@ -7,7 +7,7 @@
  * claim skips rows another sender holds (`FOR UPDATE SKIP LOCKED`).
  */
 import type { Executor } from '../executor.ts';
-import { params, type SqlDialect, statement, statementFor } from '../sql-text.ts';
+import { keyPositions, params, type SqlDialect, statement, statementFor } from '../sql-text.ts';
 
 /** One claimed attempt: what to send and the lease its outcome is fenced by. */
 export interface ClaimedDelivery {
@@ -76,7 +76,7 @@ function blocked(d: SqlDialect): string {
           AND (length(dk.key) < length(dl.key) OR (length(dk.key) = length(dl.key) AND dk.key < dl.key)))
       OR EXISTS (SELECT 1 FROM ${deliveries} dk
         WHERE dk.endpoint = dl.endpoint AND dk.state <> 'delivered' AND dk.event_id = (
-          SELECT mk.event_id FROM ${d.table('messages')} mk
+          SELECT mk.event_id FROM ${keyPositions(d)} mk
           WHERE mk.queue = m.queue AND mk.ordering_key = m.ordering_key AND mk.seq < m.seq
             AND EXISTS (SELECT 1 FROM ${deliveries} dx
               WHERE dx.event_id = mk.event_id AND dx.endpoint = dl.endpoint)
@@ -269,7 +269,7 @@ const releaseNextText = statement(
     WHERE state = 'pending' AND endpoint = ${d.param(2)} AND event_id = COALESCE(
       (SELECT dx.event_id FROM ${d.table('deliveries')} dx
         WHERE dx.event_id = ${d.param(3)} AND dx.endpoint = ${d.param(2)} AND dx.state = 'pending' LIMIT 1),
-      (SELECT mk.event_id FROM ${d.table('messages')} mk
+      (SELECT mk.event_id FROM ${keyPositions(d)} mk
         WHERE mk.queue = ${d.param(6)} AND mk.ordering_key = ${d.param(4)} AND mk.seq > ${d.param(5)}
           AND EXISTS (SELECT 1 FROM ${d.table('deliveries')} dx
             WHERE dx.event_id = mk.event_id AND dx.endpoint = ${d.param(2)})

@@ -50,12 +50,15 @@ WHERE m.event_id IN (${params(d, 2, n)}) AND ${forgettable(state, d)}`,
   ),
 );
 
-/**
- * The deletes that forget the ids ?1 … (n of them), children first (their foreign keys
- * point at `messages`): delivery attempts, deliveries, the effect or completion, then
- * the tombstone itself. The counters follow through the tables' delete triggers.
- */
-export const forgetDeletes: readonly ((d: SqlDialect, n: number) => SqlText)[] = (
+/** Forgets the positions of the keyed messages among the ids ?1 … (n of them). */
+const forgetPositions = statementFor(
+  'forget-delete-message_keys',
+  (d, n) => `DELETE FROM ${d.table('message_keys')} WHERE (queue, ordering_key, seq) IN (
+  SELECT queue, ordering_key, seq FROM ${d.table('messages')}
+  WHERE ordering_key IS NOT NULL AND event_id IN (${params(d, 1, n)}))`,
+);
+
+const forgetRows = (
   ['delivery_attempts', 'deliveries', 'effects', 'completions', 'messages'] as const
 ).map((table) =>
   statementFor(
@@ -63,6 +66,16 @@ export const forgetDeletes: readonly ((d: SqlDialect, n: number) => SqlText)[] =
     (d, n) => `DELETE FROM ${d.table(table)} WHERE event_id IN (${params(d, 1, n)})`,
   ),
 );
+
+/**
+ * The deletes that forget the ids ?1 … (n of them), children first (their foreign keys
+ * point at `messages`): a keyed message's position where positions live apart
+ * (PostgreSQL's `message_keys`), delivery attempts, deliveries, the effect or completion,
+ * then the tombstone itself. The counters follow through the tables' delete triggers.
+ */
+export function forgetDeletes(d: SqlDialect): readonly ((d: SqlDialect, n: number) => SqlText)[] {
+  return d.positionsApart ? [forgetPositions, ...forgetRows] : forgetRows;
+}
 
 /** The recorded horizon (text), absent on a store without the row. */
 export const readForgottenBefore = statement(

@@ -6,7 +6,7 @@
  * store's dialect names them.
  */
 import type { Executor } from '../executor.ts';
-import type { SqlDialect } from '../sql-text.ts';
+import { keyPositions, type SqlDialect } from '../sql-text.ts';
 
 /** An integer as an SQL literal; anything else is a programming error. */
 function integer(value: number): string {
@@ -17,6 +17,7 @@ function integer(value: number): string {
 /** The tables the checks read, as the store's dialect names them. */
 export interface Tables {
   readonly messages: string;
+  readonly messageKeys: string;
   readonly effects: string;
   readonly completions: string;
 }
@@ -24,6 +25,7 @@ export interface Tables {
 export function tablesOf(d: SqlDialect): Tables {
   return {
     messages: d.table('messages'),
+    messageKeys: keyPositions(d),
     effects: d.table('effects'),
     completions: d.table('completions'),
   };
@@ -59,17 +61,23 @@ export const INVARIANT_ROWS = {
         or state not in ('done', 'dead', 'skipped') or length(payload_sha256) <> 64
         or ltrim(payload_sha256, '0123456789abcdef') <> ''))
       or (pruned_at is null and (payload is null or payload_sha256 is not null))`,
-  // A key's head: ready, leased, or dead and holding its key (`on_dead = 'block'`).
+  // A key's head: ready, leased, or dead and holding its key (`on_dead = 'block'`). A
+  // key's messages are found through its positions (`keyPositions`).
   key_two_heads: (t: Tables) => `select m.event_id from ${t.messages} m
     where m.ordering_key is not null
       and (m.state in ('ready', 'leased') or (m.state = 'dead' and m.on_dead = 'block'))
-      and exists (select 1 from ${t.messages} o where o.queue = m.queue
-        and o.ordering_key = m.ordering_key and o.event_id <> m.event_id
+      and exists (select 1 from ${t.messageKeys} k join ${t.messages} o on o.event_id = k.event_id
+        where k.queue = m.queue and k.ordering_key = m.ordering_key and o.event_id <> m.event_id
         and (o.state in ('ready', 'leased') or (o.state = 'dead' and o.on_dead = 'block')))`,
   key_stuck: (t: Tables) => `select w.event_id from ${t.messages} w
-    where w.state = 'waiting' and not exists (select 1 from ${t.messages} h
-      where h.queue = w.queue and h.ordering_key = w.ordering_key and h.seq < w.seq
+    where w.state = 'waiting' and not exists (select 1 from ${t.messageKeys} k
+      join ${t.messages} h on h.event_id = k.event_id
+      where k.queue = w.queue and k.ordering_key = w.ordering_key and k.seq < w.seq
         and (h.state in ('ready', 'leased', 'waiting') or (h.state = 'dead' and h.on_dead = 'block')))`,
+  key_position_mismatch: (t: Tables) => `select m.event_id from ${t.messages} m
+    where m.ordering_key is not null and not exists (select 1 from ${t.messageKeys} k
+      where k.queue = m.queue and k.ordering_key = m.ordering_key and k.seq = m.seq
+        and k.event_id = m.event_id)`,
 } as const;
 
 export type InvariantCheck = keyof typeof INVARIANT_ROWS;

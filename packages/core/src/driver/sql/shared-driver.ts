@@ -156,7 +156,7 @@ export const sharedDriver: Pick<Driver, SharedMethods> = {
     ).rows.map((r) => r.event_id);
     if (still.length === 0) return 0;
     let deleted = 0;
-    for (const text of forgetDeletes) {
+    for (const text of forgetDeletes(x.dialect)) {
       deleted = (await x.query(text(x.dialect, still.length), still)).changes;
     }
     return deleted; // The last delete is the messages'.

@@ -85,6 +85,8 @@ export const sqliteDriver: Driver = {
   redrive: shared.redrive,
   lookupForEnqueue: shared.lookupForEnqueue,
   insertMessages,
+  // A keyed message's row carries its position (`seq`): nothing more to write.
+  insertKeyPositions: async () => {},
   // One writer at a time: the write lock already serialises enqueues and releases.
   lockKeys: async () => {},
   skip: async (x, ids, now) => ordering.skippedIds(await ordering.skipRows(x, ids, now)),
