@@ -16,7 +16,7 @@ import {
   work,
 } from '@onceq/core';
 import { blockedKeys } from '@onceq/core/admin';
-import { claimMany, findCounterDrift } from '@onceq/core/internal';
+import { claimMany, complete, effectResult, findCounterDrift } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import type { BackendFactory } from '../support/factories.ts';
 import { freshStore, mustClaim, rejection, snapshot } from './harness.ts';
@@ -82,6 +82,41 @@ export function orderingSuite(name: string, factory: BackendFactory): void {
         done: 8,
         dead: 0,
       });
+    });
+
+    test("the write that finishes a key's head hands its next message to its own claim when that claim has room", async () => {
+      const { store } = env();
+      await enqueue(store, keyed('A', 1, 3));
+      const head = await mustClaim(store);
+      const effect = { category: 'book', amountCents: 1 };
+      const { outcomes, claimed } = await complete(
+        store,
+        [{ lease: head, result: effectResult(effect) }],
+        {
+          claimNext: {
+            limit: 5,
+            leaseSeconds: 30,
+            maxAttempts: 3,
+            queue: 'default',
+            onDead: 'block',
+          },
+        },
+      );
+      expect(outcomes.map((o) => o.outcome)).toEqual(['done']);
+      // Leased as any claim leases: its first attempt, a new generation, the claim's lease.
+      expect(claimed?.map((l) => [l.eventId, l.attempt, l.generation])).toEqual([['E0002', 1, 1]]);
+      expect((await show(store, 'E0002')).state).toBe('leased');
+      expect((await show(store, 'E0003')).state).toBe('waiting');
+      expect((await status(store)).messages).toEqual({
+        ready: 0,
+        leased: 1,
+        done: 1,
+        dead: 0,
+        waiting: 1,
+      });
+      expect(await findCounterDrift(store)).toEqual([]);
+      // Still one leased per key: nothing more of A until E0002 is done.
+      expect(await claimIds(store)).toEqual([]);
     });
 
     test('at most one message per key is leased; other keys and unkeyed messages go in parallel', async () => {

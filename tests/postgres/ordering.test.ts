@@ -6,8 +6,14 @@
  * and leave the enqueued message waiting forever behind a head already done.
  */
 import { expect, test } from 'bun:test';
-import { apply, enqueue, show } from '@onceq/core';
-import { claimMany, complete, effectResult } from '@onceq/core/internal';
+import { apply, enqueue, type Lease, type Store, show, status } from '@onceq/core';
+import {
+  type CompleteOptions,
+  claimMany,
+  complete,
+  effectResult,
+  findCounterDrift,
+} from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 import pg from 'pg';
 import { describePostgres } from '../support/backends.ts';
@@ -114,4 +120,88 @@ describePostgres('postgres: ordering keys across connections', () => {
       await opened.cleanup();
     }
   }, 60_000);
+});
+
+/**
+ * The result template's claim runs on its statement's snapshot, before the release of
+ * the keys it finished: the release leases the messages it frees to that claim only
+ * while the claim has room (it then took every message it could see), in claim order,
+ * those of its queue that are due; everything else goes `ready` for a later claim.
+ */
+describePostgres("postgres: the result template's claim and the messages its release frees", () => {
+  const claimNext = (limit: number, queue = 'default'): CompleteOptions => ({
+    claimNext: { limit, leaseSeconds: 30, maxAttempts: 3, queue, onDead: 'block' },
+  });
+  const ack = (store: Store, leases: readonly Lease[], options: CompleteOptions) =>
+    complete(
+      store,
+      leases.map((lease) => ({
+        lease,
+        result: effectResult({ category: 'book', amountCents: 1 }),
+      })),
+      options,
+    );
+  const withStore = async (body: (store: Store) => Promise<void>) => {
+    const opened = await postgresFactory.open(testClock());
+    try {
+      await body(opened.store);
+      expect(await findCounterDrift(opened.store)).toEqual([]);
+    } finally {
+      await opened.cleanup();
+    }
+  };
+
+  test('a claim without room leaves the next message ready: it took an earlier ready one', () =>
+    withStore(async (store) => {
+      await enqueue(store, [
+        { eventId: 'E0001', payload: book(1), key: 'A' },
+        { eventId: 'E0002', payload: book(2), key: 'A' },
+      ]);
+      const heads = await claimMany(store, { limit: 1 });
+      await enqueue(store, [{ eventId: 'E0003', payload: book(3) }]);
+      const { claimed } = await ack(store, heads, claimNext(1));
+      expect(claimed?.map((l) => l.eventId)).toEqual(['E0003']);
+      expect((await show(store, 'E0002')).state).toBe('ready');
+    }));
+
+  test('with room for one of two released messages, the first in claim order is leased', () =>
+    withStore(async (store) => {
+      await enqueue(store, [
+        { eventId: 'E0001', payload: book(1), key: 'A' },
+        { eventId: 'E0002', payload: book(2), key: 'B' },
+        { eventId: 'E0004', payload: book(4), key: 'B' },
+        { eventId: 'E0003', payload: book(3), key: 'A' },
+      ]);
+      const heads = await claimMany(store, { limit: 2 });
+      expect(heads.map((l) => l.eventId)).toEqual(['E0001', 'E0002']);
+      const { claimed } = await ack(store, heads, claimNext(1));
+      expect(claimed?.map((l) => l.eventId)).toEqual(['E0003']);
+      expect((await show(store, 'E0004')).state).toBe('ready');
+      expect((await status(store)).messages).toMatchObject({ ready: 1, leased: 1, done: 2 });
+    }));
+
+  test("a message of another queue than the claim's, or not yet due, is made ready, not leased", () =>
+    withStore(async (store) => {
+      await enqueue(
+        store,
+        [
+          { eventId: 'E0001', payload: book(1), key: 'A' },
+          { eventId: 'E0002', payload: book(2), key: 'A' },
+        ],
+        { queue: 'payments' },
+      );
+      await enqueue(store, [{ eventId: 'E0003', payload: book(3), key: 'B' }]);
+      const heads = [
+        ...(await claimMany(store, { limit: 1, queue: 'payments' })),
+        ...(await claimMany(store, { limit: 1 })),
+      ];
+      expect(heads.map((l) => l.eventId)).toEqual(['E0001', 'E0003']);
+      await enqueue(store, [{ eventId: 'E0004', payload: book(4), key: 'B' }], {
+        delaySeconds: 60,
+      });
+      const { claimed } = await ack(store, heads, claimNext(5));
+      expect(claimed).toEqual([]);
+      expect((await show(store, 'E0002')).state).toBe('ready');
+      expect((await show(store, 'E0004')).state).toBe('ready');
+    }));
 });

@@ -26,7 +26,13 @@ import {
   prune,
   storageUse,
 } from '@onceq/core/admin';
-import { claimMany, formatIdPolicy } from '@onceq/core/internal';
+import {
+  claimMany,
+  complete,
+  effectResult,
+  findCounterDrift,
+  formatIdPolicy,
+} from '@onceq/core/internal';
 import { listDeliveries } from '@onceq/core/webhooks';
 import { handlers } from '@onceq/handler';
 import { SQL } from 'bun';
@@ -867,4 +873,43 @@ upgradesFromEach(
   'the key positions (0019): backfilled, and keys released and ordered through them',
   rowsAt,
   expectKeyPositionsAfterUpgrade,
+);
+
+const BEFORE_0020 = (await migrationNames()).filter((name) => name < '0020');
+
+/**
+ * After 0020, whatever the version upgraded from: the write that finishes a key's head
+ * hands its next message to its own claim, which has room (it took every ready message
+ * there was), and the counters agree.
+ */
+async function expectReleaseIntoClaimAfterUpgrade(store: Store, version: string) {
+  // Rows written by hand into a store of 0017 or later are not in its payload counters.
+  if (version >= '0017') await doctor(store, { fix: true });
+  await enqueue(
+    store,
+    [1, 2].map((n) => ({
+      eventId: `E020${n}`,
+      payload: { category: 'book', amount_cents: n },
+      key: 'M',
+    })),
+  );
+  const head = (await claimMany(store, { limit: 50 })).find((l) => l.eventId === 'E0201');
+  if (head === undefined) throw new Error('the head of key M was not claimed');
+  const { claimed } = await complete(
+    store,
+    [{ lease: head, result: effectResult({ category: 'book', amountCents: 1 }) }],
+    {
+      claimNext: { limit: 50, leaseSeconds: 30, maxAttempts: 3, queue: 'default', onDead: 'block' },
+    },
+  );
+  expect(claimed?.map((l) => l.eventId)).toContain('E0202');
+  expect((await show(store, 'E0202')).state).toBe('leased');
+  expect(await findCounterDrift(store)).toEqual([]);
+}
+
+upgradesFromEach(
+  BEFORE_0020,
+  "a key's next message leased to the claim that finishes its head (0020)",
+  rowsAt,
+  expectReleaseIntoClaimAfterUpgrade,
 );

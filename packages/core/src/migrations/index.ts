@@ -21,6 +21,7 @@ import { keyLocksInOneStatementSchema } from './0016_key_locks_in_one_statement.
 import { livePayloadsCountedSchema } from './0017_live_payloads_counted.ts';
 import { effectsWithoutCategoryIndexSchema } from './0018_effects_without_category_index.ts';
 import { keyHistorySchema } from './0019_key_history.ts';
+import { releaseIntoClaimSchema } from './0020_release_into_claim.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly {
     statements: effectsWithoutCategoryIndexSchema,
   },
   { name: '0019_key_history', statements: keyHistorySchema },
+  { name: '0020_release_into_claim', statements: releaseIntoClaimSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {

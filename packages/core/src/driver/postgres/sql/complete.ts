@@ -18,7 +18,10 @@
  *   snapshot, so a row the failure makes ready is claimed by a later claim.
  * - `released`: the next message of every ordering key the statement finished (ACKed,
  *   died under `on_dead = 'skip'`, in `failed` or the claim's recovery) goes `waiting` →
- *   `ready`, in one call for all of them (release.ts); a later claim hands it out.
+ *   `ready`, in one call for all of them (release.ts); a later claim hands it out. While
+ *   the trailing claim has room (it took every message its snapshot showed), the release
+ *   leases them to it instead, in claim order, as a claim after the release would have
+ *   (migration 0020): they come back with the claim's rows.
  * - `counted`: the status counters' deltas (migration 0006) of `acked`, `failed`, the claim,
  *   `released` and the `effects` rows.
  *
@@ -41,7 +44,7 @@ import {
 } from '../completion-rows.ts';
 import { claimMoves, claimSteps } from './claim.ts';
 import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
-import { RELEASE_COLUMNS, releasedMoves, releaseStep } from './release.ts';
+import { RELEASE_COLUMNS, releasedClaims, releasedMoves, releaseStep } from './release.ts';
 
 /** The placeholders before the rows' parameters, without and with a trailing claim. */
 const RESULT_PARAMETERS = 7;
@@ -102,7 +105,18 @@ function write(
       ? ''
       : `
     UNION ALL SELECT 'claimed', event_id, generation, attempts, lease_until, payload, available_at
-    FROM claimed`;
+    FROM claimed${releasedClaims}`;
+  // The messages released go to the claim while it has room: as if released before it.
+  const leaseTo =
+    claim === null
+      ? null
+      : {
+          room: `${claim} - (SELECT count(*) FROM claimed)`,
+          queue: CLAIM_AT.queue,
+          seconds: CLAIM_AT.seconds,
+          max: CLAIM_AT.max,
+          onDead: CLAIM_AT.onDead,
+        };
   // The ACK keeps its pairs by `outcome NOT IN ('ready', 'dead')`, not `outcome = 'done'`:
   // the planner has no statistics on `input` and reads an equality as keeping one pair in
   // two hundred, so it planned a batch of 500 ACKs as one or two lookups, each a walk of
@@ -119,7 +133,7 @@ function write(
       WHERE input.outcome NOT IN ('ready', 'dead')
         AND ${fence(d, '$2::text[]')}
       RETURNING m.event_id, ${RELEASE_COLUMNS}
-    )${failures ? failedStep(d) : ''}${inserts.join('')}${claimed}, ${releaseStep(d, released)}, counted AS (
+    )${failures ? failedStep(d) : ''}${inserts.join('')}${claimed}, ${releaseStep(d, released, leaseTo)}, counted AS (
       INSERT INTO ${d.table('onceq_counts')} (kind, key, n, total)
       SELECT ${COUNT_KIND}, sum(n), 0 FROM (
         SELECT queue, 'leased' AS key, -1 AS n FROM acked
