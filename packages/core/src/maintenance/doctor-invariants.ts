@@ -15,7 +15,7 @@ const EXAMPLES = 5;
 interface Invariant {
   check: InvariantCheck;
   /** What the rows are. */
-  noun: 'message' | 'effect' | 'completion';
+  noun: 'message' | 'effect' | 'completion' | 'position';
   /** What is wrong with each row found, completing "N messages …". */
   what: string;
 }
@@ -68,6 +68,11 @@ export const INVARIANTS: readonly Invariant[] = [
     check: 'key_position_mismatch',
     noun: 'message',
     what: "with an ordering key but not at its own position in its key's order (PostgreSQL: message_keys)",
+  },
+  {
+    check: 'key_position_orphan',
+    noun: 'position',
+    what: "in an ordering key's order whose message is gone (PostgreSQL: message_keys; the key's later messages wait behind it)",
   },
 ];
 

@@ -78,6 +78,12 @@ export const INVARIANT_ROWS = {
     where m.ordering_key is not null and not exists (select 1 from ${t.messageKeys} k
       where k.queue = m.queue and k.ordering_key = m.ordering_key and k.seq = m.seq
         and k.event_id = m.event_id)`,
+  // A position whose message is gone (deleted by hand): a release reaching it finds
+  // nothing to hand out, and the key's later messages wait for ever.
+  key_position_orphan: (t: Tables) => `select k.event_id from ${t.messageKeys} k
+    where k.ordering_key is not null and not exists (select 1 from ${t.messages} m
+      where m.event_id = k.event_id and m.queue = k.queue and m.ordering_key = k.ordering_key
+        and m.seq = k.seq)`,
 } as const;
 
 export type InvariantCheck = keyof typeof INVARIANT_ROWS;
