@@ -15,7 +15,9 @@ import type { BackendKind } from '../driver/backend.ts';
  * up to `room` of them, in claim order (`available_at`, `event_id`), those of the
  * claim's queue that are due, exactly as the claim would had they been ready before it
  * ran; it stamps them as the claim stamps its own (attempt, generation, lease, `on_dead`,
- * `max_attempts`). The rest go `ready` as before. Callers without a claim pass `room` 0.
+ * `max_attempts`). The rest go `ready` as before. Callers without a claim pass `room` 0;
+ * with no room the function keeps 0019's one lookup per key (a batch's claim is full
+ * whenever more messages are ready than it asks for).
  *
  * It returns one row per message it leased (`kind` 'leased', with what a claim returns)
  * and one per queue for the messages it made ready (`kind` 'ready', `n` of them).
@@ -36,6 +38,22 @@ export const releaseIntoClaimSchema: Record<BackendKind, readonly string[]> = {
          SELECT DISTINCT (q || '/' || k) COLLATE "C" AS name
          FROM unnest(queues, keys) AS f(q, k) ORDER BY name));
        -- A statement that starts after the locks: it sees every enqueue of the keys committed.
+       IF room <= 0 THEN
+         -- Nothing to lease: one lookup of each next message, made ready.
+         RETURN QUERY WITH moved AS (
+           UPDATE messages AS m SET state = 'ready', updated_at = released_at
+           FROM unnest(queues, keys, seqs) AS f(queue, ordering_key, seq)
+           CROSS JOIN LATERAL (
+             SELECT x.event_id FROM message_keys AS x
+             WHERE x.queue = f.queue AND x.ordering_key = f.ordering_key AND x.seq > f.seq
+             ORDER BY x.seq LIMIT 1) AS following
+           WHERE m.event_id = following.event_id AND m.state = 'waiting'
+           RETURNING m.queue)
+         SELECT 'ready'::text, moved.queue, count(*), NULL::text, NULL::integer, NULL::integer,
+           NULL::bigint, NULL::text, NULL::bigint
+         FROM moved GROUP BY moved.queue;
+         RETURN;
+       END IF;
        RETURN QUERY WITH next AS (
          SELECT m.event_id, m.queue, m.available_at FROM unnest(queues, keys, seqs) AS f(queue, ordering_key, seq)
          CROSS JOIN LATERAL (
@@ -46,9 +64,9 @@ export const releaseIntoClaimSchema: Record<BackendKind, readonly string[]> = {
          WHERE m.state = 'waiting'
        ), leasing AS (
          SELECT next.event_id FROM next
-         WHERE room > 0 AND next.queue = claim_queue AND next.available_at <= released_at
+         WHERE next.queue = claim_queue AND next.available_at <= released_at
          ORDER BY next.available_at, next.event_id
-         LIMIT greatest(room, 0)
+         LIMIT room
        ), moved AS (
          UPDATE messages AS m SET
            state = CASE WHEN leasing.event_id IS NULL THEN 'ready' ELSE 'leased' END,
