@@ -41,16 +41,23 @@ async function claimIds(store: Store): Promise<string[]> {
   return (await claimMany(store, { limit: 100 })).map((l) => l.eventId);
 }
 
+/** `n` messages of key A enqueued and its head dead under `on_dead: skip`; that worker. */
+async function headDeadUnderSkip(store: Store, n: number): Promise<Store> {
+  const worker = skipping(store);
+  await enqueue(store, keyed('A', 1, n));
+  const [head] = await claimMany(worker, { limit: 10 });
+  if (head === undefined) throw new Error('the head of key A was not claimable');
+  await fail(worker, head, PERMANENT);
+  return worker;
+}
+
 export function policySuite(name: string, factory: BackendFactory): void {
   describe(`${name}: policy`, () => {
     const env = freshStore(factory);
 
     test('on_dead skip: a dead head lets its key go on at once and blocks nothing', async () => {
       const { store } = env();
-      const worker = skipping(store);
-      await enqueue(store, keyed('A', 1, 3));
-      const [head] = await claimMany(worker, { limit: 10 });
-      await fail(worker, head as never, PERMANENT);
+      const worker = await headDeadUnderSkip(store, 3);
       expect((await show(store, 'E0001')).state).toBe('dead');
       expect((await show(store, 'E0002')).state).toBe('ready');
       expect((await blockedKeys(store)).count).toBe(0);
@@ -84,9 +91,7 @@ export function policySuite(name: string, factory: BackendFactory): void {
 
     test('redrive of a message that died under skip puts it at its key end, never a second head', async () => {
       const { store } = env();
-      const worker = skipping(store);
-      await enqueue(store, keyed('A', 1, 3));
-      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const worker = await headDeadUnderSkip(store, 3);
       const [second] = await claimMany(worker, { limit: 10 });
       expect(second?.eventId).toBe('E0002');
       // E0002 is leased: the redriven E0001 waits, behind E0003 too.
@@ -110,9 +115,7 @@ export function policySuite(name: string, factory: BackendFactory): void {
 
     test('redrive after skip when the key has nothing unfinished: the message is its only head', async () => {
       const { store } = env();
-      const worker = skipping(store);
-      await enqueue(store, keyed('A', 1, 2));
-      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const worker = await headDeadUnderSkip(store, 2);
       const [second] = await claimMany(worker, { limit: 10 });
       await apply(store, second as never, handlers.v1);
       expect(await redrive(store, 'all')).toEqual(['E0001']);
@@ -123,9 +126,7 @@ export function policySuite(name: string, factory: BackendFactory): void {
 
     test('on_dead skip: a message enqueued behind a key whose last message died is its head at once', async () => {
       const { store } = env();
-      const worker = skipping(store);
-      await enqueue(store, keyed('A', 1, 1));
-      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const worker = await headDeadUnderSkip(store, 1);
       await enqueue(store, keyed('A', 2, 2));
       expect((await show(store, 'E0002')).state).toBe('ready');
       expect((await show(store, 'E0003')).state).toBe('waiting');
@@ -135,9 +136,7 @@ export function policySuite(name: string, factory: BackendFactory): void {
 
     test('on_dead skip: skipping the dead message later releases nothing more of its key', async () => {
       const { store } = env();
-      const worker = skipping(store);
-      await enqueue(store, keyed('A', 1, 3));
-      await fail(worker, (await claimMany(worker, { limit: 10 }))[0] as never, PERMANENT);
+      const worker = await headDeadUnderSkip(store, 3);
       const [second] = await claimMany(worker, { limit: 10 });
       expect(second?.eventId).toBe('E0002');
       // E0001 let its key go when it died: its skip must not make E0003 a second head.

@@ -21,6 +21,15 @@ export interface KeyTail {
   finished: boolean | null;
 }
 
+/**
+ * Whether a message of a key has let its key go (`p`: the table's alias and a dot, or
+ * ''): done or skipped, or dead under `on_dead = 'skip'` (it let its key go when it
+ * died). SQLite's release trigger (`RELEASE_WHEN` of migrations 0010 and 0014) states
+ * the same rule.
+ */
+export const letsKeyGo = (p: string): string =>
+  `(${p}state IN ('done', 'skipped') OR (${p}state = 'dead' AND ${p}on_dead = 'skip'))`;
+
 /** Keys per tail statement (padded with repeats: one text for any batch). */
 const TAIL_CHUNK = 100;
 
@@ -41,8 +50,7 @@ const tailsText = statementFor('key-tails', (d, n) => {
     WITH k(name) AS (VALUES ${Array.from({ length: n }, (_, i) => `(${d.param(i + 1)})`).join(', ')}),
     tail AS (SELECT k.name, ${last('seq')} AS seq, ${last('event_id')} AS event_id FROM k)
     SELECT tail.name AS ordering_key, tail.seq,
-      (SELECT CASE WHEN m.state IN ('done', 'skipped') OR (m.state = 'dead' AND m.on_dead = 'skip')
-          THEN 1 ELSE 0 END
+      (SELECT CASE WHEN ${letsKeyGo('m.')} THEN 1 ELSE 0 END
         FROM ${d.table('messages')} m WHERE m.event_id = tail.event_id) AS finished
     FROM tail`;
 });

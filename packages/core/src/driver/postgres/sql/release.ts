@@ -14,6 +14,7 @@
  * statement wrote before it (a volatile function reads the caller's own changes).
  */
 import type { Executor } from '../../executor.ts';
+import { letsKeyGo } from '../../sql/ordering.ts';
 import { type SqlDialect, statement } from '../../sql-text.ts';
 import { COUNT_KIND, COUNT_KINDS } from './counts.ts';
 
@@ -54,8 +55,7 @@ export function releaseStep(
   const finished = sources
     .map(
       (source) => `SELECT queue, ordering_key, seq FROM ${source}
-        WHERE ordering_key IS NOT NULL
-          AND (state IN ('done', 'skipped') OR (state = 'dead' AND on_dead = 'skip'))`,
+        WHERE ordering_key IS NOT NULL AND ${letsKeyGo('')}`,
     )
     .join('\n        UNION ALL ');
   const leaseTo =
