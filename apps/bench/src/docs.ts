@@ -5,7 +5,7 @@
  * docs/), then each missed target in one line. Figures live only here, so
  * the README and the other pages link to this page instead of quoting numbers.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TargetRow } from './context.ts';
 
@@ -30,7 +30,8 @@ export function benchmarksPage(facts: RunFacts, report: readonly string[], misse
     'puts onceq next to its reference from the same run: a bare protocol on the same',
     'database (the floor of the work onceq does) and, in the anchors section, other queues',
     'doing the same work. Figures move with the machine and its load: compare rows of one',
-    'run, not runs of different days.',
+    'run, not runs of different days. A run of some sections (`--only … --write-docs`)',
+    'rewrites just those, each then naming its run, and the rows of the targets it measured.',
     '',
     `- command: \`${facts.command}\``,
     `- machine: ${facts.machine}`,
@@ -82,6 +83,12 @@ export function missedTargets(
       .filter((r) => r.met === false)
       .map((r) => ({ target: r.target, measured: `${r.onceq} against ${r.reference}` })),
   ];
+}
+
+/** The page as it is, or null when there is none yet. */
+export function readBenchmarksPage(root: string): string | null {
+  const path = join(root, 'docs', 'benchmarks.md');
+  return existsSync(path) ? readFileSync(path, 'utf8') : null;
 }
 
 export function writeBenchmarksPage(root: string, page: string): string {

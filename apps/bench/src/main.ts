@@ -17,7 +17,8 @@
 import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import type { SectionContext, TargetRow } from './context.ts';
-import { benchmarksPage, missedTargets, writeBenchmarksPage } from './docs.ts';
+import { benchmarksPage, missedTargets, readBenchmarksPage, writeBenchmarksPage } from './docs.ts';
+import { mergeBenchmarksPage } from './docs-merge.ts';
 import { options, type Section } from './options.ts';
 import { findPostgres, probePostgres } from './postgres.ts';
 import { section, table, writeJson } from './report.ts';
@@ -137,16 +138,25 @@ async function main(): Promise<void> {
   results.loadavgAtEnd = loadavg();
   const path = writeJson(ROOT, results);
   if (opts.writeDocs) {
-    const page = benchmarksPage(
-      {
-        command: ['bun run bench', ...commandArgs(Bun.argv.slice(2))].join(' '),
-        machine: `${meta.cpus} × ${meta.cpuModel}, ${meta.platform}, bun ${meta.bun}`,
-        date: meta.started.slice(0, 10),
-      },
-      out,
-      missedTargets(targets, results),
+    const facts = {
+      command: ['bun run bench', ...commandArgs(Bun.argv.slice(2))].join(' '),
+      machine: `${meta.cpus} × ${meta.cpuModel}, ${meta.platform}, bun ${meta.bun}`,
+      date: meta.started.slice(0, 10),
+    };
+    const page = benchmarksPage(facts, out, missedTargets(targets, results));
+    const existing = readBenchmarksPage(ROOT);
+    log(
+      `wrote ${writeBenchmarksPage(
+        ROOT,
+        opts.sectionsNamed && existing !== null
+          ? mergeBenchmarksPage(
+              existing,
+              page,
+              `Measured by \`${facts.command}\` (${facts.machine}, ${facts.date}), not by the run named at the top.`,
+            )
+          : page,
+      )}`,
     );
-    log(`wrote ${writeBenchmarksPage(ROOT, page)}`);
   }
   out.push(
     `\nsystem load (1, 5, 15 min) at end: ${loadavg()

@@ -70,6 +70,8 @@ export interface Options {
   soakMinutes: number;
   /** Write docs/benchmarks.md from this run. */
   writeDocs: boolean;
+  /** Whether --only named the sections: --write-docs then rewrites just those. */
+  sectionsNamed: boolean;
 }
 
 function usage(message: string): never {
@@ -107,7 +109,8 @@ flags:
   --pg <url>         PostgreSQL to measure (default $DATABASE_URL, else a throwaway
                      cluster from scripts/pg-cluster.sh when PostgreSQL is installed)
   --write-docs       write docs/benchmarks.md from this run (command, machine, date,
-                     commit, every table, the missed targets)
+                     commit, every table, the missed targets); with --only, rewrite
+                     just those sections and the rows of the targets they measured
   -h, --help         this text
 `;
 
@@ -166,6 +169,7 @@ export function options(): Options {
     ),
     soakMinutes: int('soak-minutes', values['soak-minutes'], quick ? 2 : 30, 24 * 60),
     writeDocs: values['write-docs'] ?? false,
+    sectionsNamed: values.only !== undefined,
   };
 }
 
