@@ -5,6 +5,7 @@
  * targets is drawn again from the merged tables. Every other section stays as the run
  * named at the top of the page measured it.
  */
+import { MISSED_HEADING, missedLine } from './docs.ts';
 import { table } from './report.ts';
 
 interface Section {
@@ -19,9 +20,9 @@ interface Page {
   sections: Section[];
 }
 
-export const TARGETS_HEADING = '## Targets';
-export const REFERENCE_HEADING = '## Targets, each next to its reference from this run';
-export const MISSED_HEADING = '## Targets missed in this run';
+const TARGETS_HEADING = '## Targets';
+const REFERENCE_HEADING = '## Targets, each next to its reference from this run';
+
 const TARGET_HEADINGS = new Set([TARGETS_HEADING, REFERENCE_HEADING, MISSED_HEADING]);
 const WHY = 'why, and what would close it:';
 
@@ -71,7 +72,7 @@ const measured = (row: readonly string[]) => row.at(-1) === 'yes' || row.at(-1) 
  * without its parentheses and with every number the same (a run of 100 keys measures
  * the target a run of 1,000 keys did; both ids' rows measure the one row before ids).
  */
-export function sameThing(text: string): string {
+function sameThing(text: string): string {
   return text
     .replace(/\([^)]*\)/g, '')
     .replace(/[\d][\d,.]*/g, '#')
@@ -137,10 +138,11 @@ function missedLines(page: Page): string[] {
   };
   const lines: string[] = [];
   for (const row of tableOf(TARGETS_HEADING)?.rows ?? []) {
-    if (row.at(-1) === 'NO') lines.push(`- ${row[0]}: ${row[1]}`);
+    if (row.at(-1) === 'NO') lines.push(missedLine(row[0] as string, row[1] as string));
   }
   for (const row of tableOf(REFERENCE_HEADING)?.rows ?? []) {
-    if (row.at(-1) === 'NO') lines.push(`- ${row[0]}: ${row[1]} against ${row[2]}`);
+    if (row.at(-1) === 'NO')
+      lines.push(missedLine(row[0] as string, `${row[1]} against ${row[2]}`));
   }
   return lines.length === 0 ? ['None.'] : lines;
 }
@@ -171,13 +173,15 @@ export function mergeBenchmarksPage(existing: string, fresh: string, provenance:
   const named = (heading: string) => heading.split(': ')[0] as string;
   for (const section of run.sections) {
     const kept = page.sections.find((s) => named(s.heading) === named(section.heading));
+    // The missed list is drawn again below, from the merged tables.
+    if (section.heading === MISSED_HEADING) continue;
+    if (TARGET_HEADINGS.has(section.heading) && kept !== undefined) {
+      const removed = mergeRows(kept, section);
+      if (section.heading === REFERENCE_HEADING) mergeWhy(kept, section, removed);
+      continue;
+    }
     if (TARGET_HEADINGS.has(section.heading)) {
-      if (kept === undefined && section.heading !== MISSED_HEADING) {
-        page.sections.splice(targetsAt(), 0, section);
-      } else if (kept !== undefined && section.heading !== MISSED_HEADING) {
-        const replaced = mergeRows(kept, section);
-        if (section.heading === REFERENCE_HEADING) mergeWhy(kept, section, replaced);
-      }
+      page.sections.splice(targetsAt(), 0, section);
       continue;
     }
     const marked = { heading: section.heading, lines: ['', provenance, ...section.lines] };

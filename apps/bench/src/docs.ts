@@ -16,6 +16,12 @@ export interface RunFacts {
   date: string;
 }
 
+/** The heading of the page's list of missed targets. */
+export const MISSED_HEADING = '## Targets missed in this run';
+
+/** One missed target in that list. */
+export const missedLine = (target: string, measured: string) => `- ${target}: ${measured}`;
+
 interface Miss {
   target: string;
   measured: string;
@@ -62,9 +68,9 @@ export function benchmarksPage(facts: RunFacts, report: readonly string[], misse
     }
   }
   flush();
-  lines.push('', '## Targets missed in this run', '');
+  lines.push('', MISSED_HEADING, '');
   if (misses.length === 0) lines.push('None.');
-  for (const m of misses) lines.push(`- ${m.target}: ${m.measured}`);
+  for (const m of misses) lines.push(missedLine(m.target, m.measured));
   return `${lines.join('\n')}\n`;
 }
 

@@ -144,19 +144,11 @@ async function main(): Promise<void> {
       date: meta.started.slice(0, 10),
     };
     const page = benchmarksPage(facts, out, missedTargets(targets, results));
-    const existing = readBenchmarksPage(ROOT);
-    log(
-      `wrote ${writeBenchmarksPage(
-        ROOT,
-        opts.sectionsNamed && existing !== null
-          ? mergeBenchmarksPage(
-              existing,
-              page,
-              `Measured by \`${facts.command}\` (${facts.machine}, ${facts.date}), not by the run named at the top.`,
-            )
-          : page,
-      )}`,
-    );
+    // A run of named sections rewrites just those on the page there is.
+    const existing = opts.sectionsNamed ? readBenchmarksPage(ROOT) : null;
+    const provenance = `Measured by \`${facts.command}\` (${facts.machine}, ${facts.date}), not by the run named at the top.`;
+    const written = existing === null ? page : mergeBenchmarksPage(existing, page, provenance);
+    log(`wrote ${writeBenchmarksPage(ROOT, written)}`);
   }
   out.push(
     `\nsystem load (1, 5, 15 min) at end: ${loadavg()

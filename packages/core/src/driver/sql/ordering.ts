@@ -2,10 +2,10 @@
  * The statements of ordering keys (migration 0008, docs/ordering.md) both backends run
  * with the same words: a key's positions (`keyPositions`: PostgreSQL's `message_keys`,
  * migration 0019; SQLite's `messages`) for enqueue, a rejoin and the blocked keys, and
- * skip. Releasing a key's next message is no
- * statement here: SQLite's `messages_key_release` trigger does it in the statement that
- * finishes the key's head, whatever statement wrote that state; on PostgreSQL the
- * statements that finish messages do it themselves (postgres/sql/release.ts).
+ * skip. Releasing a key's next message is no statement here: SQLite's
+ * `messages_key_release` trigger does it in the statement that finishes the key's head,
+ * whatever statement wrote that state; on PostgreSQL the statements that finish messages
+ * do it themselves (postgres/sql/release.ts).
  */
 import type { Executor } from '../executor.ts';
 import { keyPositions, params, statement, statementFor } from '../sql-text.ts';
