@@ -139,9 +139,16 @@ describePostgres('PostgreSQL only', () => {
       const { jsonl, total } = nEvents(n);
       expect(await enqueue(store, jsonl)).toEqual({ accepted: n, duplicates: 0 });
 
-      const workers = [0, 1].map(() => new Child([pgUrl(), schema as string, 'work', String(T0)]));
+      const workers = [0, 1].map(
+        () => new Child([pgUrl(), schema as string, 'work-together', String(T0)]),
+      );
       // Both are connected and migrated before either starts: a fair race.
       for (const w of workers) expect(await w.next<{ ready: boolean }>()).toEqual({ ready: true });
+      for (const w of workers) w.go();
+      // Both hold a claimed batch before either handles it: both do work, however fast.
+      for (const w of workers) {
+        expect(await w.next<{ handling: boolean }>()).toEqual({ handling: true });
+      }
       for (const w of workers) w.go();
       const summaries = await Promise.all(workers.map((w) => w.next<Summary>()));
       expect(await Promise.all(workers.map((w) => w.proc.exited))).toEqual([0, 0]);
