@@ -6,6 +6,7 @@
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
+import { readFileSync } from 'node:fs';
 import { type Handler, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
@@ -49,6 +50,12 @@ export interface ChildResult {
    * core/bare CPU ratio shows the abstraction's cost even on a busy machine.
    */
   cpuMs?: number;
+  /**
+   * Bytes this process handed to write calls between the barrier and its end (Linux
+   * `/proc/self/io` `wchar`: SQLite's WAL, checkpoints and temporary files; null
+   * elsewhere). On SQLite, what the store's pages cost in writes.
+   */
+  writtenBytes?: number | null;
   error: string | null;
 }
 
@@ -109,6 +116,16 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
+/** Bytes this process passed to write calls so far (null where `/proc` has no `io`). */
+function writtenBytes(): number | null {
+  try {
+    const line = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+    return line === null ? null : Number(line[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The parent's lines on stdin, one reader for the child's life. */
 const fromParent = console[Symbol.asyncIterator]();
 
@@ -162,6 +179,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   await waitForGo();
   stopReady();
   const cpuStart = cpuMs();
+  const writtenStart = writtenBytes();
   const result: ChildResult = {
     startMs: wallMs(),
     endMs: 0,
@@ -193,6 +211,8 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   }
   result.endMs = wallMs();
   result.cpuMs = cpuMs() - cpuStart;
+  const written = writtenBytes();
+  result.writtenBytes = written === null || writtenStart === null ? null : written - writtenStart;
   result.transactions = transactions;
   result.busyRetries = opened.busyRetries();
   await opened.close();

@@ -127,6 +127,12 @@ async function ownRowsTableIn(target: string, schema: string | undefined): Promi
   );
 }
 
+/** The median of the rounds' figures, or null when a round has none. */
+function medianKnown(values: readonly (number | null)[]): number | null {
+  if (values.length === 0 || values.some((v) => v === null)) return null;
+  return spread(values as number[]).median;
+}
+
 export interface OrderingThroughput {
   backend: 'sqlite' | 'pg';
   ids: IdKind;
@@ -137,6 +143,12 @@ export interface OrderingThroughput {
   /** msg/s of each run, unordered and ordered (interleaved rounds). */
   unordered: Spread;
   ordered: Spread;
+  /**
+   * Bytes the workers passed to write calls per message (median of the rounds; null
+   * where unknown): on SQLite the pages each transaction wrote to the WAL, and to a
+   * temporary file when a statement's journal outgrew memory.
+   */
+  written: { unordered: number | null; ordered: number | null };
   /** Every run drained every message exactly once. */
   exact: boolean;
   errors: string[];
@@ -160,6 +172,10 @@ export async function runOrderingThroughput(
   log: (line: string) => void,
 ): Promise<OrderingThroughput> {
   const rates: Record<'unordered' | 'ordered', number[]> = { unordered: [], ordered: [] };
+  const written: Record<'unordered' | 'ordered', (number | null)[]> = {
+    unordered: [],
+    ordered: [],
+  };
   const errors: string[] = [];
   let exact = true;
   const messages = shape.keys * shape.perKey;
@@ -184,6 +200,7 @@ export async function runOrderingThroughput(
         },
       );
       rates[mode].push(run.rate);
+      written[mode].push(run.writtenBytesPerMessage);
       exact &&= run.verified;
       if (!run.verified) errors.push(`${mode}: ${run.verifyDetail}`);
       errors.push(...run.errors);
@@ -194,6 +211,7 @@ export async function runOrderingThroughput(
     ...shape,
     unordered: spread(rates.unordered),
     ordered: spread(rates.ordered),
+    written: { unordered: medianKnown(written.unordered), ordered: medianKnown(written.ordered) },
     exact,
     errors,
   };

@@ -13,6 +13,7 @@ import { dropSchema, rawQuery } from '../raw-db.ts';
 import { runChildrenMetered } from '../server-cpu.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import {
+  type ChildResult,
   type ChildSpec,
   OWN_ROWS_TABLE,
   type OwnRowEffect,
@@ -70,6 +71,8 @@ export interface ProcessingRun {
   serverCpuUsPerMessage: number | null;
   /** Transactions per message (claim + apply, all workers). */
   txPerMessage: number;
+  /** Bytes the workers passed to write calls per message done (null where unknown). */
+  writtenBytesPerMessage: number | null;
   errors: string[];
   /** Every message done, one effect each, nothing else. */
   verified: boolean;
@@ -149,6 +152,16 @@ export function pgFactory(url: string): StoreFactory {
   };
 }
 
+/** The workers' written bytes per message done: null unless every worker reported them. */
+function writtenPerMessage(results: readonly ChildResult[], done: number): number | null {
+  let total = 0;
+  for (const r of results) {
+    if (r.writtenBytes === undefined || r.writtenBytes === null) return null;
+    total += r.writtenBytes;
+  }
+  return done === 0 ? null : total / done;
+}
+
 export async function runProcessing(
   factory: StoreFactory,
   config: ProcessingConfig,
@@ -204,6 +217,7 @@ export async function runProcessing(
       serverCpuUsPerMessage:
         serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
+      writtenBytesPerMessage: writtenPerMessage(results, done),
       errors,
       verified,
       verifyDetail,

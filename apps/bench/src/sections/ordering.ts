@@ -89,6 +89,7 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
           'unordered msg/s',
           'ordered msg/s',
           'ratio',
+          'written B/msg, unordered / ordered',
           'exact',
         ],
         throughput.map((t) => [
@@ -101,10 +102,17 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
           rateCell(t.unordered),
           rateCell(t.ordered),
           `${(t.ordered.median / t.unordered.median).toFixed(2)}×`,
+          writtenCell(t),
           t.exact ? 'yes' : `NO: ${t.errors[0]?.slice(0, 80)}`,
         ]),
       ),
     );
+    if (throughput.some((t) => t.backend === 'sqlite')) {
+      out.push(
+        '',
+        "written: the bytes SQLite's worker handed to write calls per message (the WAL's pages at each commit, checkpoints, a statement journal spilled to a temporary file). Unordered claims take ids in their text order, which is the order each batch stored its rows in, so a transaction's rows and index entries share pages; with random ids an ordered claim takes the lowest ids among the keys' heads, and each head, its effect and its key's next message lie on pages of their own.",
+      );
+    }
     for (const t of throughput) {
       const ratio = t.ordered.median / t.unordered.median;
       targets.push({
@@ -150,4 +158,11 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
       });
     }
   }
+}
+
+/** SQLite's written bytes per message, unordered / ordered (and their ratio); '–' else. */
+function writtenCell(t: OrderingThroughput): string {
+  const { unordered, ordered } = t.written;
+  if (t.backend !== 'sqlite' || unordered === null || ordered === null) return '–';
+  return `${fmtRate(unordered)} / ${fmtRate(ordered)} (${(ordered / unordered).toFixed(1)}×)`;
 }
