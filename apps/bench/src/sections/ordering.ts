@@ -110,7 +110,12 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
     if (throughput.some((t) => t.backend === 'sqlite')) {
       out.push(
         '',
-        "written: the bytes SQLite's worker handed to write calls per message (the WAL's pages at each commit, checkpoints, a statement journal spilled to a temporary file). Unordered claims take ids in their text order, which is the order each batch stored its rows in, so a transaction's rows and index entries share pages; with random ids an ordered claim takes the lowest ids among the keys' heads, and each head, its effect and its key's next message lie on pages of their own.",
+        "written: the bytes SQLite's worker handed to write calls per message (the WAL's pages at",
+        'each commit, checkpoints, a statement journal spilled to a temporary file). Unordered',
+        'claims take ids in their text order, which is the order each batch stored its rows in,',
+        "so a transaction's rows and index entries share pages; with random ids an ordered claim",
+        "takes the lowest ids among the keys' heads, and each head, its effect and its key's next",
+        'message lie on pages of their own.',
       );
     }
     for (const t of throughput) {
