@@ -23,6 +23,7 @@ import {
   countsByQueue,
   doctor,
   forgottenBefore,
+  listMessages,
   prune,
   storageUse,
 } from '@onceq/core/admin';
@@ -912,4 +913,62 @@ upgradesFromEach(
   "a key's next message leased to the claim that finishes its head (0020)",
   rowsAt,
   expectReleaseIntoClaimAfterUpgrade,
+);
+
+const BEFORE_0021 = (await migrationNames()).filter((name) => name < '0021');
+
+/** The definition of `messages_state` as the store holds it. */
+async function stateIndexDefinition(store: Store): Promise<string> {
+  const query =
+    store.kind === 'postgres'
+      ? sql<{ definition: string }>`SELECT indexdef AS definition FROM pg_indexes
+          WHERE indexname = 'messages_state' AND schemaname = current_schema()`
+      : sql<{ definition: string }>`SELECT sql AS definition FROM sqlite_master
+          WHERE name = 'messages_state'`;
+  const { rows } = await rawDb(store, (db) => query.execute(db));
+  return rows[0]?.definition ?? '';
+}
+
+/**
+ * After 0021, whatever the version upgraded from: `messages_state` names the finished
+ * states only, and a waiting message is still listed by its state, released when its
+ * head is done, and the counters and the doctor agree.
+ */
+async function expectWaitingOutsideStateIndexAfterUpgrade(store: Store, version: string) {
+  const definition = await stateIndexDefinition(store);
+  expect(definition).toContain("'skipped'");
+  expect(definition).not.toContain("'waiting'");
+  // Rows written by hand into a store of 0017 or later are not in its payload counters.
+  if (version >= '0017') await doctor(store, { fix: true });
+  await enqueue(
+    store,
+    [1, 2].map((n) => ({
+      eventId: `E021${n}`,
+      payload: { category: 'book', amount_cents: n },
+      key: 'W',
+    })),
+  );
+  const waiting = await listMessages(store, { state: 'waiting' });
+  expect(waiting.messages.map((m) => m.eventId)).toContain('E0212');
+  await work(store, handlers.v1);
+  for (const id of ['E0211', 'E0212']) expect((await show(store, id)).state).toBe('done');
+  expect(
+    (await listMessages(store, { state: 'waiting' })).messages.map((m) => m.eventId),
+  ).not.toContain('E0212');
+  expect(await findCounterDrift(store)).toEqual([]);
+  expect((await doctor(store)).findings).toEqual([]);
+}
+
+/** {@link rowsAt}'s rows, with their key positions where PostgreSQL keeps them apart (0019). */
+const rowsWithPositions = (version: string, backend: 'sqlite' | 'postgres') =>
+  backend === 'postgres' && version >= '0019'
+    ? `${rowsAt(version, backend)}; INSERT INTO message_keys (queue, ordering_key, seq, event_id)
+        SELECT queue, ordering_key, seq, event_id FROM messages WHERE ordering_key IS NOT NULL`
+    : rowsAt(version, backend);
+
+upgradesFromEach(
+  BEFORE_0021,
+  'waiting messages outside the index by state (0021)',
+  rowsWithPositions,
+  expectWaitingOutsideStateIndexAfterUpgrade,
 );

@@ -22,6 +22,7 @@ import { livePayloadsCountedSchema } from './0017_live_payloads_counted.ts';
 import { effectsWithoutCategoryIndexSchema } from './0018_effects_without_category_index.ts';
 import { keyHistorySchema } from './0019_key_history.ts';
 import { releaseIntoClaimSchema } from './0020_release_into_claim.ts';
+import { waitingOutsideStateIndexSchema } from './0021_waiting_outside_state_index.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -57,6 +58,7 @@ export const MIGRATIONS: readonly {
   },
   { name: '0019_key_history', statements: keyHistorySchema },
   { name: '0020_release_into_claim', statements: releaseIntoClaimSchema },
+  { name: '0021_waiting_outside_state_index', statements: waitingOutsideStateIndexSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {
