@@ -90,7 +90,7 @@ function doctorSuite(factory: BackendFactory) {
       const report = await doctor(await worked());
       expect(report.findings).toEqual([]);
       expect(report.healthy).toBe(true);
-      expect(report.schemaVersion).toBe('0021_waiting_outside_state_index');
+      expect(report.schemaVersion).toBe('0022_keyed_by_event_id');
       expect(report.checks).toContain('schema_drift');
       expect(report.checks).toContain('invariants');
     });

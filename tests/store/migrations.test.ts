@@ -972,3 +972,68 @@ upgradesFromEach(
   rowsWithPositions,
   expectWaitingOutsideStateIndexAfterUpgrade,
 );
+
+const BEFORE_0022 = (await migrationNames()).filter((name) => name < '0022');
+
+/** The 0002 rows and their effect, and a message done with a completion once the schema has them (0005). */
+const rowsWithCompletion = (version: string, backend: 'sqlite' | 'postgres') => {
+  const count =
+    backend === 'postgres' && version >= '0006'
+      ? `; INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`
+      : '';
+  const completion =
+    version >= '0005'
+      ? `; INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
+          lease_until, last_error_code, enqueued_at, updated_at) VALUES
+          ('E0005', '{"amount_cents":500,"category":"pen"}', 'done', 1, 1, 1000, NULL, NULL, 1000, 1001);
+        INSERT INTO completions (event_id, summary, created_at) VALUES ('E0005', 'pen 500', 1001)`
+      : '';
+  return `${STORE_0002_ROWS}; ${EFFECT_0002}${count}${completion}`;
+};
+
+/**
+ * After 0022, whatever the version upgraded from: on SQLite `effects` and `completions`
+ * are stored by their primary key (no rowid), with every row kept; on both backends the
+ * effects are counted as they are written, the totals are right, and the doctor agrees.
+ */
+async function expectKeyedByEventIdAfterUpgrade(store: Store, version: string) {
+  // Rows written by hand into a store of 0017 or later are not in its payload counters.
+  if (version >= '0017') await doctor(store, { fix: true });
+  if (store.kind === 'sqlite') {
+    const { rows } = await rawDb(store, (db) =>
+      sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master
+        WHERE name IN ('effects', 'completions') ORDER BY name`.execute(db),
+    );
+    // A store older than 0005 gets `completions` from 0005 on its way up.
+    expect(rows.map((r) => [r.name, r.sql.includes('WITHOUT ROWID')])).toEqual([
+      ['completions', true],
+      ['effects', true],
+    ]);
+  }
+  const effects = await rawDb(store, (db) =>
+    sql<{ event_id: string; category: string; amount_cents: unknown }>`SELECT event_id, category,
+      amount_cents FROM effects`.execute(db),
+  );
+  expect(effects.rows.map((r) => [r.event_id, r.category, Number(r.amount_cents)])).toEqual([
+    ['E0003', 'bag', 300],
+  ]);
+  const completions = await rawDb(store, (db) =>
+    sql<{ event_id: string; summary: string }>`SELECT event_id, summary FROM completions`.execute(
+      db,
+    ),
+  );
+  expect(completions.rows.map((r) => [r.event_id, r.summary])).toEqual(
+    version >= '0005' ? [['E0005', 'pen 500']] : [],
+  );
+  await work(store, handlers.v1);
+  expect(await status(store)).toMatchObject({ effects: 3, total: 600 });
+  expect(await findCounterDrift(store)).toEqual([]);
+  expect((await doctor(store)).findings).toEqual([]);
+}
+
+upgradesFromEach(
+  BEFORE_0022,
+  'effects and completions stored by event id (0022)',
+  rowsWithCompletion,
+  expectKeyedByEventIdAfterUpgrade,
+);

@@ -23,6 +23,7 @@ import { effectsWithoutCategoryIndexSchema } from './0018_effects_without_catego
 import { keyHistorySchema } from './0019_key_history.ts';
 import { releaseIntoClaimSchema } from './0020_release_into_claim.ts';
 import { waitingOutsideStateIndexSchema } from './0021_waiting_outside_state_index.ts';
+import { keyedByEventIdSchema } from './0022_keyed_by_event_id.ts';
 
 /**
  * Migrations live in code (no filesystem reads at run time), numbered, one SQL list
@@ -59,6 +60,7 @@ export const MIGRATIONS: readonly {
   { name: '0019_key_history', statements: keyHistorySchema },
   { name: '0020_release_into_claim', statements: releaseIntoClaimSchema },
   { name: '0021_waiting_outside_state_index', statements: waitingOutsideStateIndexSchema },
+  { name: '0022_keyed_by_event_id', statements: keyedByEventIdSchema },
 ];
 
 class InCodeMigrations implements MigrationProvider {
