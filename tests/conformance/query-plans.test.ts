@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apply, claim, dlq, enqueue, openStore, status } from '@onceq/core';
-import { waitingReport } from '@onceq/core/admin';
+import { countMessages, listMessages, waitingReport } from '@onceq/core/admin';
 import { modelClock, nextDue } from '@onceq/core/internal';
 import { handlers } from '@onceq/handler';
 
@@ -55,6 +55,8 @@ beforeAll(async () => {
   await dlq(store);
   await nextDue(store);
   await waitingReport(store, 1000);
+  await countMessages(store, { state: 'waiting' });
+  await listMessages(store, { state: 'waiting', order: 'newest' });
   await store.close();
 });
 
@@ -111,6 +113,19 @@ describe('query plans on a store of 5,000 messages', () => {
       expect(
         scans.filter((line) => line !== 'SCAN messages USING COVERING INDEX messages_lease'),
       ).toEqual([]);
+    }
+  });
+
+  test('the waiting messages are counted and listed through the keys index, never a scan of messages', () => {
+    for (const prefix of [
+      /^SELECT count\(\*\).*messages\.state = 'waiting'/s,
+      /ORDER BY messages\.updated_at DESC/,
+    ]) {
+      const { sql, parameters } = statement(prefix);
+      expect(sql).toContain("messages.state = 'waiting'");
+      const lines = plan(sql, parameters).join('\n');
+      expect(lines).toMatch(/SCAN messages USING (COVERING )?INDEX messages_key/);
+      expect(lines).not.toMatch(/SCAN messages$/m);
     }
   });
 

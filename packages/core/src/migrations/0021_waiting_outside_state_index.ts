@@ -12,7 +12,8 @@ import type { BackendKind } from '../driver/backend.ts';
  * event_id)`, written at enqueue and removed at its release: with random event ids the
  * release of a batch's keys removed entries from pages all over the index, the biggest
  * part of it on an ordered store, and every such page was written again at the commit.
- * A listing of waiting messages (`onceq list --state waiting`) reads the table instead.
+ * A listing of waiting messages (`onceq list --state waiting`) reads the keyed messages
+ * instead (on SQLite through `messages_key`: a waiting message always has a key).
  */
 const finishedOnly = [
   'DROP INDEX messages_state',

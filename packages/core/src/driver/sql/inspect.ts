@@ -124,6 +124,9 @@ function listing(
     const state = MESSAGE_STATES.indexOf(filter.state);
     if (state < 0) throw new TypeError(`no message state ${JSON.stringify(filter.state)}`);
     terms.push(`messages.state = '${MESSAGE_STATES[state]}'`);
+    // A waiting message is in no index by state, and always has a key: the key's index
+    // (partial on `ordering_key IS NOT NULL`) holds it.
+    if (filter.state === 'waiting') terms.push('messages.ordering_key IS NOT NULL');
     key += `s${state}`;
   }
   if (filter.errorCode !== undefined) {
