@@ -1037,3 +1037,41 @@ upgradesFromEach(
   rowsWithCompletion,
   expectKeyedByEventIdAfterUpgrade,
 );
+
+test("a store of 0021 made with incremental auto-vacuum gives 0022's dropped tables' pages back on open", async () => {
+  const path = join(dir, 'keyed-by-event-id-pages.db');
+  // auto_vacuum takes effect only before the first table: set it on the empty file.
+  const empty = new Database(path, { create: true });
+  empty.run('PRAGMA auto_vacuum = INCREMENTAL');
+  empty.run('VACUUM');
+  empty.close();
+  await sqliteStoreAt(path, '0021_waiting_outside_state_index', (raw) =>
+    raw.exec(rowsWithCompletion('0021', 'sqlite')),
+  );
+  const pages = () => {
+    const raw = new Database(path, { readonly: true });
+    try {
+      return raw
+        .query<{ mode: number; free: number; count: number }, []>(
+          `SELECT (SELECT auto_vacuum FROM pragma_auto_vacuum) AS mode,
+            (SELECT freelist_count FROM pragma_freelist_count) AS free,
+            (SELECT page_count FROM pragma_page_count) AS count`,
+        )
+        .get();
+    } finally {
+      raw.close();
+    }
+  };
+  const before = pages();
+  expect(before?.mode).toBe(2);
+  const store = await openStore(path, { clock: testClock(1005) });
+  try {
+    await expectKeyedByEventIdAfterUpgrade(store, '0021');
+  } finally {
+    await store.close();
+  }
+  const after = pages();
+  expect(after?.free).toBe(0);
+  // Two tables of one page each and their two id indexes became two tables.
+  expect(after?.count).toBeLessThan(before?.count ?? 0);
+});

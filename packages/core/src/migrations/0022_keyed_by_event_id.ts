@@ -12,7 +12,9 @@ import { queueCountsAndClaimAttemptsSchema } from './0012_queue_counts_and_claim
  * name, its rows copied, the old table dropped (a child table: dropping it leaves no
  * parent row without its children, and its implicit delete fires no trigger), and the
  * new one renamed. The counter triggers of `effects` go with the old table and are made
- * again as 0012 wrote them.
+ * again as 0012 wrote them. The old tables' pages go back to the file system at once on
+ * a store made with `auto_vacuum = INCREMENTAL` (an older store reuses them), so neither
+ * a new store nor an upgraded one starts with free pages the next prune would count.
  *
  * PostgreSQL stores every table as a heap beside its primary key index: nothing changes
  * there.
@@ -43,6 +45,7 @@ export const keyedByEventIdSchema: Record<BackendKind, readonly string[]> = {
      SELECT event_id, summary, created_at FROM completions ORDER BY event_id`,
     'DROP TABLE completions',
     'ALTER TABLE completions_0022 RENAME TO completions',
+    'PRAGMA incremental_vacuum',
   ],
   postgres: [],
 };
