@@ -975,12 +975,11 @@ upgradesFromEach(
 
 const BEFORE_0022 = (await migrationNames()).filter((name) => name < '0022');
 
-/** The 0002 rows and their effect, and a message done with a completion once the schema has them (0005). */
+/**
+ * {@link rowsAt}'s 0002 rows and their effect (whatever the version), and a message done
+ * with a completion once the schema has them (0005).
+ */
 const rowsWithCompletion = (version: string, backend: 'sqlite' | 'postgres') => {
-  const count =
-    backend === 'postgres' && version >= '0006'
-      ? `; INSERT INTO onceq_counts (kind, key, n, total) VALUES ('effect', 'bag', 1, 300)`
-      : '';
   const completion =
     version >= '0005'
       ? `; INSERT INTO messages (event_id, payload, state, attempts, generation, available_at,
@@ -988,7 +987,8 @@ const rowsWithCompletion = (version: string, backend: 'sqlite' | 'postgres') => 
           ('E0005', '{"amount_cents":500,"category":"pen"}', 'done', 1, 1, 1000, NULL, NULL, 1000, 1001);
         INSERT INTO completions (event_id, summary, created_at) VALUES ('E0005', 'pen 500', 1001)`
       : '';
-  return `${STORE_0002_ROWS}; ${EFFECT_0002}${count}${completion}`;
+  // From 0008 on rowsAt writes keyed rows; 0007's are the 0002 rows with their count.
+  return `${rowsAt(version < '0008' ? version : '0007', backend)}${completion}`;
 };
 
 /**
