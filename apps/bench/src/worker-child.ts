@@ -227,6 +227,7 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   process.stdout.write('ready\n');
   await waitForGo();
   const cpuStart = cpuMs();
+  const writtenStart = writtenBytes();
   const startMs = wallMs();
   let error: string | null = null;
   try {
@@ -246,11 +247,13 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   }
   const endMs = wallMs();
   const cpu = cpuMs() - cpuStart;
+  const written = writtenBytes();
   queue.close();
   return {
     startMs,
     endMs,
     cpuMs: cpu,
+    writtenBytes: written === null || writtenStart === null ? null : written - writtenStart,
     ...summary,
     latencies,
     transactions,

@@ -7,7 +7,8 @@
  *   without; the payloads are the same bytes; once with time-ordered ids (UUIDv7) and
  *   once with random ones (UUIDv4): with random ids a key's next message is never near
  *   the one before it, and ordered work costs more than with ids sent in their text
- *   order (docs/operations.md);
+ *   order (docs/operations.md); on SQLite the bare protocol (bare.ts) drains the same
+ *   events too, which shows what the claim order costs without any of onceq's code;
  * - the claim's cost with messages waiting behind blocked keys: `blocked` keys whose
  *   head is dead with `behind` messages waiting after each, and `free` ready messages
  *   of other keys; each claim takes `limit` of them. The same claims on a store holding
@@ -149,6 +150,17 @@ export interface OrderingThroughput {
    * temporary file when a statement's journal outgrew memory.
    */
   written: { unordered: number | null; ordered: number | null };
+  /**
+   * On SQLite, the bare protocol (bare.ts: the protocol's statements on the same store,
+   * whose schema's trigger releases a key's next message; no onceq code) on the same
+   * events in the same rounds: what the claim order and the pages cost without onceq.
+   * Null on PostgreSQL.
+   */
+  bare: {
+    unordered: Spread;
+    ordered: Spread;
+    written: { unordered: number | null; ordered: number | null };
+  } | null;
   /** Every run drained every message exactly once. */
   exact: boolean;
   errors: string[];
@@ -156,7 +168,8 @@ export interface OrderingThroughput {
 
 /**
  * `rounds` interleaved pairs (unordered, then ordered) of the same events drained by
- * `workers` processes at `batch`; the medians are compared.
+ * `workers` processes at `batch`, on SQLite also by the bare protocol; the medians are
+ * compared.
  */
 export async function runOrderingThroughput(
   backend: 'sqlite' | 'pg',
@@ -171,47 +184,63 @@ export async function runOrderingThroughput(
   },
   log: (line: string) => void,
 ): Promise<OrderingThroughput> {
-  const rates: Record<'unordered' | 'ordered', number[]> = { unordered: [], ordered: [] };
-  const written: Record<'unordered' | 'ordered', (number | null)[]> = {
-    unordered: [],
-    ordered: [],
+  type Mode = 'unordered' | 'ordered';
+  const impls = backend === 'sqlite' ? (['core', 'bare'] as const) : (['core'] as const);
+  const runs = new Map<string, { rates: number[]; written: (number | null)[] }>();
+  const of = (impl: 'core' | 'bare', mode: Mode) => {
+    const key = `${impl}/${mode}`;
+    let known = runs.get(key);
+    if (known === undefined) {
+      known = { rates: [], written: [] };
+      runs.set(key, known);
+    }
+    return known;
   };
   const errors: string[] = [];
   let exact = true;
   const messages = shape.keys * shape.perKey;
   for (let round = 0; round < shape.rounds; round++) {
-    // The same events, ids included, for both modes of a round.
+    // The same events, ids included, for both modes (and both implementations) of a round.
     const ids = eventIds(shape.ids, messages);
     const names: Names = { ids: 'ev', keys: 'k', id: (i) => ids[i] as string };
-    for (const mode of ['unordered', 'ordered'] as const) {
-      log(
-        `ordering: ${backend}, ${mode}, ${messages} events (${shape.ids}) of ${shape.keys} keys, ${shape.workers} worker(s), batch ${shape.batch}, round ${round + 1} …`,
-      );
-      const run: ProcessingRun = await runProcessing(
-        orderingFactory(backend, where, shape.keys, mode === 'ordered', names),
-        {
-          backend,
-          impl: 'core',
-          effect: 'money',
-          synchronous: backend === 'pg' ? 'FULL' : 'NORMAL',
-          workers: shape.workers,
-          batch: shape.batch,
-          messages,
-        },
-      );
-      rates[mode].push(run.rate);
-      written[mode].push(run.writtenBytesPerMessage);
-      exact &&= run.verified;
-      if (!run.verified) errors.push(`${mode}: ${run.verifyDetail}`);
-      errors.push(...run.errors);
+    for (const impl of impls) {
+      for (const mode of ['unordered', 'ordered'] as const) {
+        log(
+          `ordering: ${backend}${impl === 'bare' ? ' (bare protocol)' : ''}, ${mode}, ${messages} events (${shape.ids}) of ${shape.keys} keys, ${shape.workers} worker(s), batch ${shape.batch}, round ${round + 1} …`,
+        );
+        const run: ProcessingRun = await runProcessing(
+          orderingFactory(backend, where, shape.keys, mode === 'ordered', names),
+          {
+            backend,
+            impl,
+            effect: 'money',
+            synchronous: backend === 'pg' ? 'FULL' : 'NORMAL',
+            workers: shape.workers,
+            batch: shape.batch,
+            messages,
+          },
+        );
+        of(impl, mode).rates.push(run.rate);
+        of(impl, mode).written.push(run.writtenBytesPerMessage);
+        exact &&= run.verified;
+        if (!run.verified) errors.push(`${impl} ${mode}: ${run.verifyDetail}`);
+        errors.push(...run.errors);
+      }
     }
   }
+  const figures = (impl: 'core' | 'bare') => ({
+    unordered: spread(of(impl, 'unordered').rates),
+    ordered: spread(of(impl, 'ordered').rates),
+    written: {
+      unordered: medianKnown(of(impl, 'unordered').written),
+      ordered: medianKnown(of(impl, 'ordered').written),
+    },
+  });
   return {
     backend,
     ...shape,
-    unordered: spread(rates.unordered),
-    ordered: spread(rates.ordered),
-    written: { unordered: medianKnown(written.unordered), ordered: medianKnown(written.ordered) },
+    ...figures('core'),
+    bare: backend === 'sqlite' ? figures('bare') : null,
     exact,
     errors,
   };

@@ -90,6 +90,7 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
           'ordered msg/s',
           'ratio',
           'written B/msg, unordered / ordered',
+          'bare protocol: ratio, written',
           'exact',
         ],
         throughput.map((t) => [
@@ -103,6 +104,7 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
           rateCell(t.ordered),
           `${(t.ordered.median / t.unordered.median).toFixed(2)}×`,
           writtenCell(t),
+          bareCell(t),
           t.exact ? 'yes' : `NO: ${t.errors[0]?.slice(0, 80)}`,
         ]),
       ),
@@ -116,13 +118,18 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
         "so a transaction's rows and index entries share pages; with random ids an ordered claim",
         "takes the lowest ids among the keys' heads, and each head, its effect and its key's next",
         'message lie on pages of their own.',
+        '',
+        "bare protocol: bare.ts's statements (the claim in (available_at, event_id) order, the",
+        "fenced ACK and the effect) on the same stores, whose schema's trigger releases a key's",
+        "next message, without any of onceq's code: its ordered/unordered ratio and how many",
+        'times the bytes per message ordered work wrote.',
       );
     }
     for (const t of throughput) {
       const ratio = t.ordered.median / t.unordered.median;
       targets.push({
         target: `${t.backend === 'pg' ? `PostgreSQL, ${t.workers} workers` : `SQLite, batch ${t.batch}`}: ordered ≥ ${TARGETS.orderedVsUnordered}× unordered (${fmtRate(t.keys)} keys × ${fmtRate(t.perKey)}, ${idLabel(t.ids)} ids)`,
-        measured: `${ratio.toFixed(2)}× (${fmtRate(t.ordered.median)} vs ${fmtRate(t.unordered.median)} msg/s)`,
+        measured: `${ratio.toFixed(2)}× (${fmtRate(t.ordered.median)} vs ${fmtRate(t.unordered.median)} msg/s${t.bare === null ? '' : `; the bare protocol ${bareRatio(t.bare).toFixed(2)}×`})`,
         met: t.exact && ratio >= TARGETS.orderedVsUnordered,
       });
     }
@@ -163,6 +170,20 @@ export async function orderingSection(ctx: SectionContext): Promise<void> {
       });
     }
   }
+}
+
+/** Ordered over unordered, medians. */
+function bareRatio(bare: NonNullable<OrderingThroughput['bare']>): number {
+  return bare.ordered.median / bare.unordered.median;
+}
+
+/** The bare protocol's ratio and written-bytes ratio on SQLite; '–' else. */
+function bareCell(t: OrderingThroughput): string {
+  if (t.bare === null) return '–';
+  const { unordered, ordered } = t.bare.written;
+  const written =
+    unordered === null || ordered === null ? '' : `, ${(ordered / unordered).toFixed(1)}×`;
+  return `${bareRatio(t.bare).toFixed(2)}× (${fmtRate(t.bare.ordered.median)} vs ${fmtRate(t.bare.unordered.median)})${written}`;
 }
 
 /** SQLite's written bytes per message, unordered / ordered (and their ratio); '–' else. */
