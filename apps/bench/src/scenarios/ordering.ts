@@ -184,17 +184,11 @@ export async function runOrderingThroughput(
   },
   log: (line: string) => void,
 ): Promise<OrderingThroughput> {
-  type Mode = 'unordered' | 'ordered';
   const impls = backend === 'sqlite' ? (['core', 'bare'] as const) : (['core'] as const);
-  const runs = new Map<string, { rates: number[]; written: (number | null)[] }>();
-  const of = (impl: 'core' | 'bare', mode: Mode) => {
-    const key = `${impl}/${mode}`;
-    let known = runs.get(key);
-    if (known === undefined) {
-      known = { rates: [], written: [] };
-      runs.set(key, known);
-    }
-    return known;
+  const tally = () => ({ rates: [] as number[], written: [] as (number | null)[] });
+  const runs = {
+    core: { unordered: tally(), ordered: tally() },
+    bare: { unordered: tally(), ordered: tally() },
   };
   const errors: string[] = [];
   let exact = true;
@@ -220,8 +214,8 @@ export async function runOrderingThroughput(
             messages,
           },
         );
-        of(impl, mode).rates.push(run.rate);
-        of(impl, mode).written.push(run.writtenBytesPerMessage);
+        runs[impl][mode].rates.push(run.rate);
+        runs[impl][mode].written.push(run.writtenBytesPerMessage);
         exact &&= run.verified;
         if (!run.verified) errors.push(`${impl} ${mode}: ${run.verifyDetail}`);
         errors.push(...run.errors);
@@ -229,11 +223,11 @@ export async function runOrderingThroughput(
     }
   }
   const figures = (impl: 'core' | 'bare') => ({
-    unordered: spread(of(impl, 'unordered').rates),
-    ordered: spread(of(impl, 'ordered').rates),
+    unordered: spread(runs[impl].unordered.rates),
+    ordered: spread(runs[impl].ordered.rates),
     written: {
-      unordered: medianKnown(of(impl, 'unordered').written),
-      ordered: medianKnown(of(impl, 'ordered').written),
+      unordered: medianKnown(runs[impl].unordered.written),
+      ordered: medianKnown(runs[impl].ordered.written),
     },
   });
   return {

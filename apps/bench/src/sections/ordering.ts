@@ -177,18 +177,22 @@ function bareRatio(bare: NonNullable<OrderingThroughput['bare']>): number {
   return bare.ordered.median / bare.unordered.median;
 }
 
+/** How many times the bytes per message ordered work wrote, or null where unknown. */
+function writtenRatio(written: OrderingThroughput['written']): number | null {
+  const { unordered, ordered } = written;
+  return unordered === null || ordered === null ? null : ordered / unordered;
+}
+
 /** The bare protocol's ratio and written-bytes ratio on SQLite; '–' else. */
 function bareCell(t: OrderingThroughput): string {
   if (t.bare === null) return '–';
-  const { unordered, ordered } = t.bare.written;
-  const written =
-    unordered === null || ordered === null ? '' : `, ${(ordered / unordered).toFixed(1)}×`;
-  return `${bareRatio(t.bare).toFixed(2)}× (${fmtRate(t.bare.ordered.median)} vs ${fmtRate(t.bare.unordered.median)})${written}`;
+  const written = writtenRatio(t.bare.written);
+  return `${bareRatio(t.bare).toFixed(2)}× (${fmtRate(t.bare.ordered.median)} vs ${fmtRate(t.bare.unordered.median)})${written === null ? '' : `, ${written.toFixed(1)}×`}`;
 }
 
 /** SQLite's written bytes per message, unordered / ordered (and their ratio); '–' else. */
 function writtenCell(t: OrderingThroughput): string {
-  const { unordered, ordered } = t.written;
-  if (t.backend !== 'sqlite' || unordered === null || ordered === null) return '–';
-  return `${fmtRate(unordered)} / ${fmtRate(ordered)} (${(ordered / unordered).toFixed(1)}×)`;
+  const ratio = writtenRatio(t.written);
+  if (t.backend !== 'sqlite' || ratio === null) return '–';
+  return `${fmtRate(t.written.unordered as number)} / ${fmtRate(t.written.ordered as number)} (${ratio.toFixed(1)}×)`;
 }
