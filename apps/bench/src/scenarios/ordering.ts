@@ -145,22 +145,23 @@ export interface OrderingThroughput {
   unordered: Spread;
   ordered: Spread;
   /**
-   * Bytes the workers passed to write calls per message (median of the rounds; null
-   * where unknown): on SQLite the pages each transaction wrote to the WAL, and to a
-   * temporary file when a statement's journal outgrew memory.
+   * Bytes written per message (median of the rounds; null where unknown): on SQLite the
+   * pages each of the worker's transactions wrote to the WAL, and to a temporary file
+   * when a statement's journal outgrew memory; on PostgreSQL the WAL the server wrote.
    */
   written: { unordered: number | null; ordered: number | null };
+  /**
+   * The server's CPU µs per message (median of the rounds), for a PostgreSQL server on
+   * this machine; null else.
+   */
+  serverCpu: { unordered: number | null; ordered: number | null };
   /**
    * On SQLite, the bare protocol (bare.ts: the protocol's statements on the same store,
    * whose schema's trigger releases a key's next message; no onceq code) on the same
    * events in the same rounds: what the claim order and the pages cost without onceq.
    * Null on PostgreSQL.
    */
-  bare: {
-    unordered: Spread;
-    ordered: Spread;
-    written: { unordered: number | null; ordered: number | null };
-  } | null;
+  bare: Pick<OrderingThroughput, 'unordered' | 'ordered' | 'written' | 'serverCpu'> | null;
   /** Every run drained every message exactly once. */
   exact: boolean;
   errors: string[];
@@ -183,9 +184,14 @@ export async function runOrderingThroughput(
     rounds: number;
   },
   log: (line: string) => void,
+  serverCpu: (() => number) | null = null,
 ): Promise<OrderingThroughput> {
   const impls = backend === 'sqlite' ? (['core', 'bare'] as const) : (['core'] as const);
-  const tally = () => ({ rates: [] as number[], written: [] as (number | null)[] });
+  const tally = () => ({
+    rates: [] as number[],
+    written: [] as (number | null)[],
+    serverCpu: [] as (number | null)[],
+  });
   const runs = {
     core: { unordered: tally(), ordered: tally() },
     bare: { unordered: tally(), ordered: tally() },
@@ -212,10 +218,12 @@ export async function runOrderingThroughput(
             workers: shape.workers,
             batch: shape.batch,
             messages,
+            serverCpu,
           },
         );
         runs[impl][mode].rates.push(run.rate);
         runs[impl][mode].written.push(run.writtenBytesPerMessage);
+        runs[impl][mode].serverCpu.push(run.serverCpuUsPerMessage);
         exact &&= run.verified;
         if (!run.verified) errors.push(`${impl} ${mode}: ${run.verifyDetail}`);
         errors.push(...run.errors);
@@ -228,6 +236,10 @@ export async function runOrderingThroughput(
     written: {
       unordered: medianKnown(runs[impl].unordered.written),
       ordered: medianKnown(runs[impl].ordered.written),
+    },
+    serverCpu: {
+      unordered: medianKnown(runs[impl].unordered.serverCpu),
+      ordered: medianKnown(runs[impl].ordered.serverCpu),
     },
   });
   return {

@@ -9,7 +9,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
-import { dropSchema, rawQuery } from '../raw-db.ts';
+import { dropSchema, rawQuery, walBytesSince, walPosition } from '../raw-db.ts';
 import { runChildrenMetered } from '../server-cpu.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import {
@@ -71,7 +71,11 @@ export interface ProcessingRun {
   serverCpuUsPerMessage: number | null;
   /** Transactions per message (claim + apply, all workers). */
   txPerMessage: number;
-  /** Bytes the workers passed to write calls per message done (null where unknown). */
+  /**
+   * Bytes written per message done (null where unknown): on SQLite what the workers
+   * passed to write calls, on PostgreSQL the WAL the server wrote from the workers'
+   * start to their end.
+   */
   writtenBytesPerMessage: number | null;
   errors: string[];
   /** Every message done, one effect each, nothing else. */
@@ -179,11 +183,13 @@ export async function runProcessing(
       ...(schema === undefined ? {} : { schema }),
       ...(warmUp === 0 ? {} : { warmUp }),
     };
+    const walAtStart = config.backend === 'pg' ? await walPosition(target) : null;
     const { results, serverCpuMs } = await runChildrenMetered(
       Array.from({ length: config.workers }, () => spec),
       undefined,
       config.serverCpu ?? null,
     );
+    const walBytes = walAtStart === null ? null : await walBytesSince(target, walAtStart);
     const start = Math.min(...results.map((r) => r.startMs));
     const end = Math.max(...results.map((r) => r.endMs));
     const done = results.reduce((n, r) => n + r.done, 0);
@@ -217,7 +223,8 @@ export async function runProcessing(
       serverCpuUsPerMessage:
         serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
-      writtenBytesPerMessage: writtenPerMessage(results, done),
+      writtenBytesPerMessage:
+        walBytes === null ? writtenPerMessage(results, done) : done === 0 ? null : walBytes / done,
       errors,
       verified,
       verifyDetail,
