@@ -82,29 +82,17 @@ export function sqliteRows(
 
 /** The server's current WAL position at `url` (a text LSN, for {@link walBytesSince}). */
 export async function walPosition(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url, application_name: 'onceq-bench-wal' });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ lsn: string }>(
-      'SELECT pg_current_wal_lsn()::text AS lsn',
-    );
-    return rows[0]?.lsn as string;
-  } finally {
-    await client.end();
-  }
+  const rows = await rawQuery(url, 'public', 'SELECT pg_current_wal_lsn()::text AS lsn');
+  return String(rows[0]?.lsn);
 }
 
 /** Bytes of WAL the server at `url` wrote since the position `lsn`, every session's. */
 export async function walBytesSince(url: string, lsn: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url, application_name: 'onceq-bench-wal' });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS n',
-      [lsn],
-    );
-    return Number(rows[0]?.n);
-  } finally {
-    await client.end();
-  }
+  // `lsn` is the server's own text (walPosition), never a caller's.
+  const rows = await rawQuery(
+    url,
+    'public',
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '${lsn}'::pg_lsn)::text AS n`,
+  );
+  return Number(rows[0]?.n);
 }
