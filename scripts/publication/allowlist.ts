@@ -34,9 +34,10 @@ export const ALLOWED_PATTERNS: readonly string[] = [
   'examples/*.jsonl',
   'examples/package.json',
   'examples/**/*.ts',
-  // the project's own reference and its screenshots
+  // the project's own reference, its screenshots and the bench's charts
   'docs/*.md',
   'docs/*.png',
+  'docs/*.svg',
 ];
 
 /** Never allowed, whatever pattern they match (belt and braces). */
