@@ -1,7 +1,17 @@
 /** Small shared helpers: statistics, payload generation, scratch files, wall-clock time. */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+/** Bytes this process passed to write calls so far (null where `/proc` has no `io`). */
+export function writtenBytes(): number | null {
+  try {
+    const line = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+    return line === null ? null : Number(line[1]);
+  } catch {
+    return null;
+  }
+}
 
 /** Median with min and max, the summary of repeated runs on a noisy machine. */
 export interface Spread {

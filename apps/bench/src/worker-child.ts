@@ -6,11 +6,10 @@
  * until nothing is claimable, then prints one JSON line ({@link ChildResult}).
  * An error (e.g. a SQLITE_BUSY that escaped the retries) is reported, not thrown.
  */
-import { readFileSync } from 'node:fs';
 import { type Handler, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
-import { errorText, wallMs } from './util.ts';
+import { errorText, wallMs, writtenBytes } from './util.ts';
 
 /** What the handler records with each ACK: see {@link ChildSpec.effect}. */
 export type OwnRowEffect = 'money' | 'own-row' | 'own-row-write';
@@ -114,16 +113,6 @@ const HANDLERS: Record<OwnRowEffect, (schema: string | undefined) => Handler> = 
 function cpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
-}
-
-/** Bytes this process passed to write calls so far (null where `/proc` has no `io`). */
-function writtenBytes(): number | null {
-  try {
-    const line = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
-    return line === null ? null : Number(line[1]);
-  } catch {
-    return null;
-  }
 }
 
 /** The parent's lines on stdin, one reader for the child's life. */

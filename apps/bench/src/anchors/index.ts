@@ -8,6 +8,7 @@
  * this workspace. What each anchor writes per job differs from onceq (see ANCHORS).
  */
 import { join } from 'node:path';
+import { walBytesSince, walPosition } from '../raw-db.ts';
 import { rateCell, table } from '../report.ts';
 import {
   type ProcessingConfig,
@@ -33,6 +34,8 @@ export interface AnchorRow {
   workerCpuUs: Spread;
   /** CPU µs per message of the PostgreSQL server's processes; null for SQLite. */
   serverCpuUs: Spread | null;
+  /** Bytes of WAL the PostgreSQL server wrote per message, release to end; null for SQLite. */
+  walBytes: Spread | null;
   errors: string[];
   /** Every message processed once (anchors: their own count; onceq: its store checked). */
   verified: boolean;
@@ -43,6 +46,7 @@ interface RunResult {
   rate: number;
   workerCpuUs: number;
   serverCpuUs: number | null;
+  walBytes: number | null;
   errors: string[];
   verified: boolean;
 }
@@ -66,11 +70,14 @@ function anchorRun(
   return async (round: number): Promise<RunResult> => {
     const store = await prepare(round);
     try {
+      // Every anchor but plainjob runs on the PostgreSQL server at `target`.
+      const walAt = spec.impl === 'plainjob' ? null : await walPosition(store.target);
       const { results, serverCpuMs } = await runChildrenMetered(
         Array.from({ length: workers }, () => ({ ...spec, ...store })),
         CHILD,
         serverCpu,
       );
+      const wal = walAt === null ? null : await walBytesSince(store.target, walAt);
       const start = Math.min(...results.map((r) => r.startMs));
       const end = Math.max(...results.map((r) => r.endMs));
       const done = results.reduce((n, r) => n + r.done, 0);
@@ -80,6 +87,7 @@ function anchorRun(
         rate: (done / (end - start)) * 1000,
         workerCpuUs: done === 0 ? Number.NaN : (cpuMs / done) * 1000,
         serverCpuUs: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+        walBytes: wal === null || done === 0 ? null : wal / done,
         errors,
         verified: done === messages,
       };
@@ -96,6 +104,8 @@ function coreRun(factory: ReturnType<typeof sqliteFactory>, config: ProcessingCo
       rate: run.rate,
       workerCpuUs: run.cpuMsPer1000,
       serverCpuUs: run.serverCpuUsPerMessage,
+      // On PostgreSQL what the run wrote is the server's WAL.
+      walBytes: config.backend === 'pg' ? run.writtenBytesPerMessage : null,
       errors: run.errors,
       verified: run.verified,
     };
@@ -248,6 +258,7 @@ export async function runAnchors(options: {
   const rates = new Map<string, number[]>(all.map((s) => [s.key, []]));
   const workerCpu = new Map<string, number[]>(all.map((s) => [s.key, []]));
   const serverCpuUs = new Map<string, number[]>(all.map((s) => [s.key, []]));
+  const walBytes = new Map<string, number[]>(all.map((s) => [s.key, []]));
   const errors = new Map<string, string[]>(all.map((s) => [s.key, []]));
   const verified = new Map<string, boolean>(all.map((s) => [s.key, true]));
   for (let round = 0; round < options.runs; round++) {
@@ -256,6 +267,7 @@ export async function runAnchors(options: {
       rates.get(setting.key)?.push(r.rate);
       workerCpu.get(setting.key)?.push(r.workerCpuUs);
       if (r.serverCpuUs !== null) serverCpuUs.get(setting.key)?.push(r.serverCpuUs);
+      if (r.walBytes !== null) walBytes.get(setting.key)?.push(r.walBytes);
       errors.get(setting.key)?.push(...r.errors);
       if (!r.verified) verified.set(setting.key, false);
       options.log(
@@ -272,14 +284,15 @@ export async function runAnchors(options: {
     rate: spread(rates.get(s.key) ?? []),
     workerCpuUs: spread(workerCpu.get(s.key) ?? []),
     serverCpuUs: s.backend === 'pg' ? spread(serverCpuUs.get(s.key) ?? []) : null,
+    walBytes: s.backend === 'pg' ? spread(walBytes.get(s.key) ?? []) : null,
     errors: errors.get(s.key) ?? [],
     verified: verified.get(s.key) ?? false,
   }));
 }
 
-/** A CPU figure's median, µs per message ('–' when not measured). */
-function cpuCell(s: Spread): string {
-  return s.n === 0 || !Number.isFinite(s.median) ? '–' : fmtRate(s.median);
+/** A per-message figure's median ('–' when not measured). */
+function medianCell(s: Spread | null): string {
+  return s === null || s.n === 0 || !Number.isFinite(s.median) ? '–' : fmtRate(s.median);
 }
 
 export function anchorsTable(rows: readonly AnchorRow[]): string {
@@ -292,6 +305,7 @@ export function anchorsTable(rows: readonly AnchorRow[]): string {
       'msg/s median (min–max)',
       'worker CPU µs/msg',
       'server CPU µs/msg',
+      'WAL B/msg',
       'errors',
       'all processed',
     ],
@@ -301,8 +315,9 @@ export function anchorsTable(rows: readonly AnchorRow[]): string {
       r.label,
       String(r.messages),
       rateCell(r.rate),
-      cpuCell(r.workerCpuUs),
-      r.serverCpuUs === null ? '–' : cpuCell(r.serverCpuUs),
+      medianCell(r.workerCpuUs),
+      medianCell(r.serverCpuUs),
+      medianCell(r.walBytes),
       String(r.errors.length),
       r.verified ? 'ok' : 'NO',
     ]),

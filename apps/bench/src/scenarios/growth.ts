@@ -12,9 +12,11 @@
  * (second) real worker processes running `work(store, v1, { batch: 100 })` until
  * nothing is left. Each window reports enqueue lines/s, work msg/s, the claim-to-ACK
  * latency (p50, p99), the workers' CPU per message, on PostgreSQL the server's CPU per
- * message (every server process, read from /proc), and the bytes per stored event
- * (SQLite: the file plus its WAL; PostgreSQL: onceq's tables with their indexes and
- * TOAST). Every window ends checked: the workers did exactly the window's events and
+ * message (every server process, read from /proc), the bytes written per event by the
+ * enqueue and per message by the work (SQLite: what the processes handed to write
+ * calls, WAL frames and checkpoints; PostgreSQL: the server's WAL), and the bytes per
+ * stored event (SQLite: the file plus its WAL; PostgreSQL: onceq's tables with their
+ * indexes and TOAST). Every window ends checked: the workers did exactly the window's events and
  * the store holds every event done, nothing ready, leased or dead.
  */
 import { statSync } from 'node:fs';
@@ -24,11 +26,11 @@ import { storageUse } from '@onceq/core/admin';
 import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
 import { type IdKind, idSource, uuid7At } from '../ids.ts';
-import { dropSchema, withPostgres } from '../raw-db.ts';
+import { dropSchema, walBytesSince, walPosition, withPostgres } from '../raw-db.ts';
 import { runChildrenMetered, serverCpuReader } from '../server-cpu.ts';
-import { percentile, removeDb } from '../util.ts';
+import { percentile, removeDb, writtenBytes } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
-import type { Backend } from './processing.ts';
+import { type Backend, writtenPerMessage } from './processing.ts';
 import { fillStore, jsonl } from './streams.ts';
 
 export interface GrowthWindow {
@@ -46,6 +48,10 @@ export interface GrowthWindow {
   workerCpuUsPerMessage: number;
   /** Null when the server is not a process of this machine. */
   serverCpuUsPerMessage: number | null;
+  /** Bytes the enqueue wrote per event (null where not measurable). */
+  enqueueWrittenPerEvent: number | null;
+  /** Bytes the work wrote per message done (null where not measurable). */
+  workWrittenPerMessage: number | null;
   bytesPerEvent: number;
   verified: boolean;
   detail: string;
@@ -70,6 +76,8 @@ interface GrowthStore {
   /** The store as the bench process opened it (enqueue and checks). */
   store: Store;
   spec: Omit<ChildSpec, 'batch'>;
+  /** The server whose WAL counts the writes (PostgreSQL); null on SQLite. */
+  walUrl: string | null;
   bytes(): Promise<number>;
   dispose(): Promise<void>;
 }
@@ -108,6 +116,7 @@ async function sqliteGrowthStore(
   return {
     store,
     spec: { impl: 'core', effect: 'money', target: path, synchronous: 'FULL' },
+    walUrl: null,
     bytes: async () => fileBytes(path) + fileBytes(`${path}-wal`),
     dispose: async () => {
       await store.close();
@@ -167,12 +176,34 @@ async function pgGrowthStore(
   return {
     store,
     spec: { impl: 'core', effect: 'money', target: url, synchronous: 'FULL', schema },
+    walUrl: url,
     bytes: async () => (await storageUse(store)).bytes,
     dispose: async () => {
       await store.close();
       await dropSchema(url, schema);
     },
   };
+}
+
+/**
+ * Starts counting the bytes written: the server's WAL at `walUrl`, or this process's
+ * own write calls (SQLite). The function returned reads the count since the start.
+ */
+async function writeMeter(walUrl: string | null): Promise<() => Promise<number | null>> {
+  if (walUrl !== null) {
+    const lsn = await walPosition(walUrl);
+    return () => walBytesSince(walUrl, lsn);
+  }
+  const at = writtenBytes();
+  return async () => {
+    const now = writtenBytes();
+    return at === null || now === null ? null : now - at;
+  };
+}
+
+/** `bytes` per one of `count`: null when either is unknown or nothing was counted. */
+function per(bytes: number | null, count: number): number | null {
+  return bytes === null || count === 0 ? null : bytes / count;
 }
 
 /** One window on `g`: enqueue `window` new events, then `workers` processes work them all. */
@@ -184,9 +215,13 @@ async function runWindow(
   const next = idSource(opts.ids);
   const input = jsonl(opts.window, next);
   let accepted = 0;
+  const enqueueWritten = await writeMeter(g.walUrl);
   const e0 = performance.now();
   for (const batch of input) accepted += (await enqueue(g.store, batch)).accepted;
   const enqueueMs = performance.now() - e0;
+  const enqueueBytes = await enqueueWritten();
+  // On SQLite the workers write, and each reports its own write calls.
+  const workWal = g.walUrl === null ? null : await writeMeter(g.walUrl);
   const { results, serverCpuMs } = await runChildrenMetered(
     Array.from({ length: opts.workers }, () => ({ ...g.spec, batch: 100 })),
     undefined,
@@ -195,6 +230,7 @@ async function runWindow(
   const start = Math.min(...results.map((r) => r.startMs));
   const end = Math.max(...results.map((r) => r.endMs));
   const done = results.reduce((n, r) => n + r.done, 0);
+  const workBytes = workWal === null ? null : await workWal();
   const latencies = results.flatMap((r) => r.latencies);
   const workerCpu = results.reduce((n, r) => n + (r.cpuMs ?? 0), 0);
   const errors = results.flatMap((r) => (r.error === null ? [] : [r.error]));
@@ -213,6 +249,9 @@ async function runWindow(
     p99Ms: percentile(latencies, 99),
     workerCpuUsPerMessage: done === 0 ? Number.NaN : (workerCpu / done) * 1000,
     serverCpuUsPerMessage: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+    enqueueWrittenPerEvent: per(enqueueBytes, accepted),
+    workWrittenPerMessage:
+      workWal === null ? writtenPerMessage(results, done) : per(workBytes, done),
     bytesPerEvent: (await g.bytes()) / stored,
     verified,
     detail: `accepted ${accepted}, workers done ${done}, stored done ${messages.done} of ${stored}, ready ${messages.ready}, leased ${messages.leased}, dead ${messages.dead}${errors.length === 0 ? '' : `; ${errors.join('; ')}`}`,
@@ -242,7 +281,7 @@ export async function runGrowth(opts: GrowthOptions): Promise<GrowthWindow[]> {
             );
             out.push({ backend, ids, size, storedBefore, workers, ...w });
             log(
-              `  ${backend} ${ids} at ${storedBefore}, ${workers} worker(s): enqueue ${Math.round(w.enqueueRate)} lines/s, work ${Math.round(w.rate)} msg/s, p99 ${w.p99Ms.toFixed(1)} ms, ${Math.round(w.bytesPerEvent)} B/event${w.verified ? '' : ` NOT VERIFIED: ${w.detail}`}`,
+              `  ${backend} ${ids} at ${storedBefore}, ${workers} worker(s): enqueue ${Math.round(w.enqueueRate)} lines/s, work ${Math.round(w.rate)} msg/s, p99 ${w.p99Ms.toFixed(1)} ms, written ${Math.round(w.enqueueWrittenPerEvent ?? Number.NaN)} + ${Math.round(w.workWrittenPerMessage ?? Number.NaN)} B/event, ${Math.round(w.bytesPerEvent)} B/event${w.verified ? '' : ` NOT VERIFIED: ${w.detail}`}`,
             );
           }
         } finally {

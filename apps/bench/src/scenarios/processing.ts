@@ -157,7 +157,7 @@ export function pgFactory(url: string): StoreFactory {
 }
 
 /** The workers' written bytes per message done: null unless every worker reported them. */
-function writtenPerMessage(results: readonly ChildResult[], done: number): number | null {
+export function writtenPerMessage(results: readonly ChildResult[], done: number): number | null {
   let total = 0;
   for (const r of results) {
     if (r.writtenBytes === undefined || r.writtenBytes === null) return null;

@@ -13,6 +13,11 @@ function bytes(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(n < 10 ? 1 : 0);
 }
 
+/** `of` against `base` as `1.23×`, '–' when either is unknown. */
+function ratio(of: number | null, base: number | null): string {
+  return of === null || base === null || !(base > 0) ? '–' : `${(of / base).toFixed(2)}×`;
+}
+
 export async function growthSection(ctx: SectionContext): Promise<void> {
   const { opts, scratch, pgUrl, out, targets, results, log } = ctx;
   if (!opts.only.has('growth')) return;
@@ -55,6 +60,8 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
         'p99 ms',
         'worker CPU µs/msg',
         'server CPU µs/msg',
+        'written B/event, enqueue',
+        'written B/msg, work',
         'bytes/event',
         'checked',
       ],
@@ -69,6 +76,8 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
         fmtMs(w.p99Ms),
         fmtRate(w.workerCpuUsPerMessage),
         w.serverCpuUsPerMessage === null ? '–' : fmtRate(w.serverCpuUsPerMessage),
+        w.enqueueWrittenPerEvent === null ? '–' : fmtRate(w.enqueueWrittenPerEvent),
+        w.workWrittenPerMessage === null ? '–' : fmtRate(w.workWrittenPerMessage),
         fmtRate(w.bytesPerEvent),
         w.verified ? 'exact' : `NO: ${w.detail}`,
       ]),
@@ -76,7 +85,7 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
   );
   out.push(
     '',
-    'The prefill is inserted in id order (a bulk load: B-tree pages as full as they get); a store grown by random ids over months has emptier index pages, so its figures at the same size can only be lower.',
+    "Written: SQLite, the bytes the processes handed to write calls (WAL frames, checkpoints); PostgreSQL, the server's WAL (autovacuum's included). The prefill is inserted in id order (a bulk load: B-tree pages as full as they get); a store grown by random ids over months has emptier index pages, so its figures at the same size can only be lower.",
   );
 
   const largest = Math.max(...sizes);
@@ -91,6 +100,8 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
       const rate = w.rate / base.rate;
       const enq = w.enqueueRate / base.enqueueRate;
       const p99 = w.p99Ms / base.p99Ms;
+      const enqWritten = ratio(w.enqueueWrittenPerEvent, base.enqueueWrittenPerEvent);
+      const workWritten = ratio(w.workWrittenPerMessage, base.workWrittenPerMessage);
       ratios.push([
         BACKEND[w.backend],
         w.ids,
@@ -98,10 +109,12 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
         `${enq.toFixed(2)}×`,
         `${rate.toFixed(2)}×`,
         `${p99.toFixed(2)}×`,
+        enqWritten,
+        workWritten,
       ]);
       targets.push({
         target: `growth: ${BACKEND[w.backend]} ${w.ids} ${w.workers} worker(s) at ${largest.toLocaleString('en-US')} stored: enqueue and work ≥ ${TARGETS.growthRate}× the empty store's, p99 ≤ ${TARGETS.growthP99}×`,
-        measured: `enqueue ${enq.toFixed(2)}×, work ${rate.toFixed(2)}×, p99 ${p99.toFixed(2)}×`,
+        measured: `enqueue ${enq.toFixed(2)}×, work ${rate.toFixed(2)}×, p99 ${p99.toFixed(2)}×; written per event ${enqWritten} (enqueue), ${workWritten} (work)`,
         met:
           w.verified &&
           enq >= TARGETS.growthRate &&
@@ -112,7 +125,19 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
     out.push(
       '',
       `At ${largest.toLocaleString('en-US')} stored events against the empty store, same window:`,
-      table(['backend', 'ids', 'workers', 'enqueue', 'work', 'p99'], ratios),
+      table(
+        [
+          'backend',
+          'ids',
+          'workers',
+          'enqueue',
+          'work',
+          'p99',
+          'written, enqueue',
+          'written, work',
+        ],
+        ratios,
+      ),
     );
   }
 

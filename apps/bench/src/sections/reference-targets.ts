@@ -55,6 +55,8 @@ interface AnchorLike {
   rate: Spread;
   /** The server's CPU µs per message (PostgreSQL on this machine). */
   serverCpuUs?: Spread | null;
+  /** Bytes of WAL per message (PostgreSQL). */
+  walBytes?: Spread | null;
 }
 interface StatusLike {
   backend: string;
@@ -208,6 +210,13 @@ function enqueueWhy(full: EnqueueLike): string {
 /** The server's work behind both kinds of figure, for the rows' why. */
 const SERVER_WORK =
   'graphile-worker writes its job row per job and ends it with a DELETE, while onceq writes an effect row per message too (its index entries and a foreign-key check), fences each ACK in its WHERE and keeps the status counters; the claim and the ACK each write a new version of the message row with its index entries';
+/** What onceq and graphile-worker wrote to the WAL per message, when both were read. */
+function walNote(onceq: AnchorLike | undefined, graphile: AnchorLike | undefined): string {
+  const ours = onceq?.walBytes?.median ?? Number.NaN;
+  const theirs = graphile?.walBytes?.median ?? Number.NaN;
+  if (!Number.isFinite(ours) || !Number.isFinite(theirs)) return '';
+  return `; WAL per message: onceq ${fmtRate(ours)} B, graphile-worker ${fmtRate(theirs)} B (${(ours / theirs).toFixed(2)}×)`;
+}
 const CLOSING =
   'closing it: less written per message on the server (the hot path keyed by an integer sequence, the live queue apart from the done history: docs/operations.md)';
 
@@ -230,7 +239,7 @@ function serverCpuRow(
     reference: `${fmtRate(theirs)} µs/msg`,
     ratio: `${ratio.toFixed(2)}×`,
     met,
-    why: met ? '' : `${SERVER_WORK}; ${CLOSING}`,
+    why: met ? '' : `${SERVER_WORK}${walNote(onceq, graphile)}; ${CLOSING}`,
   };
 }
 
@@ -263,7 +272,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTarget
         rate(graphileBatched),
         'msg/s',
         REFERENCE_TARGETS.pgBatchVsGraphile,
-        `onceq runs 2 statements a batch (claim; effect + ACK with the next claim), its next claim overlapped with the handler; graphile-worker runs its performance-page settings (local queue 500, completions batched); ${SERVER_WORK}; ${CLOSING}`,
+        `onceq runs 2 statements a batch (claim; effect + ACK with the next claim), its next claim overlapped with the handler; graphile-worker runs its performance-page settings (local queue 500, completions batched); ${SERVER_WORK}${walNote(find(`onceq/pg/w${workers}/b${bestBatch}`), find(graphileBatched))}; ${CLOSING}`,
         ` (batch ${bestBatch})`,
       ),
     );
@@ -274,7 +283,7 @@ function anchorRows(anchors: readonly AnchorLike[] | undefined): ReferenceTarget
         rate(graphileOne),
         'msg/s',
         REFERENCE_TARGETS.pgPerMessageVsGraphile,
-        `onceq makes 1 statement a message (the fenced effect + ACK of message k and the claim of k+2, with lazy recovery, in one commit; the next handler runs meanwhile), graphile-worker 2 (get-job, complete-job); ${SERVER_WORK}; ${CLOSING}`,
+        `onceq makes 1 statement a message (the fenced effect + ACK of message k and the claim of k+2, with lazy recovery, in one commit; the next handler runs meanwhile), graphile-worker 2 (get-job, complete-job); ${SERVER_WORK}${walNote(find(`onceq/pg/w${workers}/b1`), find(graphileOne))}; ${CLOSING}`,
       ),
     );
     out.push(
