@@ -3,11 +3,19 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Bytes this process passed to write calls so far (null where `/proc` has no `io`). */
-export function writtenBytes(): number | null {
+/**
+ * Bytes a process (this one unless `pid` is given) has read and written through system
+ * calls so far (Linux `/proc/<pid>/io`: `rchar`, `wchar`; the counts include the
+ * children it has reaped); null where that file cannot be read.
+ */
+export function ioBytes(pid: number | 'self' = 'self'): { read: number; written: number } | null {
   try {
-    const line = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
-    return line === null ? null : Number(line[1]);
+    const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const read = /^rchar: (\d+)$/m.exec(text);
+    const written = /^wchar: (\d+)$/m.exec(text);
+    return read === null || written === null
+      ? null
+      : { read: Number(read[1]), written: Number(written[1]) };
   } catch {
     return null;
   }

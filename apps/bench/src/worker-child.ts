@@ -9,7 +9,7 @@
 import { type Handler, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
-import { errorText, wallMs, writtenBytes } from './util.ts';
+import { errorText, ioBytes, wallMs } from './util.ts';
 
 /** What the handler records with each ACK: see {@link ChildSpec.effect}. */
 export type OwnRowEffect = 'money' | 'own-row' | 'own-row-write';
@@ -55,6 +55,11 @@ export interface ChildResult {
    * elsewhere). On SQLite, what the store's pages cost in writes.
    */
   writtenBytes?: number | null;
+  /**
+   * Bytes this process read through read calls between the barrier and its end (`rchar`):
+   * on SQLite the pages missing from its own cache, read from the operating system's.
+   */
+  readBytes?: number | null;
   error: string | null;
 }
 
@@ -115,6 +120,16 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
+/** What this process read and wrote since `start` (both null where unknown). */
+function ioSince(
+  start: ReturnType<typeof ioBytes>,
+): Pick<ChildResult, 'readBytes' | 'writtenBytes'> {
+  const now = ioBytes();
+  return now === null || start === null
+    ? { readBytes: null, writtenBytes: null }
+    : { readBytes: now.read - start.read, writtenBytes: now.written - start.written };
+}
+
 /** The parent's lines on stdin, one reader for the child's life. */
 const fromParent = console[Symbol.asyncIterator]();
 
@@ -168,7 +183,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   await waitForGo();
   stopReady();
   const cpuStart = cpuMs();
-  const writtenStart = writtenBytes();
+  const ioStart = ioBytes();
   const result: ChildResult = {
     startMs: wallMs(),
     endMs: 0,
@@ -200,8 +215,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   }
   result.endMs = wallMs();
   result.cpuMs = cpuMs() - cpuStart;
-  const written = writtenBytes();
-  result.writtenBytes = written === null || writtenStart === null ? null : written - writtenStart;
+  Object.assign(result, ioSince(ioStart));
   result.transactions = transactions;
   result.busyRetries = opened.busyRetries();
   await opened.close();
@@ -216,7 +230,7 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   process.stdout.write('ready\n');
   await waitForGo();
   const cpuStart = cpuMs();
-  const writtenStart = writtenBytes();
+  const ioStart = ioBytes();
   const startMs = wallMs();
   let error: string | null = null;
   try {
@@ -236,13 +250,13 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   }
   const endMs = wallMs();
   const cpu = cpuMs() - cpuStart;
-  const written = writtenBytes();
+  const io = ioSince(ioStart);
   queue.close();
   return {
     startMs,
     endMs,
     cpuMs: cpu,
-    writtenBytes: written === null || writtenStart === null ? null : written - writtenStart,
+    ...io,
     ...summary,
     latencies,
     transactions,

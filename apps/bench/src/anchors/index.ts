@@ -16,7 +16,7 @@ import {
   runProcessing,
   sqliteFactory,
 } from '../scenarios/processing.ts';
-import { runChildrenMetered, serverCpuReader } from '../server-cpu.ts';
+import { runChildrenMetered, serverCpuReader } from '../server-meter.ts';
 import { fmtRate, removeDb, type Spread, spread } from '../util.ts';
 import type { AnchorSpec } from './specs.ts';
 import { dropSchema, graphileStore, pgBossStore, plainjobStore } from './stores.ts';

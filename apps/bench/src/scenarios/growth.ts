@@ -12,9 +12,11 @@
  * (second) real worker processes running `work(store, v1, { batch: 100 })` until
  * nothing is left. Each window reports enqueue lines/s, work msg/s, the claim-to-ACK
  * latency (p50, p99), the workers' CPU per message, on PostgreSQL the server's CPU per
- * message (every server process, read from /proc), the bytes written per event by the
- * enqueue and per message by the work (SQLite: what the processes handed to write
- * calls, WAL frames and checkpoints; PostgreSQL: the server's WAL), and the bytes per
+ * message (every server process, read from /proc), the bytes written and read per event
+ * by the enqueue and per message by the work (SQLite: what the processes handed to write
+ * calls, WAL frames and checkpoints, and read with read calls, the pages missing from
+ * SQLite's cache; PostgreSQL: the server's WAL, and what its processes read into shared
+ * buffers), and the bytes per
  * stored event (SQLite: the file plus its WAL; PostgreSQL: onceq's tables with their
  * indexes and TOAST). Every window ends checked: the workers did exactly the window's events and
  * the store holds every event done, nothing ready, leased or dead.
@@ -27,10 +29,10 @@ import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
 import { type IdKind, idSource, uuid7At } from '../ids.ts';
 import { dropSchema, walBytesSince, walPosition, withPostgres } from '../raw-db.ts';
-import { runChildrenMetered, serverCpuReader } from '../server-cpu.ts';
-import { percentile, removeDb, writtenBytes } from '../util.ts';
+import { runChildrenMetered, serverCpuReader, serverReadReader } from '../server-meter.ts';
+import { ioBytes, percentile, removeDb } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
-import { type Backend, writtenPerMessage } from './processing.ts';
+import { type Backend, childBytes } from './processing.ts';
 import { fillStore, jsonl } from './streams.ts';
 
 export interface GrowthWindow {
@@ -52,6 +54,10 @@ export interface GrowthWindow {
   enqueueWrittenPerEvent: number | null;
   /** Bytes the work wrote per message done (null where not measurable). */
   workWrittenPerMessage: number | null;
+  /** Bytes the enqueue read per event (null where not measurable). */
+  enqueueReadPerEvent: number | null;
+  /** Bytes the work read per message done (null where not measurable). */
+  workReadPerMessage: number | null;
   bytesPerEvent: number;
   verified: boolean;
   detail: string;
@@ -185,19 +191,42 @@ async function pgGrowthStore(
   };
 }
 
+/** Bytes a phase read and wrote (null where not measurable). */
+interface Io {
+  read: number | null;
+  written: number | null;
+}
+
+/** The readings of a PostgreSQL server's work, each null where it cannot be read. */
+interface ServerReaders {
+  cpu: (() => number) | null;
+  read: (() => number) | null;
+}
+
 /**
- * Starts counting the bytes written: the server's WAL at `walUrl`, or this process's
- * own write calls (SQLite). The function returned reads the count since the start.
+ * Starts counting a phase's I/O: on PostgreSQL (`walUrl` given) the server's WAL and
+ * what its processes read; on SQLite this process's own read and write calls. The
+ * function returned reads the counts since the start.
  */
-async function writeMeter(walUrl: string | null): Promise<() => Promise<number | null>> {
+async function ioMeter(
+  walUrl: string | null,
+  server: ServerReaders | null,
+): Promise<() => Promise<Io>> {
   if (walUrl !== null) {
     const lsn = await walPosition(walUrl);
-    return () => walBytesSince(walUrl, lsn);
+    const read = server?.read ?? null;
+    const readAt = read?.() ?? Number.NaN;
+    return async () => ({
+      written: await walBytesSince(walUrl, lsn),
+      read: read === null ? null : read() - readAt,
+    });
   }
-  const at = writtenBytes();
+  const at = ioBytes();
   return async () => {
-    const now = writtenBytes();
-    return at === null || now === null ? null : now - at;
+    const now = ioBytes();
+    return now === null || at === null
+      ? { read: null, written: null }
+      : { read: now.read - at.read, written: now.written - at.written };
   };
 }
 
@@ -210,27 +239,30 @@ function per(bytes: number | null, count: number): number | null {
 async function runWindow(
   g: GrowthStore,
   opts: { window: number; workers: number; ids: IdKind; storedBefore: number },
-  serverCpu: (() => number) | null,
+  server: ServerReaders | null,
 ): Promise<Omit<GrowthWindow, 'backend' | 'ids' | 'size' | 'storedBefore' | 'workers'>> {
   const next = idSource(opts.ids);
   const input = jsonl(opts.window, next);
   let accepted = 0;
-  const enqueueWritten = await writeMeter(g.walUrl);
+  const enqueueIo = await ioMeter(g.walUrl, server);
   const e0 = performance.now();
   for (const batch of input) accepted += (await enqueue(g.store, batch)).accepted;
   const enqueueMs = performance.now() - e0;
-  const enqueueBytes = await enqueueWritten();
-  // On SQLite the workers write, and each reports its own write calls.
-  const workWal = g.walUrl === null ? null : await writeMeter(g.walUrl);
+  const enqueued = await enqueueIo();
+  // On SQLite the workers do the I/O, and each reports its own.
+  const workIo = g.walUrl === null ? null : await ioMeter(g.walUrl, server);
   const { results, serverCpuMs } = await runChildrenMetered(
     Array.from({ length: opts.workers }, () => ({ ...g.spec, batch: 100 })),
     undefined,
-    serverCpu,
+    server?.cpu ?? null,
   );
   const start = Math.min(...results.map((r) => r.startMs));
   const end = Math.max(...results.map((r) => r.endMs));
   const done = results.reduce((n, r) => n + r.done, 0);
-  const workBytes = workWal === null ? null : await workWal();
+  const worked: Io =
+    workIo === null
+      ? { read: childBytes(results, 'readBytes'), written: childBytes(results, 'writtenBytes') }
+      : await workIo();
   const latencies = results.flatMap((r) => r.latencies);
   const workerCpu = results.reduce((n, r) => n + (r.cpuMs ?? 0), 0);
   const errors = results.flatMap((r) => (r.error === null ? [] : [r.error]));
@@ -249,9 +281,10 @@ async function runWindow(
     p99Ms: percentile(latencies, 99),
     workerCpuUsPerMessage: done === 0 ? Number.NaN : (workerCpu / done) * 1000,
     serverCpuUsPerMessage: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
-    enqueueWrittenPerEvent: per(enqueueBytes, accepted),
-    workWrittenPerMessage:
-      workWal === null ? writtenPerMessage(results, done) : per(workBytes, done),
+    enqueueWrittenPerEvent: per(enqueued.written, accepted),
+    workWrittenPerMessage: per(worked.written, done),
+    enqueueReadPerEvent: per(enqueued.read, accepted),
+    workReadPerMessage: per(worked.read, done),
     bytesPerEvent: (await g.bytes()) / stored,
     verified,
     detail: `accepted ${accepted}, workers done ${done}, stored done ${messages.done} of ${stored}, ready ${messages.ready}, leased ${messages.leased}, dead ${messages.dead}${errors.length === 0 ? '' : `; ${errors.join('; ')}`}`,
@@ -263,7 +296,10 @@ export async function runGrowth(opts: GrowthOptions): Promise<GrowthWindow[]> {
   const { log } = opts;
   const out: GrowthWindow[] = [];
   const backends: Backend[] = opts.pgUrl === null ? ['sqlite'] : ['sqlite', 'pg'];
-  const serverCpu = opts.pgUrl === null ? null : await serverCpuReader(opts.pgUrl);
+  const server: ServerReaders | null =
+    opts.pgUrl === null
+      ? null
+      : { cpu: await serverCpuReader(opts.pgUrl), read: await serverReadReader(opts.pgUrl) };
   for (const backend of backends) {
     for (const ids of opts.ids) {
       for (const size of opts.sizes) {
@@ -277,11 +313,11 @@ export async function runGrowth(opts: GrowthOptions): Promise<GrowthWindow[]> {
             const w = await runWindow(
               g,
               { window: opts.window, workers, ids, storedBefore },
-              backend === 'pg' ? serverCpu : null,
+              backend === 'pg' ? server : null,
             );
             out.push({ backend, ids, size, storedBefore, workers, ...w });
             log(
-              `  ${backend} ${ids} at ${storedBefore}, ${workers} worker(s): enqueue ${Math.round(w.enqueueRate)} lines/s, work ${Math.round(w.rate)} msg/s, p99 ${w.p99Ms.toFixed(1)} ms, written ${Math.round(w.enqueueWrittenPerEvent ?? Number.NaN)} + ${Math.round(w.workWrittenPerMessage ?? Number.NaN)} B/event, ${Math.round(w.bytesPerEvent)} B/event${w.verified ? '' : ` NOT VERIFIED: ${w.detail}`}`,
+              `  ${backend} ${ids} at ${storedBefore}, ${workers} worker(s): enqueue ${Math.round(w.enqueueRate)} lines/s, work ${Math.round(w.rate)} msg/s, p99 ${w.p99Ms.toFixed(1)} ms, written ${Math.round(w.enqueueWrittenPerEvent ?? Number.NaN)} + ${Math.round(w.workWrittenPerMessage ?? Number.NaN)} B/event, read ${Math.round(w.enqueueReadPerEvent ?? Number.NaN)} + ${Math.round(w.workReadPerMessage ?? Number.NaN)} B/event, ${Math.round(w.bytesPerEvent)} B/event${w.verified ? '' : ` NOT VERIFIED: ${w.detail}`}`,
             );
           }
         } finally {

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
 import { dropSchema, rawQuery, walBytesSince, walPosition } from '../raw-db.ts';
-import { runChildrenMetered } from '../server-cpu.ts';
+import { runChildrenMetered } from '../server-meter.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import {
   type ChildResult,
@@ -156,14 +156,18 @@ export function pgFactory(url: string): StoreFactory {
   };
 }
 
-/** The workers' written bytes per message done: null unless every worker reported them. */
-export function writtenPerMessage(results: readonly ChildResult[], done: number): number | null {
+/** What the workers read or wrote in all, bytes: null unless every worker reported it. */
+export function childBytes(
+  results: readonly ChildResult[],
+  field: 'readBytes' | 'writtenBytes',
+): number | null {
   let total = 0;
   for (const r of results) {
-    if (r.writtenBytes === undefined || r.writtenBytes === null) return null;
-    total += r.writtenBytes;
+    const bytes = r[field];
+    if (bytes === undefined || bytes === null) return null;
+    total += bytes;
   }
-  return done === 0 ? null : total / done;
+  return total;
 }
 
 export async function runProcessing(
@@ -189,7 +193,11 @@ export async function runProcessing(
       undefined,
       config.serverCpu ?? null,
     );
-    const walBytes = walAtStart === null ? null : await walBytesSince(target, walAtStart);
+    // On PostgreSQL what the run wrote is the server's WAL; on SQLite the workers' writes.
+    const written =
+      walAtStart === null
+        ? childBytes(results, 'writtenBytes')
+        : await walBytesSince(target, walAtStart);
     const start = Math.min(...results.map((r) => r.startMs));
     const end = Math.max(...results.map((r) => r.endMs));
     const done = results.reduce((n, r) => n + r.done, 0);
@@ -223,8 +231,7 @@ export async function runProcessing(
       serverCpuUsPerMessage:
         serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
-      writtenBytesPerMessage:
-        walBytes === null ? writtenPerMessage(results, done) : done === 0 ? null : walBytes / done,
+      writtenBytesPerMessage: written === null || done === 0 ? null : written / done,
       errors,
       verified,
       verifyDetail,

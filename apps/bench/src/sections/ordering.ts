@@ -13,7 +13,7 @@ import {
   runBlockedClaim,
   runOrderingThroughput,
 } from '../scenarios/ordering.ts';
-import { serverCpuReader } from '../server-cpu.ts';
+import { serverCpuReader } from '../server-meter.ts';
 import { errorText, fmtRate } from '../util.ts';
 
 export async function orderingSection(ctx: SectionContext): Promise<void> {
