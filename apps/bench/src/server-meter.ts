@@ -103,3 +103,8 @@ export async function runChildrenMetered(
   await Bun.sleep(200);
   return { results, serverCpuMs: serverCpu() - atGo };
 }
+
+/** The server's CPU `ms` spread over `done` messages, µs each; null when either is missing. */
+export function serverCpuUsPer(ms: number | null, done: number): number | null {
+  return ms === null || done === 0 ? null : (ms / done) * 1000;
+}

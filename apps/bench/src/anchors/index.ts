@@ -16,7 +16,7 @@ import {
   runProcessing,
   sqliteFactory,
 } from '../scenarios/processing.ts';
-import { runChildrenMetered, serverCpuReader } from '../server-meter.ts';
+import { runChildrenMetered, serverCpuReader, serverCpuUsPer } from '../server-meter.ts';
 import { fmtRate, removeDb, type Spread, spread } from '../util.ts';
 import type { AnchorSpec } from './specs.ts';
 import { dropSchema, graphileStore, pgBossStore, plainjobStore } from './stores.ts';
@@ -86,7 +86,7 @@ function anchorRun(
       return {
         rate: (done / (end - start)) * 1000,
         workerCpuUs: done === 0 ? Number.NaN : (cpuMs / done) * 1000,
-        serverCpuUs: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+        serverCpuUs: serverCpuUsPer(serverCpuMs, done),
         walBytes: wal === null || done === 0 ? null : wal / done,
         errors,
         verified: done === messages,

@@ -29,7 +29,12 @@ import { GENERAL_POLICY } from '@onceq/core/internal';
 import { sql } from 'kysely';
 import { type IdKind, idSource, uuid7At } from '../ids.ts';
 import { dropSchema, walBytesSince, walPosition, withPostgres } from '../raw-db.ts';
-import { runChildrenMetered, serverCpuReader, serverReadReader } from '../server-meter.ts';
+import {
+  runChildrenMetered,
+  serverCpuReader,
+  serverCpuUsPer,
+  serverReadReader,
+} from '../server-meter.ts';
 import { ioBytes, percentile, removeDb } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
 import { type Backend, childBytes } from './processing.ts';
@@ -280,7 +285,7 @@ async function runWindow(
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     workerCpuUsPerMessage: done === 0 ? Number.NaN : (workerCpu / done) * 1000,
-    serverCpuUsPerMessage: serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+    serverCpuUsPerMessage: serverCpuUsPer(serverCpuMs, done),
     enqueueWrittenPerEvent: per(enqueued.written, accepted),
     workWrittenPerMessage: per(worked.written, done),
     enqueueReadPerEvent: per(enqueued.read, accepted),

@@ -134,6 +134,12 @@ function medianKnown(values: readonly (number | null)[]): number | null {
   return spread(values as number[]).median;
 }
 
+/** One per-message figure, unordered and ordered; null where it was not measured. */
+export interface ModePair {
+  unordered: number | null;
+  ordered: number | null;
+}
+
 export interface OrderingThroughput {
   backend: 'sqlite' | 'pg';
   ids: IdKind;
@@ -149,12 +155,12 @@ export interface OrderingThroughput {
    * pages each of the worker's transactions wrote to the WAL, and to a temporary file
    * when a statement's journal outgrew memory; on PostgreSQL the WAL the server wrote.
    */
-  written: { unordered: number | null; ordered: number | null };
+  written: ModePair;
   /**
    * The server's CPU µs per message (median of the rounds), for a PostgreSQL server on
    * this machine; null else.
    */
-  serverCpu: { unordered: number | null; ordered: number | null };
+  serverCpu: ModePair;
   /**
    * On SQLite, the bare protocol (bare.ts: the protocol's statements on the same store,
    * whose schema's trigger releases a key's next message; no onceq code) on the same

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
 import { dropSchema, rawQuery, walBytesSince, walPosition } from '../raw-db.ts';
-import { runChildrenMetered } from '../server-meter.ts';
+import { runChildrenMetered, serverCpuUsPer } from '../server-meter.ts';
 import { batches, percentile, removeDb } from '../util.ts';
 import {
   type ChildResult,
@@ -228,8 +228,7 @@ export async function runProcessing(
       busyRetries: results.reduce((n, r) => n + r.busyRetries, 0),
       cpuMsPer1000:
         done === 0 ? Number.NaN : (results.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / done) * 1000,
-      serverCpuUsPerMessage:
-        serverCpuMs === null || done === 0 ? null : (serverCpuMs / done) * 1000,
+      serverCpuUsPerMessage: serverCpuUsPer(serverCpuMs, done),
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
       writtenBytesPerMessage: written === null || done === 0 ? null : written / done,
       errors,

@@ -9,6 +9,7 @@ import { TARGETS } from '../options.ts';
 import { msCell, rateCell, section, table } from '../report.ts';
 import {
   type BlockedClaim,
+  type ModePair,
   type OrderingThroughput,
   runBlockedClaim,
   runOrderingThroughput,
@@ -193,16 +194,13 @@ function bareCell(t: OrderingThroughput): string {
 }
 
 /** Ordered over unordered of a per-message figure, or null where unknown. */
-function pairRatio(pair: { unordered: number | null; ordered: number | null }): number | null {
+function pairRatio(pair: ModePair): number | null {
   const { unordered, ordered } = pair;
   return unordered === null || ordered === null ? null : ordered / unordered;
 }
 
 /** A per-message figure, unordered / ordered (and their ratio); '–' where unknown. */
-function pairCell(
-  pair: { unordered: number | null; ordered: number | null },
-  format: (value: number) => string,
-): string {
+function pairCell(pair: ModePair, format: (value: number) => string): string {
   const ratio = pairRatio(pair);
   if (ratio === null) return '–';
   return `${format(pair.unordered as number)} / ${format(pair.ordered as number)} (${ratio.toFixed(1)}×)`;
