@@ -16,10 +16,10 @@
  * by the enqueue and per message by the work (SQLite: what the processes handed to write
  * calls, WAL frames and checkpoints, and read with read calls, the pages missing from
  * SQLite's cache; PostgreSQL: the server's WAL, and what its processes read into shared
- * buffers), and the bytes per
- * stored event (SQLite: the file plus its WAL; PostgreSQL: onceq's tables with their
- * indexes and TOAST). Every window ends checked: the workers did exactly the window's events and
- * the store holds every event done, nothing ready, leased or dead.
+ * buffers), and the bytes per stored event (SQLite: the file plus its WAL; PostgreSQL:
+ * onceq's tables with their indexes and TOAST). Every window ends checked: the workers
+ * did exactly the window's events and the store holds every event done, nothing ready,
+ * leased or dead.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
