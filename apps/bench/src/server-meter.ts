@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { runChildren } from './spawn.ts';
-import { ioBytes } from './util.ts';
+import { ioBytes, per } from './util.ts';
 import type { ChildResult } from './worker-child.ts';
 
 /** `getconf CLK_TCK`: 100 on every Linux this runs on. */
@@ -106,5 +106,6 @@ export async function runChildrenMetered(
 
 /** The server's CPU `ms` spread over `done` messages, µs each; null when either is missing. */
 export function serverCpuUsPer(ms: number | null, done: number): number | null {
-  return ms === null || done === 0 ? null : (ms / done) * 1000;
+  const msEach = per(ms, done);
+  return msEach === null ? null : msEach * 1000;
 }

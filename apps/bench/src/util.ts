@@ -21,6 +21,21 @@ export function ioBytes(pid: number | 'self' = 'self'): { read: number; written:
   }
 }
 
+/** What this process read and wrote since `start` (an {@link ioBytes} reading); null where either is unknown. */
+export function ioSince(
+  start: ReturnType<typeof ioBytes>,
+): { read: number; written: number } | null {
+  const now = ioBytes();
+  return now === null || start === null
+    ? null
+    : { read: now.read - start.read, written: now.written - start.written };
+}
+
+/** `total` per one of `count`: null when the total is unknown or the count is zero. */
+export function per(total: number | null, count: number): number | null {
+  return total === null || count === 0 ? null : total / count;
+}
+
 /** Median with min and max, the summary of repeated runs on a noisy machine. */
 export interface Spread {
   median: number;

@@ -9,7 +9,7 @@
 import { type Handler, openStore, type Store, work } from '@onceq/core';
 import { handlers } from '@onceq/handler';
 import { BareQueue, type BareSummary } from './bare.ts';
-import { errorText, ioBytes, wallMs } from './util.ts';
+import { errorText, ioBytes, ioSince, wallMs } from './util.ts';
 
 /** What the handler records with each ACK: see {@link ChildSpec.effect}. */
 export type OwnRowEffect = 'money' | 'own-row' | 'own-row-write';
@@ -120,14 +120,12 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
-/** What this process read and wrote since `start` (both null where unknown). */
-function ioSince(
+/** What this process read and wrote since `start`, as a result reports it. */
+function ioResult(
   start: ReturnType<typeof ioBytes>,
 ): Pick<ChildResult, 'readBytes' | 'writtenBytes'> {
-  const now = ioBytes();
-  return now === null || start === null
-    ? { readBytes: null, writtenBytes: null }
-    : { readBytes: now.read - start.read, writtenBytes: now.written - start.written };
+  const io = ioSince(start);
+  return { readBytes: io?.read ?? null, writtenBytes: io?.written ?? null };
 }
 
 /** The parent's lines on stdin, one reader for the child's life. */
@@ -215,7 +213,7 @@ async function runCore(spec: ChildSpec): Promise<ChildResult> {
   }
   result.endMs = wallMs();
   result.cpuMs = cpuMs() - cpuStart;
-  Object.assign(result, ioSince(ioStart));
+  Object.assign(result, ioResult(ioStart));
   result.transactions = transactions;
   result.busyRetries = opened.busyRetries();
   await opened.close();
@@ -250,7 +248,7 @@ async function runBare(spec: ChildSpec): Promise<ChildResult> {
   }
   const endMs = wallMs();
   const cpu = cpuMs() - cpuStart;
-  const io = ioSince(ioStart);
+  const io = ioResult(ioStart);
   queue.close();
   return {
     startMs,

@@ -17,7 +17,7 @@ import {
   sqliteFactory,
 } from '../scenarios/processing.ts';
 import { runChildrenMetered, serverCpuReader, serverCpuUsPer } from '../server-meter.ts';
-import { fmtRate, removeDb, type Spread, spread } from '../util.ts';
+import { fmtRate, per, removeDb, type Spread, spread } from '../util.ts';
 import type { AnchorSpec } from './specs.ts';
 import { dropSchema, graphileStore, pgBossStore, plainjobStore } from './stores.ts';
 
@@ -87,7 +87,7 @@ function anchorRun(
         rate: (done / (end - start)) * 1000,
         workerCpuUs: done === 0 ? Number.NaN : (cpuMs / done) * 1000,
         serverCpuUs: serverCpuUsPer(serverCpuMs, done),
-        walBytes: wal === null || done === 0 ? null : wal / done,
+        walBytes: per(wal, done),
         errors,
         verified: done === messages,
       };

@@ -35,7 +35,7 @@ import {
   serverCpuUsPer,
   serverReadReader,
 } from '../server-meter.ts';
-import { ioBytes, percentile, removeDb } from '../util.ts';
+import { ioBytes, ioSince, per, percentile, removeDb } from '../util.ts';
 import type { ChildSpec } from '../worker-child.ts';
 import { type Backend, childBytes } from './processing.ts';
 import { fillStore, jsonl } from './streams.ts';
@@ -227,17 +227,7 @@ async function ioMeter(
     });
   }
   const at = ioBytes();
-  return async () => {
-    const now = ioBytes();
-    return now === null || at === null
-      ? { read: null, written: null }
-      : { read: now.read - at.read, written: now.written - at.written };
-  };
-}
-
-/** `bytes` per one of `count`: null when either is unknown or nothing was counted. */
-function per(bytes: number | null, count: number): number | null {
-  return bytes === null || count === 0 ? null : bytes / count;
+  return async () => ioSince(at) ?? { read: null, written: null };
 }
 
 /** One window on `g`: enqueue `window` new events, then `workers` processes work them all. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { enqueue, openStore, status } from '@onceq/core';
 import { dropSchema, rawQuery, walBytesSince, walPosition } from '../raw-db.ts';
 import { runChildrenMetered, serverCpuUsPer } from '../server-meter.ts';
-import { batches, percentile, removeDb } from '../util.ts';
+import { batches, per, percentile, removeDb } from '../util.ts';
 import {
   type ChildResult,
   type ChildSpec,
@@ -230,7 +230,7 @@ export async function runProcessing(
         done === 0 ? Number.NaN : (results.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / done) * 1000,
       serverCpuUsPerMessage: serverCpuUsPer(serverCpuMs, done),
       txPerMessage: done === 0 ? Number.NaN : transactions / done,
-      writtenBytesPerMessage: written === null || done === 0 ? null : written / done,
+      writtenBytesPerMessage: per(written, done),
       errors,
       verified,
       verifyDetail,

@@ -13,6 +13,11 @@ function bytes(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(n < 10 ? 1 : 0);
 }
 
+/** A per-event figure, '–' where it was not measured. */
+function rateOrDash(n: number | null): string {
+  return n === null ? '–' : fmtRate(n);
+}
+
 /** `of` against `base` as `1.23×`, '–' when either is unknown. */
 function ratio(of: number | null, base: number | null): string {
   return of === null || base === null || !(base > 0) ? '–' : `${(of / base).toFixed(2)}×`;
@@ -77,11 +82,11 @@ export async function growthSection(ctx: SectionContext): Promise<void> {
         fmtMs(w.p50Ms),
         fmtMs(w.p99Ms),
         fmtRate(w.workerCpuUsPerMessage),
-        w.serverCpuUsPerMessage === null ? '–' : fmtRate(w.serverCpuUsPerMessage),
-        w.enqueueWrittenPerEvent === null ? '–' : fmtRate(w.enqueueWrittenPerEvent),
-        w.workWrittenPerMessage === null ? '–' : fmtRate(w.workWrittenPerMessage),
-        w.enqueueReadPerEvent === null ? '–' : fmtRate(w.enqueueReadPerEvent),
-        w.workReadPerMessage === null ? '–' : fmtRate(w.workReadPerMessage),
+        rateOrDash(w.serverCpuUsPerMessage),
+        rateOrDash(w.enqueueWrittenPerEvent),
+        rateOrDash(w.workWrittenPerMessage),
+        rateOrDash(w.enqueueReadPerEvent),
+        rateOrDash(w.workReadPerMessage),
         fmtRate(w.bytesPerEvent),
         w.verified ? 'exact' : `NO: ${w.detail}`,
       ]),
